@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+/** A real redis-server on a random loopback port, started for a test file and stopped after. */
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  /** Empties every key (between tests). */
+  flush(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startRedis(): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-'));
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await client.connect();
+      await client.ping();
+      break;
+    } catch (error) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}; is it installed?`);
+      if (Date.now() > deadline) throw error;
+      client.disconnect();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url,
+    port,
+    flush: async () => {
+      await client.flushall();
+    },
+    stop: async () => {
+      client.disconnect();
+      await new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
