@@ -32,11 +32,27 @@ export async function startRedis(): Promise<RedisServer> {
   const port = await freePort();
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
     { stdio: 'ignore' },
   );
   const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => {}); // refused connections while the server starts are expected
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
@@ -44,7 +60,8 @@ export async function startRedis(): Promise<RedisServer> {
       await client.ping();
       break;
     } catch (error) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}; is it installed?`);
+      if (child.exitCode !== null)
+        throw new Error(`redis-server exited with ${child.exitCode}; is it installed?`);
       if (Date.now() > deadline) throw error;
       client.disconnect();
       await new Promise((r) => setTimeout(r, 50));

@@ -1,0 +1,32 @@
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Clock } from '../core/clock.js';
+import type { State } from '../state/state.js';
+import type { Authenticator } from './auth.js';
+import type { UriBuilder } from './envelope.js';
+
+/** What route modules are given: the repositories and the conventions of the API. */
+export interface ApiContext {
+  state: State;
+  uris: UriBuilder;
+  authenticator: Authenticator;
+  clock: Clock;
+  /** The host put in endpoint SIP URIs. */
+  sipDomain: string;
+}
+
+export type TypedApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export type RouteModule = (app: TypedApp, context: ApiContext) => void;

@@ -1,0 +1,45 @@
+import rateLimit from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
+import { ApiError } from '../core/errors.js';
+import type { ApiContext, RouteModule, TypedApp } from './api-context.js';
+import { installAuthentication } from './auth.js';
+import { accountRoutes } from './routes/accounts.js';
+
+/** Every resource, in the order /docs lists them. */
+const RESOURCES: RouteModule[] = [accountRoutes];
+
+export interface RestApiOptions {
+  /** Requests per second per auth id per endpoint; 0 turns the limit off. */
+  rateLimit: number;
+  /** Shares the rate-limit counters between nodes when set. */
+  redis: Redis | null;
+}
+
+/** The `/v1/Account/{auth_id}/...` API: authenticated, rate limited, one module per resource. */
+export async function restApi(
+  app: TypedApp,
+  context: ApiContext,
+  options: RestApiOptions,
+): Promise<void> {
+  await app.register(async (scope: TypedApp) => {
+    installAuthentication(scope, context.authenticator);
+    if (options.rateLimit > 0) {
+      await scope.register(rateLimit, {
+        global: true,
+        hook: 'preHandler',
+        max: options.rateLimit,
+        timeWindow: 1000,
+        nameSpace: 'vg:ratelimit:',
+        ...(options.redis ? { redis: options.redis } : {}),
+        keyGenerator: (request) =>
+          `${request.principal.authId}:${request.method}:${request.routeOptions.url ?? request.url}`,
+        errorResponseBuilder: (_request, limit) =>
+          new ApiError(
+            'rate_limited',
+            `rate limit exceeded: at most ${limit.max} requests per second on this endpoint; retry in ${limit.after}`,
+          ),
+      });
+    }
+    for (const register of RESOURCES) register(scope, context);
+  });
+}

@@ -1,0 +1,46 @@
+import { Type, type TSchema } from 'typebox';
+
+/** Schemas shared by every resource: they validate, serialise and document at once. */
+export const AuthIdParams = Type.Object({ auth_id: Type.String() });
+
+export const ListQuery = Type.Object({
+  limit: Type.Integer({
+    minimum: 1,
+    maximum: 20,
+    default: 20,
+    description: 'an integer from 1 to 20',
+  }),
+  offset: Type.Integer({ minimum: 0, default: 0, description: 'an integer of at least 0' }),
+});
+
+export const ErrorBody = Type.Object({ api_id: Type.String(), error: Type.String() });
+
+export const MessageBody = Type.Object({ api_id: Type.String(), message: Type.String() });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ListMeta = Type.Object({
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  total_count: Type.Integer(),
+  next: Nullable(Type.String()),
+  previous: Nullable(Type.String()),
+});
+
+export const ListBody = <T extends TSchema>(item: T) =>
+  Type.Object({ api_id: Type.String(), meta: ListMeta, objects: Type.Array(item) });
+
+/** The error responses a route can give, for /docs. */
+export const errorResponses = (...codes: number[]) =>
+  Object.fromEntries(codes.map((code) => [code, ErrorBody]));
+
+/** An HTTP method name as callback settings take it. */
+export const HttpMethod = Type.Union([Type.Literal('GET'), Type.Literal('POST')], {
+  description: 'GET or POST',
+});
+
+export const HttpUrl = Type.String({
+  pattern: '^https?://[^\\s/?#]+[^\\s]*$',
+  maxLength: 2048,
+  description: 'an http or https URL',
+});

@@ -1,0 +1,118 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { DestinationStream } from 'pino';
+import { Authenticator } from './api/auth.js';
+import { UriBuilder } from './api/envelope.js';
+import { installErrorHandler } from './api/error-handler.js';
+import { installMethodNotAllowed } from './api/method-not-allowed.js';
+import { operationalRoutes } from './api/operational-routes.js';
+import { restApi } from './api/rest-api.js';
+import type { Config } from './config/config.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { newUuid } from './core/ids.js';
+import type { DocumentStore } from './state/document-store.js';
+import { EmbeddedStore } from './state/embedded-store.js';
+import { ensureMainAccount, type MainAccount } from './state/main-account.js';
+import { RedisStore } from './state/redis-store.js';
+import { createState, type State } from './state/state.js';
+
+export interface GatewayOptions {
+  clock?: Clock;
+  /** Where logs go (tests capture them); stdout by default. */
+  logStream?: DestinationStream;
+}
+
+export interface Gateway {
+  app: FastifyInstance;
+  state: State;
+  mainAccount: MainAccount;
+  /** Starts every listener; /health answers 200 after this resolves. */
+  listen(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Secrets that may never reach a log line. */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.body.password',
+  'req.body.auth_token',
+  'res.headers["set-cookie"]',
+];
+
+/** The composition root: the one place that picks concrete implementations. */
+export async function buildGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const clock = options.clock ?? systemClock;
+  const redisStore = config.redisUrl ? RedisStore.connect(config.redisUrl) : null;
+  const store: DocumentStore = redisStore ?? new EmbeddedStore(config.dataDir);
+  const state = createState(store);
+  const mainAccount = await ensureMainAccount(
+    state,
+    clock,
+    config.authId && config.authToken
+      ? { authId: config.authId, authToken: config.authToken }
+      : null,
+  );
+
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    genReqId: () => newUuid(),
+    routerOptions: { ignoreTrailingSlash: true },
+    ajv: {
+      customOptions: {
+        verbose: true,
+        coerceTypes: 'array',
+        useDefaults: true,
+        removeAdditional: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandler(app);
+  installMethodNotAllowed(app);
+  await app.register(formbody);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'voxgate', version: '1', description: 'voxgate REST control plane' },
+      components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
+      security: [{ basic: [] }],
+    },
+  });
+  // A POST without a body is an empty form, so that "missing parameter" is what the client hears.
+  app.addHook('preValidation', async (request) => {
+    if (request.method === 'POST' && request.body === undefined) request.body = {};
+  });
+
+  let listening = false;
+  operationalRoutes(app, { isReady: () => listening });
+  const context = {
+    state,
+    uris: new UriBuilder(config.publicUrl),
+    authenticator: new Authenticator(state),
+    clock,
+    sipDomain: config.publicHost,
+  };
+  await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
+  await app.ready();
+
+  return {
+    app,
+    state,
+    mainAccount,
+    listen: async () => {
+      await app.listen({ host: config.httpHost, port: config.httpPort });
+      listening = true;
+    },
+    close: async () => {
+      listening = false;
+      await app.close();
+      await store.close();
+    },
+  };
+}

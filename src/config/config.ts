@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
+ * by VOXGATE_CONFIG_FILE may supply defaults for the same names), is checked here once at start,
+ * and a bad value stops the start with a message naming the variable and its rule.
+ */
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+export interface Config {
+  httpHost: string;
+  httpPort: number;
+  sipPort: number;
+  sipWsPort: number;
+  rtpPorts: PortRange;
+  publicHost: string;
+  /** Base put before resource URIs; '' means URIs are paths. */
+  publicUrl: string;
+  redisUrl: string | null;
+  /** Where the embedded store keeps its snapshot; null keeps it in memory only. */
+  dataDir: string | null;
+  authId: string | null;
+  authToken: string | null;
+  carrierUri: string | null;
+  smppUrl: string | null;
+  /** Requests per second allowed per auth id per API endpoint; 0 turns the limit off. */
+  rateLimit: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    rule: string,
+    value: string,
+  ) {
+    super(`${variable}=${JSON.stringify(value)} is invalid: ${rule}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > 65535) {
+    throw new ConfigError(name, 'must be a port number from 1 to 65535', raw);
+  }
+  return value;
+}
+
+function portRange(env: Env, name: string, fallback: PortRange): PortRange {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const match = /^(\d+)-(\d+)$/.exec(raw);
+  const rule = 'must be two port numbers MIN-MAX with 1024 <= MIN < MAX <= 65535';
+  if (!match) throw new ConfigError(name, rule, raw);
+  const min = Number(match[1]);
+  const max = Number(match[2]);
+  if (min < 1024 || max > 65535 || min >= max) throw new ConfigError(name, rule, raw);
+  return { min, max };
+}
+
+function url(env: Env, name: string, schemes: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  const rule = `must be a URL with scheme ${schemes.join(' or ')}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, rule, raw);
+  }
+  if (!schemes.includes(parsed.protocol.replace(/:$/, ''))) throw new ConfigError(name, rule, raw);
+  return raw;
+}
+
+function host(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  // A host name (RFC 1123 labels), an IPv4 address or a bare IPv6 address.
+  if (
+    !/^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
+      raw,
+    ) &&
+    !/^[0-9A-Fa-f:.]+:[0-9A-Fa-f:.]*$/.test(raw)
+  ) {
+    throw new ConfigError(name, 'must be a host name or an IP address', raw);
+  }
+  return raw;
+}
+
+function readFileDefaults(env: Env): Env {
+  const file = env.VOXGATE_CONFIG_FILE;
+  if (!file) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(
+      'VOXGATE_CONFIG_FILE',
+      `must name a readable JSON file (${(error as Error).message})`,
+      file,
+    );
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(
+      'VOXGATE_CONFIG_FILE',
+      'must hold a JSON object of VOXGATE_* names to values',
+      file,
+    );
+  }
+  const out: Env = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!key.startsWith('VOXGATE_')) {
+      throw new ConfigError(
+        'VOXGATE_CONFIG_FILE',
+        `may only set VOXGATE_* names, found ${key}`,
+        file,
+      );
+    }
+    out[key] = String(value);
+  }
+  return out;
+}
+
+export function loadConfig(processEnv: Env = process.env): Config {
+  // The environment wins over the file.
+  const env: Env = { ...readFileDefaults(processEnv), ...processEnv };
+
+  const authId = env.VOXGATE_AUTH_ID || null;
+  const authToken = env.VOXGATE_AUTH_TOKEN || null;
+  if (authId !== null && !/^MA[A-Z0-9]{18}$/.test(authId)) {
+    throw new ConfigError(
+      'VOXGATE_AUTH_ID',
+      'must be MA followed by 18 upper-case letters or digits',
+      authId,
+    );
+  }
+  if (authToken !== null && !/^[A-Za-z0-9]{40}$/.test(authToken)) {
+    throw new ConfigError('VOXGATE_AUTH_TOKEN', 'must be 40 letters or digits', '<redacted>');
+  }
+  if ((authId === null) !== (authToken === null)) {
+    const missing = authId === null ? 'VOXGATE_AUTH_ID' : 'VOXGATE_AUTH_TOKEN';
+    throw new ConfigError(
+      missing,
+      'must be set together with the other of VOXGATE_AUTH_ID and VOXGATE_AUTH_TOKEN',
+      '',
+    );
+  }
+
+  const publicUrl = url(env, 'VOXGATE_PUBLIC_URL', ['http', 'https']);
+
+  const rawRate = env.VOXGATE_RATE_LIMIT;
+  let rateLimit = 100;
+  if (rawRate !== undefined && rawRate !== '') {
+    if (!/^\d+$/.test(rawRate)) {
+      throw new ConfigError(
+        'VOXGATE_RATE_LIMIT',
+        'must be a whole number of requests per second (0 turns it off)',
+        rawRate,
+      );
+    }
+    rateLimit = Number(rawRate);
+  }
+
+  const rawLevel = env.VOXGATE_LOG_LEVEL ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(rawLevel)) {
+    throw new ConfigError('VOXGATE_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, rawLevel);
+  }
+
+  const dataDirRaw = env.VOXGATE_DATA_DIR;
+
+  return {
+    httpHost: host(env, 'VOXGATE_HTTP_HOST', '0.0.0.0'),
+    httpPort: port(env, 'VOXGATE_HTTP_PORT', 8080),
+    sipPort: port(env, 'VOXGATE_SIP_PORT', 5060),
+    sipWsPort: port(env, 'VOXGATE_SIP_WS_PORT', 5066),
+    rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
+    publicHost: host(env, 'VOXGATE_PUBLIC_HOST', '127.0.0.1'),
+    publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : '',
+    redisUrl: url(env, 'VOXGATE_REDIS_URL', ['redis', 'rediss']),
+    dataDir: dataDirRaw === undefined ? 'data' : dataDirRaw === '' ? null : dataDirRaw,
+    authId,
+    authToken,
+    carrierUri: url(env, 'VOXGATE_CARRIER_URI', ['sip', 'sips']),
+    smppUrl: url(env, 'VOXGATE_SMPP_URL', ['smpp', 'smpps']),
+    rateLimit,
+    logLevel: rawLevel as Config['logLevel'],
+  };
+}

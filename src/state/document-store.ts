@@ -1,0 +1,83 @@
+/**
+ * The storage primitive both backends implement. Documents are JSON, grouped by kind and by
+ * tenant (the main account that owns them, used as the Redis Cluster hash tag, so everything a
+ * tenant owns lives in one slot and can be written atomically). Each document is entered in
+ * sorted indexes (score = creation time in ms, or any time the kind chooses), so that listing a
+ * time window reads only that window. Unique keys (an auth id, an endpoint username, a phone
+ * number) are global and claimed before the document is written.
+ */
+export interface UniqueKey {
+  space: string;
+  value: string;
+}
+
+export interface UniqueOwner {
+  tenant: string;
+  id: string;
+}
+
+/** Where a document sits: its score and the index and unique entries it holds. */
+export interface DocumentEntry {
+  score: number;
+  /** Secondary index names (e.g. `sub:SA...`); the `all` index is always maintained. */
+  indexes: string[];
+  unique: UniqueKey[];
+}
+
+export interface PageQuery {
+  /** Index to read; defaults to `all`. */
+  index?: string;
+  /** Inclusive score bounds. */
+  scoreMin?: number;
+  scoreMax?: number;
+  offset: number;
+  /** 0 means every match from offset on. */
+  limit: number;
+  /** Oldest first; newest first is the default. */
+  ascending?: boolean;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export interface DocumentStore {
+  get<T>(kind: string, tenant: string, id: string): Promise<T | null>;
+  /**
+   * Writes a document. `previous` is the entry it had (on update): indexes and unique keys it no
+   * longer holds are released. Throws UniqueViolation, having changed nothing, when a unique key
+   * belongs to another document.
+   */
+  put(
+    kind: string,
+    tenant: string,
+    id: string,
+    doc: unknown,
+    entry: DocumentEntry,
+    previous?: DocumentEntry,
+  ): Promise<void>;
+  remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void>;
+  page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>>;
+  findUnique(key: UniqueKey): Promise<UniqueOwner | null>;
+  close(): Promise<void>;
+}
+
+export const ALL_INDEX = 'all';
+
+export function uniqueId(key: UniqueKey): string {
+  return `${key.space}:${key.value}`;
+}
+
+/** The unique keys and indexes of `previous` that `next` no longer holds, and the new ones. */
+export function entryChanges(next: DocumentEntry, previous?: DocumentEntry) {
+  const prevUnique = new Set((previous?.unique ?? []).map(uniqueId));
+  const nextUnique = new Set(next.unique.map(uniqueId));
+  const prevIndexes = new Set(previous?.indexes ?? []);
+  const nextIndexes = new Set(next.indexes);
+  return {
+    claimed: next.unique.filter((u) => !prevUnique.has(uniqueId(u))),
+    released: (previous?.unique ?? []).filter((u) => !nextUnique.has(uniqueId(u))),
+    droppedIndexes: [...prevIndexes].filter((i) => !nextIndexes.has(i)),
+  };
+}

@@ -1,0 +1,78 @@
+import type { Owned } from './collection.js';
+
+/**
+ * The stored shapes of the directory resources. They hold what the gateway needs, secrets
+ * included (auth tokens, HA1 digests, trunk passwords); the API layer decides what a client sees.
+ */
+export interface AccountRecord extends Owned {
+  auth_id: string;
+  auth_token: string;
+  name: string;
+  enabled: boolean;
+  /** Main accounts have subaccount null and account === auth_id. */
+  modified: number;
+}
+
+export interface ApplicationRecord extends Owned {
+  app_id: string;
+  app_name: string;
+  answer_url: string;
+  answer_method: string;
+  hangup_url: string | null;
+  hangup_method: string;
+  fallback_answer_url: string | null;
+  fallback_method: string;
+  message_url: string | null;
+  message_method: string;
+  default_number_app: boolean;
+  default_endpoint_app: boolean;
+  modified: number;
+}
+
+export interface NumberRecord extends Owned {
+  /** E.164 digits without the plus. */
+  number: string;
+  alias: string | null;
+  app_id: string | null;
+  carrier: string;
+  region: string;
+  number_type: string;
+  voice_enabled: boolean;
+  sms_enabled: boolean;
+  mms_enabled: boolean;
+}
+
+export interface EndpointRecord extends Owned {
+  endpoint_id: string;
+  username: string;
+  alias: string;
+  /** MD5(password): what the API returns as `password`. */
+  password_md5: string;
+  /** RFC 7616 HA1 values for the gateway's digest realm, per algorithm. */
+  ha1_md5: string;
+  ha1_sha256: string;
+  app_id: string | null;
+  /** Registration state, maintained by the registrar. */
+  sip_registered: boolean;
+  sip_contact: string | null;
+  sip_expires: string | null;
+  sip_user_agent: string | null;
+}
+
+export interface OriginationUriRecord extends Owned {
+  uri_uuid: string;
+  name: string;
+  uri: string;
+  authentication_needed: boolean;
+  username: string | null;
+  /** Kept to authenticate calls sent to the URI; never returned. */
+  password: string | null;
+}
+
+export interface TrunkRecord extends Owned {
+  trunk_id: string;
+  name: string;
+  trunk_direction: 'inbound';
+  primary_uri_uuid: string;
+  fallback_uri_uuid: string | null;
+}

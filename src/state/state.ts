@@ -1,0 +1,62 @@
+import { Collection } from './collection.js';
+import type { DocumentStore } from './document-store.js';
+import type {
+  AccountRecord,
+  ApplicationRecord,
+  EndpointRecord,
+  NumberRecord,
+  OriginationUriRecord,
+  TrunkRecord,
+} from './records.js';
+
+/** The repositories of the gateway, all on one DocumentStore. */
+export interface State {
+  store: DocumentStore;
+  accounts: Collection<AccountRecord>;
+  applications: Collection<ApplicationRecord>;
+  numbers: Collection<NumberRecord>;
+  endpoints: Collection<EndpointRecord>;
+  originationUris: Collection<OriginationUriRecord>;
+  trunks: Collection<TrunkRecord>;
+}
+
+export function createState(store: DocumentStore): State {
+  return {
+    store,
+    accounts: new Collection<AccountRecord>(store, {
+      kind: 'account',
+      id: (a) => a.auth_id,
+      unique: (a) => [{ space: 'auth_id', value: a.auth_id }],
+    }),
+    applications: new Collection<ApplicationRecord>(store, {
+      kind: 'application',
+      id: (a) => a.app_id,
+    }),
+    numbers: new Collection<NumberRecord>(store, {
+      kind: 'number',
+      id: (n) => n.number,
+      indexes: (n) => (n.app_id ? [`app:${n.app_id}`] : []),
+      // A number routes to exactly one account, whoever added it.
+      unique: (n) => [{ space: 'number', value: n.number }],
+    }),
+    endpoints: new Collection<EndpointRecord>(store, {
+      kind: 'endpoint',
+      id: (e) => e.endpoint_id,
+      indexes: (e) => (e.app_id ? [`app:${e.app_id}`] : []),
+      // The registrar finds an endpoint from the user part of a REGISTER alone.
+      unique: (e) => [{ space: 'sip_user', value: e.username }],
+    }),
+    originationUris: new Collection<OriginationUriRecord>(store, {
+      kind: 'origination_uri',
+      id: (u) => u.uri_uuid,
+    }),
+    trunks: new Collection<TrunkRecord>(store, {
+      kind: 'trunk',
+      id: (t) => t.trunk_id,
+      indexes: (t) => [
+        `uri:${t.primary_uri_uuid}`,
+        ...(t.fallback_uri_uuid ? [`uri:${t.fallback_uri_uuid}`] : []),
+      ],
+    }),
+  };
+}
