@@ -4,9 +4,11 @@ import { ApiError } from '../core/errors.js';
 import type { ApiContext, RouteModule, TypedApp } from './api-context.js';
 import { installAuthentication } from './auth.js';
 import { accountRoutes } from './routes/accounts.js';
+import { applicationRoutes } from './routes/applications.js';
+import { numberRoutes } from './routes/numbers.js';
 
 /** Every resource, in the order /docs lists them. */
-const RESOURCES: RouteModule[] = [accountRoutes];
+const RESOURCES: RouteModule[] = [accountRoutes, applicationRoutes, numberRoutes];
 
 export interface RestApiOptions {
   /** Requests per second per auth id per endpoint; 0 turns the limit off. */

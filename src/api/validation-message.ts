@@ -16,8 +16,12 @@ export function validationMessage(
   errors: SchemaError[],
   context: string,
 ): { status: number; message: string } {
-  const error = errors[0];
-  if (!error) return { status: 400, message: `invalid ${context}` };
+  const first = errors[0];
+  if (!first) return { status: 400, message: `invalid ${context}` };
+  // A union (an enum of literals, a nullable) fails in every branch; its own anyOf error
+  // carries the field's description, so that is the one to report.
+  const error =
+    errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath) ?? first;
   if (error.keyword === 'required') {
     return {
       status: 422,

@@ -57,10 +57,9 @@ export class EmbeddedStore implements DocumentStore {
     const owner = { tenant, id };
     const { claimed, released, droppedIndexes } = entryChanges(entry, previous);
     for (const key of claimed) {
-      const holder = this.unique.get(uniqueId(key));
-      if (holder && (holder.tenant !== tenant || holder.id !== id)) {
-        throw new UniqueViolation(key.space, key.value);
-      }
+      // A key this document did not hold before is taken if anyone holds it, this very id
+      // included: creating a document whose id already exists is a clash, not an overwrite.
+      if (this.unique.has(uniqueId(key))) throw new UniqueViolation(key.space, key.value);
     }
     for (const key of claimed) this.unique.set(uniqueId(key), owner);
     for (const key of released) this.unique.delete(uniqueId(key));

@@ -61,7 +61,8 @@ export interface EndpointRecord extends Owned {
 
 export interface OriginationUriRecord extends Owned {
   uri_uuid: string;
-  name: string;
+  /** Optional friendly name; null when none was given. */
+  name: string | null;
   uri: string;
   authentication_needed: boolean;
   username: string | null;
@@ -71,7 +72,8 @@ export interface OriginationUriRecord extends Owned {
 
 export interface TrunkRecord extends Owned {
   trunk_id: string;
-  name: string;
+  /** Optional friendly name; null when none was given. */
+  name: string | null;
   trunk_direction: 'inbound';
   primary_uri_uuid: string;
   fallback_uri_uuid: string | null;

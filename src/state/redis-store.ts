@@ -54,11 +54,10 @@ export class RedisStore implements DocumentStore {
         taken.push(key);
         continue;
       }
-      const holder = await this.findUnique(key);
-      if (holder && (holder.tenant !== tenant || holder.id !== id)) {
-        if (taken.length > 0) await this.redis.del(...taken.map(uniqueKey));
-        throw new UniqueViolation(key.space, key.value);
-      }
+      // Held by anyone, this very id included (see EmbeddedStore.put): give back what this
+      // write claimed and change nothing.
+      if (taken.length > 0) await this.redis.del(...taken.map(uniqueKey));
+      throw new UniqueViolation(key.space, key.value);
     }
     const multi = this.redis.multi().set(docKey(kind, tenant, id), JSON.stringify(doc));
     for (const index of [ALL_INDEX, ...entry.indexes]) {

@@ -10,7 +10,7 @@ export interface Credentials {
 
 export interface TestResponse {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | string[] | number | undefined>;
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
   text: string;
 }
