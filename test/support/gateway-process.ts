@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from './redis-server.js';
+
+/** voxgate started the way `npm start` starts it, as its own process. */
+export interface GatewayProcess {
+  port: number;
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when /health answers 200. */
+  healthy(): Promise<void>;
+  stop(): Promise<number | null>;
+}
+
+export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const port = await freePort();
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('VOXGATE_')),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...clean, VOXGATE_HTTP_PORT: String(port), VOXGATE_HTTP_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => (out += String(d)));
+  child.stderr?.on('data', (d) => (err += String(d)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  return {
+    port,
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    healthy: async () => {
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`gateway exited ${child.exitCode}: ${err}`);
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/health`);
+          if (res.status === 200) return;
+        } catch {
+          // not listening yet
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`gateway never became healthy: ${err}`);
+    },
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/config.js';
+
+const ID = 'MA' + 'A1'.repeat(9);
+const TOKEN = 'a'.repeat(40);
+
+describe('loadConfig', () => {
+  it('gives the runtime contract defaults with no configuration at all', () => {
+    expect(loadConfig({})).toEqual({
+      httpHost: '0.0.0.0',
+      httpPort: 8080,
+      sipPort: 5060,
+      sipWsPort: 5066,
+      rtpPorts: { min: 20000, max: 29999 },
+      publicHost: '127.0.0.1',
+      publicUrl: '',
+      redisUrl: null,
+      dataDir: 'data',
+      authId: null,
+      authToken: null,
+      carrierUri: null,
+      smppUrl: null,
+      rateLimit: 100,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      VOXGATE_HTTP_PORT: '9000',
+      VOXGATE_SIP_PORT: '5070',
+      VOXGATE_SIP_WS_PORT: '5067',
+      VOXGATE_RTP_PORTS: '30000-30100',
+      VOXGATE_PUBLIC_HOST: 'gw.example.com',
+      VOXGATE_PUBLIC_URL: 'https://api.example.com/',
+      VOXGATE_REDIS_URL: 'redis://10.0.0.1:6379/2',
+      VOXGATE_AUTH_ID: ID,
+      VOXGATE_AUTH_TOKEN: TOKEN,
+      VOXGATE_CARRIER_URI: 'sip:carrier.example.com:5080',
+      VOXGATE_SMPP_URL: 'smpp://sys:pw@smsc.example.com:2775',
+      VOXGATE_RATE_LIMIT: '0',
+      VOXGATE_DATA_DIR: '',
+    });
+    expect(config).toMatchObject({
+      httpPort: 9000,
+      sipPort: 5070,
+      sipWsPort: 5067,
+      rtpPorts: { min: 30000, max: 30100 },
+      publicHost: 'gw.example.com',
+      publicUrl: 'https://api.example.com',
+      redisUrl: 'redis://10.0.0.1:6379/2',
+      authId: ID,
+      authToken: TOKEN,
+      carrierUri: 'sip:carrier.example.com:5080',
+      smppUrl: 'smpp://sys:pw@smsc.example.com:2775',
+      rateLimit: 0,
+      dataDir: null,
+    });
+  });
+
+  const bad: [Record<string, string>, string][] = [
+    [
+      { VOXGATE_HTTP_PORT: '80a' },
+      'VOXGATE_HTTP_PORT="80a" is invalid: must be a port number from 1 to 65535',
+    ],
+    [
+      { VOXGATE_SIP_PORT: '70000' },
+      'VOXGATE_SIP_PORT="70000" is invalid: must be a port number from 1 to 65535',
+    ],
+    [
+      { VOXGATE_RTP_PORTS: '3000-2000' },
+      'VOXGATE_RTP_PORTS="3000-2000" is invalid: must be two port numbers MIN-MAX with 1024 <= MIN < MAX <= 65535',
+    ],
+    [
+      { VOXGATE_REDIS_URL: 'http://x' },
+      'VOXGATE_REDIS_URL="http://x" is invalid: must be a URL with scheme redis or rediss',
+    ],
+    [
+      { VOXGATE_CARRIER_URI: 'carrier' },
+      'VOXGATE_CARRIER_URI="carrier" is invalid: must be a URL with scheme sip or sips',
+    ],
+    [
+      { VOXGATE_SMPP_URL: 'smpp//x' },
+      'VOXGATE_SMPP_URL="smpp//x" is invalid: must be a URL with scheme smpp or smpps',
+    ],
+    [
+      { VOXGATE_PUBLIC_HOST: 'bad host' },
+      'VOXGATE_PUBLIC_HOST="bad host" is invalid: must be a host name or an IP address',
+    ],
+    [
+      { VOXGATE_AUTH_ID: 'MA123', VOXGATE_AUTH_TOKEN: TOKEN },
+      'VOXGATE_AUTH_ID="MA123" is invalid: must be MA followed by 18 upper-case letters or digits',
+    ],
+    [
+      { VOXGATE_AUTH_ID: ID },
+      'VOXGATE_AUTH_TOKEN="" is invalid: must be set together with the other of VOXGATE_AUTH_ID and VOXGATE_AUTH_TOKEN',
+    ],
+    [
+      { VOXGATE_RATE_LIMIT: '-1' },
+      'VOXGATE_RATE_LIMIT="-1" is invalid: must be a whole number of requests per second (0 turns it off)',
+    ],
+    [
+      { VOXGATE_LOG_LEVEL: 'loud' },
+      'VOXGATE_LOG_LEVEL="loud" is invalid: must be one of fatal, error, warn, info, debug, trace, silent',
+    ],
+  ];
+  it.each(bad)('stops on %j naming the variable and the rule', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('never repeats a bad auth token in its message', () => {
+    const secret = 'short-secret-token';
+    expect(() => loadConfig({ VOXGATE_AUTH_ID: ID, VOXGATE_AUTH_TOKEN: secret })).toThrow(
+      'VOXGATE_AUTH_TOKEN="<redacted>" is invalid: must be 40 letters or digits',
+    );
+  });
+
+  it('takes defaults from a JSON file, with the environment winning', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'voxgate-config-')), 'voxgate.json');
+    writeFileSync(file, JSON.stringify({ VOXGATE_HTTP_PORT: 9100, VOXGATE_SIP_PORT: 5090 }));
+    const config = loadConfig({ VOXGATE_CONFIG_FILE: file, VOXGATE_SIP_PORT: '5091' });
+    expect(config.httpPort).toBe(9100);
+    expect(config.sipPort).toBe(5091);
+    writeFileSync(file, JSON.stringify({ HTTP_PORT: 1 }));
+    expect(() => loadConfig({ VOXGATE_CONFIG_FILE: file })).toThrow(
+      'may only set VOXGATE_* names, found HTTP_PORT',
+    );
+  });
+});
