@@ -1,0 +1,101 @@
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { RetryHandler, RetryQueue } from './retry-queue.js';
+
+export interface BullMqRetryQueueOptions {
+  redisUrl: string;
+  /** BullMQ queue name; keys live under `bull:<queueName>:`. */
+  queueName?: string;
+  /** How many due jobs one process handles at once. */
+  concurrency?: number;
+  /** How long schedule() waits for Redis to take a job before it fails. */
+  scheduleTimeoutMs?: number;
+  /** Connection and worker errors; a repeated error is reported once until Redis is back. */
+  onError?: (error: Error) => void;
+}
+
+export const DEFAULT_CALLBACK_QUEUE_NAME = 'voxgate-callbacks';
+
+/**
+ * Durable retries on BullMQ delayed jobs: a retry scheduled before the gateway stops is
+ * delivered by whichever gateway process runs a worker on the same Redis after it. A process
+ * that dies during an attempt leaves a stalled job that BullMQ hands out again, so a callback
+ * may arrive twice but is not lost.
+ */
+export class BullMqRetryQueue<T> implements RetryQueue<T> {
+  private readonly connection: Redis;
+  private readonly queue: Queue;
+  private readonly queueName: string;
+  private readonly concurrency: number;
+  private readonly scheduleTimeoutMs: number;
+  private readonly onError: (error: Error) => void;
+  private lastError: string | undefined;
+  private worker: Worker | undefined;
+
+  constructor(options: BullMqRetryQueueOptions) {
+    this.queueName = options.queueName ?? DEFAULT_CALLBACK_QUEUE_NAME;
+    this.concurrency = options.concurrency ?? 20;
+    this.scheduleTimeoutMs = options.scheduleTimeoutMs ?? 5000;
+    this.onError = options.onError ?? (() => undefined);
+    // BullMQ's ESM build cannot load ioredis by itself (it needs `require`), so it is handed a
+    // client, and its worker refuses one without `maxRetriesPerRequest: null`. A client passed
+    // in is shared: BullMQ duplicates it for the blocking connection but never quits it, so
+    // close() does.
+    this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+    this.connection.on('error', this.reportError);
+    this.connection.on('ready', () => (this.lastError = undefined));
+    this.queue = new Queue(this.queueName, {
+      connection: this.connection,
+      // Delivered jobs leave nothing behind; a few failed ones (a handler bug) stay for a look.
+      defaultJobOptions: { removeOnComplete: true, removeOnFail: 100 },
+    });
+    this.queue.on('error', this.reportError);
+  }
+
+  async schedule(job: T, delayMs: number): Promise<void> {
+    // With `maxRetriesPerRequest: null` a command waits for Redis forever; a caller must learn
+    // that its retry was not stored instead of hanging.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis did not take the job within ${this.scheduleTimeoutMs} ms`)),
+        this.scheduleTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.queue.add('retry', job, { delay: delayMs }), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  start(handler: RetryHandler<T>): void {
+    if (this.worker) throw new Error('The retry queue is already started');
+    this.worker = new Worker(this.queueName, async (job) => handler(job.data as T), {
+      connection: this.connection,
+      concurrency: this.concurrency,
+    });
+    this.worker.on('error', this.reportError);
+  }
+
+  async close(): Promise<void> {
+    if (this.connection.status === 'ready') {
+      // The worker first: its running handlers may still schedule a retry on the queue.
+      await this.worker?.close();
+      await this.queue.close();
+      await this.connection.quit().catch(() => undefined);
+      return;
+    }
+    // Redis is unreachable: a graceful close would wait for it forever, and no running job
+    // can finish without it anyway.
+    this.connection.disconnect();
+    await this.worker?.close(true);
+    await this.queue.close();
+  }
+
+  private readonly reportError = (error: Error): void => {
+    if (error.message === this.lastError) return;
+    this.lastError = error.message;
+    this.onError(error);
+  };
+}
