@@ -1,0 +1,77 @@
+import type { CallbackRequest } from './callback-request.js';
+import { signatureHeaders, type SignedRequest, type SigningTokens } from './signature.js';
+
+export type AttemptOutcome =
+  { ok: true; status: number } | { ok: false; status?: number; error: string };
+
+interface HttpRequest {
+  url: URL;
+  init: { method: string; headers: Record<string, string>; body?: string };
+}
+
+/** The exact HTTP request for one attempt, signed with a fresh nonce. */
+export function buildCallbackHttpRequest(
+  request: CallbackRequest,
+  tokens: SigningTokens,
+): HttpRequest {
+  const url = new URL(request.url);
+  url.hash = '';
+  const headers: Record<string, string> = {};
+  // fetch refuses a URL with credentials in it; they become Basic auth, as a browser does.
+  if (url.username !== '' || url.password !== '') {
+    const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.Authorization = `Basic ${Buffer.from(user).toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
+
+  let signed: SignedRequest;
+  let body: string | undefined;
+  if (request.method === 'GET') {
+    // A callback parameter replaces a same-named one already in the URL; the signature is
+    // computed over the URL as sent, so it covers exactly what the receiver sees.
+    for (const [key, value] of Object.entries(request.params)) url.searchParams.set(key, value);
+    signed = { method: 'GET', url: url.href, params: {} };
+  } else {
+    body = new URLSearchParams(request.params).toString();
+    headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    signed = { method: 'POST', url: url.href, params: request.params };
+  }
+  Object.assign(headers, signatureHeaders(signed, tokens));
+  return {
+    url,
+    init: { method: request.method, headers, ...(body === undefined ? {} : { body }) },
+  };
+}
+
+function describeError(error: unknown): string {
+  // fetch reports "fetch failed" and puts the reason (ECONNREFUSED, ...) in `cause`.
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error) return (cause as NodeJS.ErrnoException).code ?? cause.message;
+  return String(cause);
+}
+
+/** One signed attempt. Success is any 2xx; a redirect is not followed and counts as failure. */
+export async function attemptCallback(
+  request: CallbackRequest,
+  tokens: SigningTokens,
+  timeoutMs: number,
+): Promise<AttemptOutcome> {
+  const { url, init } = buildCallbackHttpRequest(request, tokens);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const response = await fetch(url, { ...init, signal: controller.signal, redirect: 'manual' });
+    // The body is not used; cancelling it frees the connection.
+    await response.body?.cancel().catch(() => undefined);
+    const { status } = response;
+    if (status >= 200 && status < 300) return { ok: true, status };
+    return { ok: false, status, error: `HTTP ${status}` };
+  } catch (error) {
+    if (controller.signal.aborted)
+      return { ok: false, error: `no response within ${timeoutMs} ms` };
+    return { ok: false, error: describeError(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

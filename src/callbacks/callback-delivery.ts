@@ -1,0 +1,204 @@
+import { attemptCallback, type AttemptOutcome } from './callback-attempt.js';
+import {
+  DEFAULT_CALLBACK_TIMEOUT_MS,
+  redactCallbackUrl,
+  validateCallbackRequest,
+  type CallbackRequest,
+} from './callback-request.js';
+import type { RetryQueue } from './retry-queue.js';
+import type { SigningTokens } from './signature.js';
+
+/** Resolves an account's signing tokens at send time, so that no token is ever queued. */
+export interface SigningKeys {
+  /** null: the account no longer exists, and its callbacks are dropped. */
+  keysFor(accountId: string): Promise<SigningTokens | null>;
+}
+
+/** What the retry queue holds: the request and how many attempts were already made. */
+export interface CallbackJob {
+  request: CallbackRequest;
+  attemptsMade: number;
+}
+
+export interface CallbackReport {
+  request: CallbackRequest;
+  /** Attempts made so far, the first one included. */
+  attempts: number;
+  /** HTTP status of the last attempt, when it got one. */
+  status?: number;
+  /** Why the last attempt failed. */
+  error?: string;
+}
+
+/**
+ * How a delivery reports upward. Set per instance, not per request: a retry that outlives a
+ * restart is reported by the instance that makes it.
+ */
+export interface CallbackDeliveryDelegate {
+  onDelivered?(report: CallbackReport): void;
+  onRetryScheduled?(report: CallbackReport & { delayMs: number }): void;
+  /** Every attempt failed (or the next one could not be scheduled). */
+  onGiveUp?(report: CallbackReport): void;
+  /** The owning account is gone: the callback is dropped unsent. */
+  onDropped?(report: CallbackReport): void;
+}
+
+/** The subset of a pino logger this class uses. */
+export interface CallbackLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface CallbackDeliveryOptions {
+  keys: SigningKeys;
+  /** Taken over: started by the constructor, closed by close(). */
+  queue: RetryQueue<CallbackJob>;
+  delegate?: CallbackDeliveryDelegate;
+  log?: CallbackLog;
+}
+
+const consoleLog: CallbackLog = {
+  info: () => undefined,
+  warn: (fields, message) => console.warn(message, fields),
+};
+
+/**
+ * Delivers signed callbacks. The first attempt is made at once by send(); retries wait in the
+ * retry queue, which with Redis survives a restart of the gateway.
+ */
+export class CallbackDelivery {
+  private readonly keys: SigningKeys;
+  private readonly queue: RetryQueue<CallbackJob>;
+  private readonly delegate: CallbackDeliveryDelegate;
+  private readonly log: CallbackLog;
+  private readonly firstAttempts = new Set<Promise<boolean>>();
+  private closing = false;
+
+  constructor(options: CallbackDeliveryOptions) {
+    this.keys = options.keys;
+    this.queue = options.queue;
+    this.delegate = options.delegate ?? {};
+    this.log = options.log ?? consoleLog;
+    this.queue.start(async (job) => {
+      await this.attempt(job);
+    });
+  }
+
+  /** Makes the first attempt; resolves with whether it was delivered. Retries follow alone. */
+  async send(request: CallbackRequest): Promise<boolean> {
+    if (this.closing) throw new Error('Cannot send a callback: the callback delivery is closed');
+    const job: CallbackJob = { request: validateCallbackRequest(request), attemptsMade: 0 };
+    const attempt = this.attempt(job).finally(() => this.firstAttempts.delete(attempt));
+    this.firstAttempts.add(attempt);
+    return attempt;
+  }
+
+  /** Lets first attempts finish (and queue their retries), then closes the retry queue. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.allSettled(this.firstAttempts);
+    await this.queue.close();
+  }
+
+  private async attempt(job: CallbackJob): Promise<boolean> {
+    const { request } = job;
+    const outcome = await this.signAndSend(job);
+    if (outcome === 'dropped') {
+      this.report('onDropped', { request, attempts: job.attemptsMade });
+      this.log.info(
+        this.logFields(request, job.attemptsMade),
+        'callback dropped: the account no longer exists',
+      );
+      return false;
+    }
+    const report: CallbackReport = {
+      request,
+      attempts: job.attemptsMade + 1,
+      ...outcomeFields(outcome),
+    };
+    if (outcome.ok) {
+      this.report('onDelivered', report);
+      return true;
+    }
+    await this.scheduleNext(job, report);
+    return false;
+  }
+
+  private async signAndSend(job: CallbackJob): Promise<AttemptOutcome | 'dropped'> {
+    const { request } = job;
+    let tokens: SigningTokens | null;
+    try {
+      tokens = await this.keys.keysFor(request.accountId);
+    } catch (error) {
+      // The account store is unreachable: a failed attempt, retried like any other.
+      return { ok: false, error: `signing keys unavailable: ${(error as Error).message}` };
+    }
+    if (tokens === null) return 'dropped';
+    return attemptCallback(request, tokens, request.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS);
+  }
+
+  private async scheduleNext(job: CallbackJob, report: CallbackReport): Promise<void> {
+    const delaySeconds = job.request.retryDelaysSeconds?.[job.attemptsMade];
+    if (delaySeconds === undefined) {
+      this.log.warn(
+        this.logFields(job.request, report.attempts, report),
+        'callback failed: giving up',
+      );
+      this.report('onGiveUp', report);
+      return;
+    }
+    const delayMs = Math.round(delaySeconds * 1000);
+    try {
+      await this.queue.schedule({ request: job.request, attemptsMade: report.attempts }, delayMs);
+    } catch (error) {
+      const reason = `could not schedule a retry: ${(error as Error).message}`;
+      this.log.warn(
+        this.logFields(job.request, report.attempts, report),
+        `callback failed: ${reason}`,
+      );
+      this.report('onGiveUp', { ...report, error: `${report.error}; ${reason}` });
+      return;
+    }
+    this.log.info(
+      { ...this.logFields(job.request, report.attempts, report), delayMs },
+      'callback failed: retry scheduled',
+    );
+    this.report('onRetryScheduled', { ...report, delayMs });
+  }
+
+  private logFields(
+    request: CallbackRequest,
+    attempts: number,
+    report?: CallbackReport,
+  ): Record<string, unknown> {
+    // Never the query string, the params or a token: they may carry secrets.
+    return {
+      url: redactCallbackUrl(request.url),
+      method: request.method,
+      accountId: request.accountId,
+      attempts,
+      ...(report?.status === undefined ? {} : { status: report.status }),
+      ...(report?.error === undefined ? {} : { error: report.error }),
+    };
+  }
+
+  private report<K extends keyof CallbackDeliveryDelegate>(
+    hook: K,
+    report: Parameters<NonNullable<CallbackDeliveryDelegate[K]>>[0],
+  ): void {
+    const listener = this.delegate[hook] as ((r: typeof report) => void) | undefined;
+    try {
+      listener?.call(this.delegate, report);
+    } catch (error) {
+      // A throwing listener must not turn a delivered callback into a retried one.
+      this.log.warn({ hook, error: (error as Error).message }, 'callback delegate threw');
+    }
+  }
+}
+
+function outcomeFields(outcome: AttemptOutcome): Pick<CallbackReport, 'status' | 'error'> {
+  if (outcome.ok) return { status: outcome.status };
+  return outcome.status === undefined
+    ? { error: outcome.error }
+    : { status: outcome.status, error: outcome.error };
+}

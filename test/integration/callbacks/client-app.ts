@@ -1,0 +1,117 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import { signatureV2, signatureV3, type SigningTokens } from '../../../src/callbacks/signature.js';
+
+/** A request as the client application received it. */
+export interface ReceivedCallback {
+  method: string;
+  /** Absolute URL as the receiver rebuilds it from Host and the request line. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  receivedAt: number;
+}
+
+/** An HTTP status to answer with, or 'hang' to never answer. */
+export type Reply = number | 'hang';
+
+/** A real HTTP server on a random loopback port playing the client application. */
+export class ClientApp {
+  readonly received: ReceivedCallback[] = [];
+  private readonly replies: Reply[] = [];
+  private readonly waiters = new Set<() => void>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly baseUrl: string,
+  ) {}
+
+  static async start(): Promise<ClientApp> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const app = new ClientApp(server, `http://127.0.0.1:${port}`);
+    server.on('request', (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        app.received.push({
+          method: req.method ?? '',
+          url: `http://${req.headers.host}${req.url}`,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          receivedAt: Date.now(),
+        });
+        for (const wake of app.waiters) wake();
+        const reply = app.replies.shift() ?? 200;
+        if (reply !== 'hang') res.writeHead(reply).end();
+      });
+    });
+    return app;
+  }
+
+  /** The answers to the next requests, in order; 200 once they run out. */
+  replyWith(...replies: Reply[]): void {
+    this.replies.push(...replies);
+  }
+
+  reset(): void {
+    this.received.length = 0;
+    this.replies.length = 0;
+  }
+
+  /** Resolves once `count` requests arrived in all; fails after a generous deadline. */
+  async waitForRequests(count: number, timeoutMs = 15_000): Promise<ReceivedCallback[]> {
+    if (this.received.length >= count) return this.received.slice(0, count);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(
+          new Error(`expected ${count} requests, got ${this.received.length} in ${timeoutMs} ms`),
+        );
+      }, timeoutMs);
+      const check = (): void => {
+        if (this.received.length < count) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(this.received.slice(0, count));
+      };
+      this.waiters.add(check);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+const header = (callback: ReceivedCallback, name: string): string => {
+  const value = callback.headers[name.toLowerCase()];
+  if (typeof value !== 'string') throw new Error(`missing header ${name}`);
+  return value;
+};
+
+/** Checks all six signature headers the way a receiving application validates them. */
+export function expectValidSignatures(callback: ReceivedCallback, tokens: SigningTokens): void {
+  const method = callback.method as 'GET' | 'POST';
+  const params = method === 'POST' ? Object.fromEntries(new URLSearchParams(callback.body)) : {};
+  const signed = { method, url: callback.url, params };
+  const v2Nonce = header(callback, 'X-Service-Signature-V2-Nonce');
+  const v3Nonce = header(callback, 'X-Service-Signature-V3-Nonce');
+  expect(v2Nonce).toMatch(/^\d{20}$/);
+  expect(v3Nonce).toMatch(/^\d{20}$/);
+  expect(header(callback, 'X-Service-Signature-V2')).toBe(
+    signatureV2(tokens.accountToken, callback.url, v2Nonce),
+  );
+  expect(header(callback, 'X-Service-Signature-Ma-V2')).toBe(
+    signatureV2(tokens.mainToken, callback.url, v2Nonce),
+  );
+  expect(header(callback, 'X-Service-Signature-V3')).toBe(
+    signatureV3(tokens.accountToken, signed, v3Nonce),
+  );
+  expect(header(callback, 'X-Service-Signature-Ma-V3')).toBe(
+    signatureV3(tokens.mainToken, signed, v3Nonce),
+  );
+}
