@@ -1,0 +1,268 @@
+import { Type } from 'typebox';
+import { ha1, md5Hex } from '../../core/digest.js';
+import { UniqueViolation, notFound } from '../../core/errors.js';
+import { newNumericId, randomDigits } from '../../core/ids.js';
+import { subaccountIndex } from '../../state/collection.js';
+import type { EndpointRecord } from '../../state/records.js';
+import type { State } from '../../state/state.js';
+import type { ApiContext, TypedApp } from '../api-context.js';
+import type { Principal } from '../auth.js';
+import { visibleTo } from '../envelope.js';
+import { resolveApplication } from '../ownership.js';
+import {
+  AuthIdParams,
+  ListBody,
+  ListQuery,
+  MessageBody,
+  Nullable,
+  errorResponses,
+} from '../schemas.js';
+
+const Username = Type.String({
+  pattern: '^[A-Za-z][A-Za-z0-9]{0,24}$',
+  description: '1 to 25 letters or digits, starting with a letter',
+});
+const Password = Type.String({
+  minLength: 5,
+  maxLength: 128,
+  description: 'from 5 to 128 characters',
+});
+const Alias = Type.String({
+  pattern: '^[A-Za-z0-9_-]{1,100}$',
+  description: '1 to 100 letters, numbers, hyphens or underscores',
+});
+const AppId = Type.String({
+  maxLength: 64,
+  description: 'the app_id of one of your applications',
+});
+
+/** The 12 digits appended to the supplied username make the SIP user globally unique. */
+const USERNAME_SUFFIX_DIGITS = 12;
+const USERNAME_ATTEMPTS = 5;
+
+const EndpointParams = Type.Object({ auth_id: Type.String(), endpoint_id: Type.String() });
+
+const EndpointListItem = Type.Object({
+  alias: Type.String(),
+  application: Nullable(Type.String()),
+  endpoint_id: Type.String(),
+  resource_uri: Type.String(),
+  sip_registered: Type.String(),
+  sip_uri: Type.String(),
+  username: Type.String(),
+});
+
+const EndpointBody = Type.Object({
+  api_id: Type.String(),
+  alias: Type.String(),
+  application: Nullable(Type.String()),
+  endpoint_id: Type.String(),
+  password: Type.String(),
+  resource_uri: Type.String(),
+  sip_contact: Nullable(Type.String()),
+  sip_expires: Nullable(Type.String()),
+  sip_registered: Type.String(),
+  sip_uri: Type.String(),
+  sip_user_agent: Nullable(Type.String()),
+  sub_account: Nullable(Type.String()),
+  username: Type.String(),
+});
+
+/** The index a principal lists from: all of the tenant, or only a subaccount's own. */
+export const listIndex = (principal: Principal): string | undefined =>
+  principal.isMain ? undefined : subaccountIndex(principal.authId);
+
+/** The digest credentials stored for a SIP user; the plaintext password is never kept. */
+function credentials(username: string, password: string) {
+  return {
+    username,
+    password_md5: md5Hex(password),
+    ha1_md5: ha1('MD5', username, password),
+    ha1_sha256: ha1('SHA-256', username, password),
+  };
+}
+
+type EndpointDraft = Omit<EndpointRecord, keyof ReturnType<typeof credentials>>;
+
+/** Creates the endpoint under a fresh `<username><12 digits>`, retrying when that user is taken. */
+async function createUnderFreshUsername(
+  state: State,
+  draft: EndpointDraft,
+  supplied: string,
+  password: string,
+): Promise<EndpointRecord> {
+  for (let attempt = 1; ; attempt++) {
+    const record = {
+      ...draft,
+      ...credentials(supplied + randomDigits(USERNAME_SUFFIX_DIGITS), password),
+    };
+    try {
+      await state.endpoints.create(record);
+      return record;
+    } catch (error) {
+      const clash = error instanceof UniqueViolation && error.space === 'sip_user';
+      if (!clash || attempt >= USERNAME_ATTEMPTS) throw error;
+    }
+  }
+}
+
+export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }: ApiContext): void {
+  // Every URI in a response is under the caller's own auth id, the only path its credentials open.
+  const links = (principal: Principal, e: EndpointRecord) => ({
+    application: e.app_id ? uris.account(principal.authId, 'Application', e.app_id) : null,
+    resource_uri: uris.account(principal.authId, 'Endpoint', e.endpoint_id),
+  });
+  const listItem = (principal: Principal, e: EndpointRecord) => ({
+    alias: e.alias,
+    endpoint_id: e.endpoint_id,
+    sip_registered: e.sip_registered ? 'true' : 'false',
+    sip_uri: `sip:${e.username}@${sipDomain}`,
+    username: e.username,
+    ...links(principal, e),
+  });
+  const findEndpoint = async (principal: Principal, id: string): Promise<EndpointRecord> => {
+    const endpoint = await state.endpoints.get(principal.tenant, id);
+    if (!endpoint || !visibleTo(endpoint, principal)) throw notFound(`endpoint ${id}`);
+    return endpoint;
+  };
+
+  app.post('/v1/Account/:auth_id/Endpoint/', {
+    schema: {
+      tags: ['Endpoint'],
+      params: AuthIdParams,
+      body: Type.Object(
+        { username: Username, password: Password, alias: Alias, app_id: Type.Optional(AppId) },
+        { required: ['username', 'password', 'alias'] },
+      ),
+      response: {
+        201: Type.Object({
+          alias: Type.String(),
+          api_id: Type.String(),
+          endpoint_id: Type.String(),
+          message: Type.String(),
+          username: Type.String(),
+        }),
+        ...errorResponses(400, 401, 409, 422),
+      },
+    },
+    handler: async (request, reply) => {
+      const { principal } = request;
+      const { username, password, alias, app_id } = request.body;
+      if (app_id) await resolveApplication(state, principal, app_id);
+      const record = await createUnderFreshUsername(
+        state,
+        {
+          account: principal.tenant,
+          subaccount: principal.isMain ? null : principal.authId,
+          created: clock.now(),
+          endpoint_id: newNumericId(14),
+          alias,
+          app_id: app_id || null,
+          sip_registered: false,
+          sip_contact: null,
+          sip_expires: null,
+          sip_user_agent: null,
+        },
+        username,
+        password,
+      );
+      reply.code(201);
+      return {
+        alias: record.alias,
+        api_id: request.id,
+        endpoint_id: record.endpoint_id,
+        message: 'created',
+        username: record.username,
+      };
+    },
+  });
+
+  app.get('/v1/Account/:auth_id/Endpoint/', {
+    schema: {
+      tags: ['Endpoint'],
+      params: AuthIdParams,
+      querystring: ListQuery,
+      response: { 200: ListBody(EndpointListItem), ...errorResponses(400, 401) },
+    },
+    handler: async (request) => {
+      const { principal } = request;
+      const { limit, offset } = request.query;
+      const page = await state.endpoints.page(principal.tenant, {
+        index: listIndex(principal),
+        offset,
+        limit,
+      });
+      return uris.list(
+        request,
+        { limit, offset, total: page.total },
+        page.items.map((e) => listItem(principal, e)),
+      );
+    },
+  });
+
+  app.get('/v1/Account/:auth_id/Endpoint/:endpoint_id/', {
+    schema: {
+      tags: ['Endpoint'],
+      params: EndpointParams,
+      response: { 200: EndpointBody, ...errorResponses(401, 404) },
+    },
+    handler: async (request) => {
+      const e = await findEndpoint(request.principal, request.params.endpoint_id);
+      return {
+        api_id: request.id,
+        ...listItem(request.principal, e),
+        // The API returns the MD5 of the password, never the password itself.
+        password: e.password_md5,
+        sub_account: e.subaccount,
+        sip_contact: e.sip_registered ? e.sip_contact : null,
+        sip_expires: e.sip_registered ? e.sip_expires : null,
+        sip_user_agent: e.sip_registered ? e.sip_user_agent : null,
+      };
+    },
+  });
+
+  app.post('/v1/Account/:auth_id/Endpoint/:endpoint_id/', {
+    schema: {
+      tags: ['Endpoint'],
+      params: EndpointParams,
+      body: Type.Object({
+        password: Type.Optional(Password),
+        alias: Type.Optional(Alias),
+        app_id: Type.Optional(
+          Type.String({
+            maxLength: 64,
+            description: 'the app_id of one of your applications, or empty to detach',
+          }),
+        ),
+      }),
+      response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
+    },
+    handler: async (request) => {
+      const { principal } = request;
+      const { password, alias, app_id } = request.body;
+      const current = await findEndpoint(principal, request.params.endpoint_id);
+      if (app_id) await resolveApplication(state, principal, app_id);
+      const next: EndpointRecord = {
+        ...current,
+        alias: alias ?? current.alias,
+        app_id: app_id === undefined ? current.app_id : app_id || null,
+        ...(password === undefined ? {} : credentials(current.username, password)),
+      };
+      await state.endpoints.update(next, current);
+      return { api_id: request.id, message: 'changed' };
+    },
+  });
+
+  app.delete('/v1/Account/:auth_id/Endpoint/:endpoint_id/', {
+    schema: {
+      tags: ['Endpoint'],
+      params: EndpointParams,
+      response: { 204: Type.Null(), ...errorResponses(401, 404) },
+    },
+    handler: async (request, reply) => {
+      const endpoint = await findEndpoint(request.principal, request.params.endpoint_id);
+      await state.endpoints.remove(endpoint);
+      return reply.code(204).send(null);
+    },
+  });
+}
