@@ -1,0 +1,233 @@
+import { Type } from 'typebox';
+import { invalidParameter, notFound } from '../../core/errors.js';
+import { newUuid } from '../../core/ids.js';
+import type { TrunkRecord } from '../../state/records.js';
+import type { State } from '../../state/state.js';
+import type { ApiContext, TypedApp } from '../api-context.js';
+import type { Principal } from '../auth.js';
+import { visibleTo } from '../envelope.js';
+import { AuthIdParams, ListBody, ListQuery, Nullable, errorResponses } from '../schemas.js';
+import { listIndex } from './endpoints.js';
+
+const Name = Type.String({ maxLength: 100, description: 'at most 100 characters' });
+const Direction = Type.Literal('inbound', {
+  description: 'inbound (only inbound trunks are supported)',
+});
+const PrimaryUri = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'the uri_uuid of one of your origination URIs',
+});
+const FallbackUri = Type.String({
+  maxLength: 64,
+  description: 'the uri_uuid of one of your origination URIs, or empty for none',
+});
+
+const TrunkParams = Type.Object({ auth_id: Type.String(), trunk_id: Type.String() });
+
+const Trunk = Type.Object({
+  trunk_id: Type.String(),
+  name: Nullable(Type.String()),
+  trunk_direction: Type.String(),
+  primary_uri_uuid: Type.String(),
+  fallback_uri_uuid: Nullable(Type.String()),
+  resource_uri: Type.String(),
+});
+
+const TrunkChanged = Type.Object({
+  api_id: Type.String(),
+  message: Type.String(),
+  trunk_id: Type.String(),
+});
+
+/**
+ * A trunk may route only to origination URIs of its own account (the main account's trunks to
+ * the main account's URIs, a subaccount's to its own). That keeps the subaccount boundary: a
+ * subaccount never finds its URI held by a trunk it cannot see, and deleting a subaccount with
+ * its resources never leaves another account's trunk pointing at nothing.
+ */
+async function requireTrunkUri(
+  state: State,
+  principal: Principal,
+  owner: string | null,
+  field: string,
+  uuid: string,
+): Promise<void> {
+  const uri = await state.originationUris.get(principal.tenant, uuid);
+  if (!uri || !visibleTo(uri, principal)) {
+    throw invalidParameter(
+      `invalid ${field}: must be the uri_uuid of one of your origination URIs; ${uuid} is not`,
+    );
+  }
+  if (uri.subaccount !== owner) {
+    throw invalidParameter(
+      `invalid ${field}: origination URI ${uuid} belongs to ${uri.subaccount ? `subaccount ${uri.subaccount}` : 'the main account'}; ` +
+        `a trunk can use only URIs of its own account (${owner ? `subaccount ${owner}` : 'the main account'})`,
+    );
+  }
+}
+
+/** Checks a trunk's destinations: both usable, and the fallback different from the primary. */
+async function checkDestinations(
+  state: State,
+  principal: Principal,
+  trunk: Pick<TrunkRecord, 'subaccount' | 'primary_uri_uuid' | 'fallback_uri_uuid'>,
+): Promise<void> {
+  await requireTrunkUri(
+    state,
+    principal,
+    trunk.subaccount,
+    'primary_uri_uuid',
+    trunk.primary_uri_uuid,
+  );
+  if (trunk.fallback_uri_uuid === null) return;
+  if (trunk.fallback_uri_uuid === trunk.primary_uri_uuid) {
+    throw invalidParameter('invalid fallback_uri_uuid: must be different from primary_uri_uuid');
+  }
+  await requireTrunkUri(
+    state,
+    principal,
+    trunk.subaccount,
+    'fallback_uri_uuid',
+    trunk.fallback_uri_uuid,
+  );
+}
+
+export function trunkRoutes(app: TypedApp, { state, uris, clock }: ApiContext): void {
+  const present = (principal: Principal, t: TrunkRecord) => ({
+    trunk_id: t.trunk_id,
+    name: t.name,
+    trunk_direction: t.trunk_direction,
+    primary_uri_uuid: t.primary_uri_uuid,
+    fallback_uri_uuid: t.fallback_uri_uuid,
+    resource_uri: uris.account(principal.authId, 'SipTrunk', 'Trunk', t.trunk_id),
+  });
+  const findTrunk = async (principal: Principal, id: string): Promise<TrunkRecord> => {
+    const found = await state.trunks.get(principal.tenant, id);
+    if (!found || !visibleTo(found, principal)) throw notFound(`trunk ${id}`);
+    return found;
+  };
+
+  app.post('/v1/Account/:auth_id/SipTrunk/Trunk/', {
+    schema: {
+      tags: ['Trunk'],
+      params: AuthIdParams,
+      body: Type.Object(
+        {
+          name: Type.Optional(Name),
+          trunk_direction: Direction,
+          primary_uri_uuid: PrimaryUri,
+          fallback_uri_uuid: Type.Optional(FallbackUri),
+        },
+        { required: ['trunk_direction', 'primary_uri_uuid'] },
+      ),
+      response: { 201: TrunkChanged, ...errorResponses(400, 401, 422) },
+    },
+    handler: async (request, reply) => {
+      const { principal, body } = request;
+      const record: TrunkRecord = {
+        account: principal.tenant,
+        subaccount: principal.isMain ? null : principal.authId,
+        created: clock.now(),
+        trunk_id: newUuid(),
+        name: body.name ?? null,
+        trunk_direction: body.trunk_direction,
+        primary_uri_uuid: body.primary_uri_uuid,
+        fallback_uri_uuid: body.fallback_uri_uuid || null,
+      };
+      await checkDestinations(state, principal, record);
+      await state.trunks.create(record);
+      reply.code(201);
+      return {
+        api_id: request.id,
+        message: 'Trunk created successfully.',
+        trunk_id: record.trunk_id,
+      };
+    },
+  });
+
+  app.get('/v1/Account/:auth_id/SipTrunk/Trunk/', {
+    schema: {
+      tags: ['Trunk'],
+      params: AuthIdParams,
+      querystring: ListQuery,
+      response: { 200: ListBody(Trunk), ...errorResponses(400, 401) },
+    },
+    handler: async (request) => {
+      const { principal } = request;
+      const { limit, offset } = request.query;
+      const page = await state.trunks.page(principal.tenant, {
+        index: listIndex(principal),
+        offset,
+        limit,
+      });
+      return uris.list(
+        request,
+        { limit, offset, total: page.total },
+        page.items.map((t) => present(principal, t)),
+      );
+    },
+  });
+
+  app.get('/v1/Account/:auth_id/SipTrunk/Trunk/:trunk_id/', {
+    schema: {
+      tags: ['Trunk'],
+      params: TrunkParams,
+      response: {
+        200: Type.Intersect([Type.Object({ api_id: Type.String() }), Trunk]),
+        ...errorResponses(401, 404),
+      },
+    },
+    handler: async (request) => {
+      const found = await findTrunk(request.principal, request.params.trunk_id);
+      return { api_id: request.id, ...present(request.principal, found) };
+    },
+  });
+
+  app.post('/v1/Account/:auth_id/SipTrunk/Trunk/:trunk_id/', {
+    schema: {
+      tags: ['Trunk'],
+      params: TrunkParams,
+      body: Type.Object({
+        name: Type.Optional(Name),
+        trunk_direction: Type.Optional(Direction),
+        primary_uri_uuid: Type.Optional(PrimaryUri),
+        fallback_uri_uuid: Type.Optional(FallbackUri),
+      }),
+      response: { 200: TrunkChanged, ...errorResponses(400, 401, 404) },
+    },
+    handler: async (request) => {
+      const { principal, body } = request;
+      const current = await findTrunk(principal, request.params.trunk_id);
+      const next: TrunkRecord = {
+        ...current,
+        name: body.name ?? current.name,
+        primary_uri_uuid: body.primary_uri_uuid ?? current.primary_uri_uuid,
+        fallback_uri_uuid:
+          body.fallback_uri_uuid === undefined
+            ? current.fallback_uri_uuid
+            : body.fallback_uri_uuid || null,
+      };
+      await checkDestinations(state, principal, next);
+      await state.trunks.update(next, current);
+      return {
+        api_id: request.id,
+        message: 'Trunk updated successfully.',
+        trunk_id: current.trunk_id,
+      };
+    },
+  });
+
+  app.delete('/v1/Account/:auth_id/SipTrunk/Trunk/:trunk_id/', {
+    schema: {
+      tags: ['Trunk'],
+      params: TrunkParams,
+      response: { 204: Type.Null(), ...errorResponses(401, 404) },
+    },
+    handler: async (request, reply) => {
+      const found = await findTrunk(request.principal, request.params.trunk_id);
+      await state.trunks.remove(found);
+      return reply.code(204).send(null);
+    },
+  });
+}
