@@ -9,6 +9,13 @@ import { installErrorHandler } from './api/error-handler.js';
 import { installMethodNotAllowed } from './api/method-not-allowed.js';
 import { operationalRoutes } from './api/operational-routes.js';
 import { restApi } from './api/rest-api.js';
+import {
+  BullMqRetryQueue,
+  CallbackDelivery,
+  TimerRetryQueue,
+  type CallbackJob,
+  type SigningKeys,
+} from './callbacks/index.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { newUuid } from './core/ids.js';
@@ -28,6 +35,8 @@ export interface Gateway {
   app: FastifyInstance;
   state: State;
   mainAccount: MainAccount;
+  /** Signed webhook delivery; retries are durable on Redis. */
+  callbacks: CallbackDelivery;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -101,18 +110,47 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
   await app.ready();
 
+  const callbacks = new CallbackDelivery({
+    keys: signingKeys(state),
+    queue: config.redisUrl
+      ? new BullMqRetryQueue<CallbackJob>({
+          redisUrl: config.redisUrl,
+          onError: (error) => app.log.warn({ err: error }, 'callback retry queue'),
+        })
+      : new TimerRetryQueue<CallbackJob>(),
+    log: app.log,
+  });
+
   return {
     app,
     state,
     mainAccount,
+    callbacks,
     listen: async () => {
       await app.listen({ host: config.httpHost, port: config.httpPort });
       listening = true;
     },
     close: async () => {
       listening = false;
+      await callbacks.close();
       await app.close();
       await store.close();
+    },
+  };
+}
+
+/** Webhooks are signed with the owning account's token and its main account's token. */
+function signingKeys(state: State): SigningKeys {
+  return {
+    keysFor: async (accountId) => {
+      const account = await state.accounts.findByUnique({ space: 'auth_id', value: accountId });
+      if (!account) return null;
+      const main =
+        account.subaccount === null
+          ? account
+          : await state.accounts.get(account.account, account.account);
+      if (!main) return null;
+      return { accountToken: account.auth_token, mainToken: main.auth_token };
     },
   };
 }

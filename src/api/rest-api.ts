@@ -6,9 +6,15 @@ import { installAuthentication } from './auth.js';
 import { accountRoutes } from './routes/accounts.js';
 import { applicationRoutes } from './routes/applications.js';
 import { numberRoutes } from './routes/numbers.js';
+import { sipDirectoryRoutes } from './routes/sip-directory.js';
 
 /** Every resource, in the order /docs lists them. */
-const RESOURCES: RouteModule[] = [accountRoutes, applicationRoutes, numberRoutes];
+const RESOURCES: RouteModule[] = [
+  accountRoutes,
+  applicationRoutes,
+  numberRoutes,
+  sipDirectoryRoutes,
+];
 
 export interface RestApiOptions {
   /** Requests per second per auth id per endpoint; 0 turns the limit off. */
