@@ -1,6 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import type { Owned } from '../state/collection.js';
-import type { Principal } from './auth.js';
 
 /** Builds resource URIs and list envelopes; VOXGATE_PUBLIC_URL, when set, is put before paths. */
 export class UriBuilder {
@@ -47,12 +45,6 @@ export interface ListEnvelope<T> {
     previous: string | null;
   };
   objects: T[];
-}
-
-/** A main account sees its tenant's resources; a subaccount sees only those assigned to it. */
-export function visibleTo(doc: Owned | null, principal: Principal): boolean {
-  if (!doc || doc.account !== principal.tenant) return false;
-  return principal.isMain || doc.subaccount === principal.authId;
 }
 
 /** `YYYY-MM-DD HH:MM:SS+00:00`, the time format of the records. */

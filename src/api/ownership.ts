@@ -2,7 +2,7 @@ import { invalidParameter } from '../core/errors.js';
 import type { ApplicationRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { Principal } from './auth.js';
-import { visibleTo } from './envelope.js';
+import { visibleTo } from './owned-resources.js';
 
 /**
  * The subaccount a new or moved resource belongs to. A main account may name one of its

@@ -1,11 +1,11 @@
 import { Type, type Static } from 'typebox';
-import { notFound } from '../../core/errors.js';
 import { newNumericId } from '../../core/ids.js';
 import { subaccountIndex } from '../../state/collection.js';
 import type { ApplicationRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { formatTime, visibleTo } from '../envelope.js';
+import { formatTime } from '../envelope.js';
+import { findVisible, listVisible } from '../owned-resources.js';
 import { resolveSubaccount } from '../ownership.js';
 import {
   AuthIdParams,
@@ -95,11 +95,8 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
     resource_uri: uris.account(principal.authId, 'Application', a.app_id),
   });
 
-  const find = async (principal: Principal, id: string) => {
-    const found = await state.applications.get(principal.tenant, id);
-    if (!found || !visibleTo(found, principal)) throw notFound(`application ${id}`);
-    return found;
-  };
+  const find = (principal: Principal, id: string) =>
+    findVisible(state.applications, principal, id, 'application');
 
   /** At most one default number app and one default endpoint app per (sub)account. */
   const clearOtherDefaults = async (chosen: ApplicationRecord) => {
@@ -176,29 +173,13 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
     handler: async (request) => {
       const { limit, offset, app_name, subaccount } = request.query;
       const principal = request.principal;
-      const scope = principal.isMain
-        ? subaccount
-          ? subaccountIndex(subaccount)
-          : undefined
-        : subaccountIndex(principal.authId);
-      let apps: ApplicationRecord[];
-      let total: number;
-      if (app_name) {
-        const needle = app_name.toLowerCase();
-        const all = (await state.applications.all(principal.tenant, scope)).filter((a) =>
-          a.app_name.toLowerCase().includes(needle),
-        );
-        total = all.length;
-        apps = all.slice(offset, offset + limit);
-      } else {
-        const page = await state.applications.page(principal.tenant, {
-          index: scope,
-          offset,
-          limit,
-        });
-        apps = page.items;
-        total = page.total;
-      }
+      const needle = app_name?.toLowerCase();
+      const { items: apps, total } = await listVisible(
+        state.applications,
+        principal,
+        { limit, offset, subaccount },
+        needle ? (a) => a.app_name.toLowerCase().includes(needle) : undefined,
+      );
       return uris.list(
         request,
         { limit, offset, total },

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
 import { ha1, md5Hex } from '../../core/digest.js';
-import { UniqueViolation, notFound } from '../../core/errors.js';
+import { UniqueViolation } from '../../core/errors.js';
 import { newNumericId, randomDigits } from '../../core/ids.js';
-import { subaccountIndex } from '../../state/collection.js';
 import type { EndpointRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { visibleTo } from '../envelope.js';
+import { findVisible, listVisible } from '../owned-resources.js';
 import { resolveApplication } from '../ownership.js';
 import {
   AuthIdParams,
@@ -68,10 +67,6 @@ const EndpointBody = Type.Object({
   username: Type.String(),
 });
 
-/** The index a principal lists from: all of the tenant, or only a subaccount's own. */
-export const listIndex = (principal: Principal): string | undefined =>
-  principal.isMain ? undefined : subaccountIndex(principal.authId);
-
 /** The digest credentials stored for a SIP user; the plaintext password is never kept. */
 function credentials(username: string, password: string) {
   return {
@@ -120,11 +115,8 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     username: e.username,
     ...links(principal, e),
   });
-  const findEndpoint = async (principal: Principal, id: string): Promise<EndpointRecord> => {
-    const endpoint = await state.endpoints.get(principal.tenant, id);
-    if (!endpoint || !visibleTo(endpoint, principal)) throw notFound(`endpoint ${id}`);
-    return endpoint;
-  };
+  const findEndpoint = (principal: Principal, id: string): Promise<EndpointRecord> =>
+    findVisible(state.endpoints, principal, id, 'endpoint');
 
   app.post('/v1/Account/:auth_id/Endpoint/', {
     schema: {
@@ -187,11 +179,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     handler: async (request) => {
       const { principal } = request;
       const { limit, offset } = request.query;
-      const page = await state.endpoints.page(principal.tenant, {
-        index: listIndex(principal),
-        offset,
-        limit,
-      });
+      const page = await listVisible(state.endpoints, principal, { limit, offset });
       return uris.list(
         request,
         { limit, offset, total: page.total },

@@ -1,11 +1,10 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { Type, type Static } from 'typebox';
-import { UniqueViolation, conflict, invalidParameter, notFound } from '../../core/errors.js';
-import { subaccountIndex } from '../../state/collection.js';
+import { UniqueViolation, conflict, invalidParameter } from '../../core/errors.js';
 import type { NumberRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { visibleTo } from '../envelope.js';
+import { findVisible, listVisible } from '../owned-resources.js';
 import { resolveApplication, resolveSubaccount } from '../ownership.js';
 import {
   AuthIdParams,
@@ -89,9 +88,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
 
   const find = async (principal: Principal, raw: string) => {
     const number = normaliseE164(raw) ?? raw;
-    const found = await state.numbers.get(principal.tenant, number);
-    if (!found || !visibleTo(found, principal)) throw notFound(`number ${raw}`);
-    return found;
+    return findVisible(state.numbers, principal, number, 'number');
   };
 
   app.post('/v1/Account/:auth_id/Number/', {
@@ -180,11 +177,6 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
       const { limit, offset, number_type, number_startswith, alias, subaccount, app_id } =
         request.query;
       const principal = request.principal;
-      const scope = principal.isMain
-        ? subaccount
-          ? subaccountIndex(subaccount)
-          : undefined
-        : subaccountIndex(principal.authId);
       const prefix = number_startswith?.replace(/^\+/, '');
       const matches = (n: NumberRecord) =>
         (!number_type || n.number_type === number_type) &&
@@ -192,19 +184,12 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
         (alias === undefined || n.alias === alias) &&
         (!app_id || n.app_id === app_id);
       const filtered = number_type || prefix || alias !== undefined || app_id;
-      let items: NumberRecord[];
-      let total: number;
-      if (filtered) {
-        const all = (await state.numbers.all(principal.tenant, scope)).filter(matches);
-        total = all.length;
-        items = all.slice(offset, offset + limit);
-      } else {
-        ({ items, total } = await state.numbers.page(principal.tenant, {
-          index: scope,
-          offset,
-          limit,
-        }));
-      }
+      const { items, total } = await listVisible(
+        state.numbers,
+        principal,
+        { limit, offset, subaccount },
+        filtered ? matches : undefined,
+      );
       return uris.list(
         request,
         { limit, offset, total },

@@ -1,12 +1,11 @@
 import { Type } from 'typebox';
-import { conflict, invalidParameter, missingParameter, notFound } from '../../core/errors.js';
+import { conflict, invalidParameter, missingParameter } from '../../core/errors.js';
 import { newUuid } from '../../core/ids.js';
 import type { OriginationUriRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { visibleTo } from '../envelope.js';
+import { findVisible, listVisible } from '../owned-resources.js';
 import { AuthIdParams, ListBody, ListQuery, Nullable, errorResponses } from '../schemas.js';
-import { listIndex } from './endpoints.js';
 
 export const URI_FORMATS =
   'an IPv4 address, an IPv4 address with :port, an FQDN, an FQDN with :port, ' +
@@ -122,11 +121,8 @@ export function originationUriRoutes(app: TypedApp, { state, uris, clock }: ApiC
     username: u.authentication_needed ? u.username : null,
     resource_uri: uris.account(principal.authId, 'SipTrunk', 'URI', u.uri_uuid),
   });
-  const findUri = async (principal: Principal, id: string): Promise<OriginationUriRecord> => {
-    const found = await state.originationUris.get(principal.tenant, id);
-    if (!found || !visibleTo(found, principal)) throw notFound(`origination URI ${id}`);
-    return found;
-  };
+  const findUri = (principal: Principal, id: string): Promise<OriginationUriRecord> =>
+    findVisible(state.originationUris, principal, id, 'origination URI');
 
   app.post('/v1/Account/:auth_id/SipTrunk/URI/', {
     schema: {
@@ -180,11 +176,7 @@ export function originationUriRoutes(app: TypedApp, { state, uris, clock }: ApiC
     handler: async (request) => {
       const { principal } = request;
       const { limit, offset } = request.query;
-      const page = await state.originationUris.page(principal.tenant, {
-        index: listIndex(principal),
-        offset,
-        limit,
-      });
+      const page = await listVisible(state.originationUris, principal, { limit, offset });
       return uris.list(
         request,
         { limit, offset, total: page.total },

@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { Type, type Static } from 'typebox';
 import { invalidParameter, missingParameter } from '../../core/errors.js';
-import { visibleTo } from '../envelope.js';
+import { visibleTo } from '../owned-resources.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import { AuthIdParams, errorResponses } from '../schemas.js';
 

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import { invalidParameter, notFound } from '../../core/errors.js';
+import { invalidParameter } from '../../core/errors.js';
 import { newUuid } from '../../core/ids.js';
 import type { TrunkRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { visibleTo } from '../envelope.js';
+import { findVisible, listVisible, visibleTo } from '../owned-resources.js';
 import { AuthIdParams, ListBody, ListQuery, Nullable, errorResponses } from '../schemas.js';
-import { listIndex } from './endpoints.js';
 
 const Name = Type.String({ maxLength: 100, description: 'at most 100 characters' });
 const Direction = Type.Literal('inbound', {
@@ -102,11 +101,8 @@ export function trunkRoutes(app: TypedApp, { state, uris, clock }: ApiContext): 
     fallback_uri_uuid: t.fallback_uri_uuid,
     resource_uri: uris.account(principal.authId, 'SipTrunk', 'Trunk', t.trunk_id),
   });
-  const findTrunk = async (principal: Principal, id: string): Promise<TrunkRecord> => {
-    const found = await state.trunks.get(principal.tenant, id);
-    if (!found || !visibleTo(found, principal)) throw notFound(`trunk ${id}`);
-    return found;
-  };
+  const findTrunk = (principal: Principal, id: string): Promise<TrunkRecord> =>
+    findVisible(state.trunks, principal, id, 'trunk');
 
   app.post('/v1/Account/:auth_id/SipTrunk/Trunk/', {
     schema: {
@@ -156,11 +152,7 @@ export function trunkRoutes(app: TypedApp, { state, uris, clock }: ApiContext): 
     handler: async (request) => {
       const { principal } = request;
       const { limit, offset } = request.query;
-      const page = await state.trunks.page(principal.tenant, {
-        index: listIndex(principal),
-        offset,
-        limit,
-      });
+      const page = await listVisible(state.trunks, principal, { limit, offset });
       return uris.list(
         request,
         { limit, offset, total: page.total },

@@ -128,7 +128,12 @@ describeEachStore('applications', (target) => {
     expect((await gw.request('GET', `${base}/${b}/`)).body.hangup_method).toBe('POST');
   });
 
-  it('lists with the envelope and filters by name', async () => {
+  it('lists with the envelope, newest first, and filters by name', async () => {
+    // Records made in one millisecond tie on time; this gateway's clock ticks on every reading.
+    await gw.close();
+    let now = Date.now();
+    gw = await startGateway({ redisUrl: target.redisUrl(), clock: { now: () => ++now } });
+    base = `/v1/Account/${gw.main.id}/Application`;
     for (const name of ['alpha', 'beta', 'alphabet'])
       await create({ app_name: name, answer_url: 'https://e.com/a' });
     const all = await gw.request('GET', `${base}/`);
