@@ -1,0 +1,53 @@
+import { fileURLToPath } from 'node:url';
+import { newAuthId, newAuthToken } from '../../src/core/ids.js';
+import { freePort } from '../../test/support/redis-server.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+
+const MAIN_JS = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+
+export interface GatewayProcess extends ServerProcess {
+  authId: string;
+  /** The Basic Authorization header value of the main account. */
+  authorization: string;
+}
+
+/**
+ * The built gateway (`dist/src/main.js`) as operators run it, on the embedded in-memory store or
+ * on Redis. Rate limiting is off (the load would hit 429s) and logging is at warn, since a log
+ * line per request would cost more than the request.
+ */
+export async function startGatewayProcess(options: {
+  redisUrl: string | null;
+}): Promise<GatewayProcess> {
+  const port = await freePort();
+  const authId = newAuthId('MA');
+  const authToken = newAuthToken();
+  const env: NodeJS.ProcessEnv = {};
+  // Only the settings below, whatever the shell running the benchmark has exported.
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('VOXGATE_')) env[key] = value;
+  }
+  Object.assign(env, {
+    NODE_ENV: 'production',
+    VOXGATE_HTTP_HOST: '127.0.0.1',
+    VOXGATE_HTTP_PORT: String(port),
+    VOXGATE_AUTH_ID: authId,
+    VOXGATE_AUTH_TOKEN: authToken,
+    VOXGATE_RATE_LIMIT: '0',
+    VOXGATE_LOG_LEVEL: 'warn',
+    VOXGATE_DATA_DIR: '',
+    ...(options.redisUrl ? { VOXGATE_REDIS_URL: options.redisUrl } : {}),
+  });
+  const server = await startServerProcess({
+    name: options.redisUrl ? 'gateway (redis)' : 'gateway (embedded)',
+    args: [MAIN_JS],
+    env,
+    baseUrl: `http://127.0.0.1:${port}`,
+    readyPath: '/health',
+  });
+  return {
+    ...server,
+    authId,
+    authorization: `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`,
+  };
+}
