@@ -9,6 +9,9 @@ import type {
   TrunkRecord,
 } from './records.js';
 
+/** The accounts index that holds a tenant's subaccounts (not the main account). */
+export const SUBACCOUNTS_INDEX = 'subaccounts';
+
 /** The repositories of the gateway, all on one DocumentStore. */
 export interface State {
   store: DocumentStore;
@@ -26,6 +29,8 @@ export function createState(store: DocumentStore): State {
     accounts: new Collection<AccountRecord>(store, {
       kind: 'account',
       id: (a) => a.auth_id,
+      // A subaccount also sits in `sub:<its own id>` (Collection adds it) like any resource.
+      indexes: (a) => (a.subaccount === null ? [] : [SUBACCOUNTS_INDEX]),
       unique: (a) => [{ space: 'auth_id', value: a.auth_id }],
     }),
     applications: new Collection<ApplicationRecord>(store, {

@@ -3,6 +3,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import { newAuthId, newAuthToken } from '../../core/ids.js';
 import type { AccountRecord } from '../../state/records.js';
 import { subaccountIndex } from '../../state/collection.js';
+import { SUBACCOUNTS_INDEX } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { formatTime } from '../envelope.js';
@@ -163,14 +164,12 @@ export function accountRoutes(
     handler: async (request) => {
       requireMain(request.principal);
       const { limit, offset } = request.query;
-      // The main account itself is in the `all` index; subaccounts are exactly the `sub:` entries.
-      const every = await state.accounts.all(request.principal.tenant);
-      const subs = every.filter((a) => a.subaccount !== null);
-      return uris.list(
-        request,
-        { limit, offset, total: subs.length },
-        subs.slice(offset, offset + limit).map(present),
-      );
+      const page = await state.accounts.page(request.principal.tenant, {
+        index: SUBACCOUNTS_INDEX,
+        offset,
+        limit,
+      });
+      return uris.list(request, { limit, offset, total: page.total }, page.items.map(present));
     },
   });
 
