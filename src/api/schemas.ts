@@ -19,6 +19,10 @@ export const MessageBody = Type.Object({ api_id: Type.String(), message: Type.St
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/** A single object as retrieved: its fields and the request's api_id. */
+export const WithApiId = <T extends TSchema>(object: T) =>
+  Type.Intersect([Type.Object({ api_id: Type.String() }), object]);
+
 export const ListMeta = Type.Object({
   limit: Type.Integer(),
   offset: Type.Integer(),

@@ -9,11 +9,12 @@ import type { Principal } from '../auth.js';
 import { formatTime } from '../envelope.js';
 import {
   AuthIdParams,
+  errorResponses,
   ListBody,
   ListQuery,
   MessageBody,
   Nullable,
-  errorResponses,
+  WithApiId,
 } from '../schemas.js';
 import { reassignSubaccountResources } from './subaccount-cascade.js';
 
@@ -178,7 +179,7 @@ export function accountRoutes(
       tags: ['Subaccount'],
       params: SubaccountParams,
       response: {
-        200: Type.Intersect([Type.Object({ api_id: Type.String() }), Subaccount]),
+        200: WithApiId(Subaccount),
         ...errorResponses(401, 404),
       },
     },

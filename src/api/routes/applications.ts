@@ -9,13 +9,14 @@ import { findVisible, listVisible } from '../owned-resources.js';
 import { resolveSubaccount } from '../ownership.js';
 import {
   AuthIdParams,
+  errorResponses,
   HttpMethod,
   HttpUrl,
   ListBody,
   ListQuery,
   MessageBody,
   Nullable,
-  errorResponses,
+  WithApiId,
 } from '../schemas.js';
 
 const AppName = Type.String({
@@ -193,7 +194,7 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
       tags: ['Application'],
       params: AppParams,
       response: {
-        200: Type.Intersect([Type.Object({ api_id: Type.String() }), Application]),
+        200: WithApiId(Application),
         ...errorResponses(401, 404),
       },
     },

@@ -8,11 +8,12 @@ import { findVisible, listVisible } from '../owned-resources.js';
 import { resolveApplication, resolveSubaccount } from '../ownership.js';
 import {
   AuthIdParams,
+  errorResponses,
   ListBody,
   ListQuery,
   MessageBody,
   Nullable,
-  errorResponses,
+  WithApiId,
 } from '../schemas.js';
 
 const NUMBER_TYPES = ['local', 'national', 'mobile', 'tollfree', 'fixed'] as const;
@@ -203,7 +204,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
       tags: ['Number'],
       params: NumberParams,
       response: {
-        200: Type.Intersect([Type.Object({ api_id: Type.String() }), PhoneNumber]),
+        200: WithApiId(PhoneNumber),
         ...errorResponses(401, 404),
       },
     },

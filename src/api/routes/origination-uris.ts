@@ -5,7 +5,14 @@ import type { OriginationUriRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listVisible } from '../owned-resources.js';
-import { AuthIdParams, ListBody, ListQuery, Nullable, errorResponses } from '../schemas.js';
+import {
+  AuthIdParams,
+  errorResponses,
+  ListBody,
+  ListQuery,
+  Nullable,
+  WithApiId,
+} from '../schemas.js';
 
 export const URI_FORMATS =
   'an IPv4 address, an IPv4 address with :port, an FQDN, an FQDN with :port, ' +
@@ -190,7 +197,7 @@ export function originationUriRoutes(app: TypedApp, { state, uris, clock }: ApiC
       tags: ['Origination URI'],
       params: UriParams,
       response: {
-        200: Type.Intersect([Type.Object({ api_id: Type.String() }), OriginationUri]),
+        200: WithApiId(OriginationUri),
         ...errorResponses(401, 404),
       },
     },

@@ -6,7 +6,14 @@ import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listVisible, visibleTo } from '../owned-resources.js';
-import { AuthIdParams, ListBody, ListQuery, Nullable, errorResponses } from '../schemas.js';
+import {
+  AuthIdParams,
+  errorResponses,
+  ListBody,
+  ListQuery,
+  Nullable,
+  WithApiId,
+} from '../schemas.js';
 
 const Name = Type.String({ maxLength: 100, description: 'at most 100 characters' });
 const Direction = Type.Literal('inbound', {
@@ -166,7 +173,7 @@ export function trunkRoutes(app: TypedApp, { state, uris, clock }: ApiContext): 
       tags: ['Trunk'],
       params: TrunkParams,
       response: {
-        200: Type.Intersect([Type.Object({ api_id: Type.String() }), Trunk]),
+        200: WithApiId(Trunk),
         ...errorResponses(401, 404),
       },
     },
