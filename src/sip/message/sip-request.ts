@@ -1,0 +1,52 @@
+import { SipMessage, type SipMessageInit } from './sip-message.js';
+import { SipParseError } from './sip-parse-error.js';
+import { type AbsoluteUri, type SipUri, parseAddressUri } from './sip-uri.js';
+
+export interface SipRequestInit extends SipMessageInit {
+  /** A token (RFC 3261 25.1); case-sensitive. */
+  method: string;
+  /** The Request-URI as written on the request line. */
+  uri: string;
+}
+
+/** A SIP request (RFC 3261 7.1). */
+export class SipRequest extends SipMessage {
+  method: string;
+  uri: string;
+  #parsedUri: { text: string; value: SipUri | AbsoluteUri } | null = null;
+
+  constructor(init: SipRequestInit) {
+    super(init);
+    this.method = init.method;
+    this.uri = init.uri;
+  }
+
+  get isRequest(): true {
+    return true;
+  }
+
+  /**
+   * The Request-URI parsed: a SipUri for sip and sips, else the scheme and text of an
+   * absoluteURI (a UAS answers those it does not support with 416, RFC 3261 8.2.2.1).
+   */
+  requestUri(): SipUri | AbsoluteUri {
+    if (this.#parsedUri?.text !== this.uri) {
+      let value: SipUri | AbsoluteUri;
+      try {
+        value = parseAddressUri(this.uri, 'Request-URI');
+      } catch (error) {
+        throw error instanceof SipParseError ? error.inMessage(true, this.method) : error;
+      }
+      this.#parsedUri = { text: this.uri, value };
+    }
+    return this.#parsedUri.value;
+  }
+
+  startLine(): string {
+    return `${this.method} ${this.uri} ${this.version}`;
+  }
+
+  protected contextMethod(): string {
+    return this.method;
+  }
+}

@@ -1,0 +1,133 @@
+import { BACKSLASH, DQUOTE, TOKEN, hasClass, isWsp } from './grammar.js';
+import { SipParseError } from './sip-parse-error.js';
+
+/**
+ * A cursor over one unfolded header value, for the header parsers. LWS has already been
+ * reduced to SP/HTAB by unfolding, so SWS here is any run of SP/HTAB.
+ */
+export class ValueScanner {
+  pos = 0;
+  /** Whether the last quoted-string read held only ASCII. */
+  quotedAscii = true;
+
+  constructor(
+    readonly text: string,
+    /** Canonical name of the header being read, for the error reason. */
+    readonly header: string,
+  ) {}
+
+  get atEnd(): boolean {
+    return this.pos >= this.text.length;
+  }
+
+  /** The char code at the cursor, or -1 at the end. */
+  peek(): number {
+    return this.pos < this.text.length ? this.text.charCodeAt(this.pos) : -1;
+  }
+
+  skipWs(): void {
+    while (this.pos < this.text.length && isWsp(this.text.charCodeAt(this.pos))) this.pos++;
+  }
+
+  /** Skips SWS, then reports (and consumes) whether the next char is `code`. */
+  consume(code: number): boolean {
+    this.skipWs();
+    if (this.peek() !== code) return false;
+    this.pos++;
+    return true;
+  }
+
+  /** Skips SWS, requires `code`, and skips SWS after it (SEMI, COMMA, EQUAL, SLASH, COLON). */
+  expect(code: number): void {
+    if (!this.consume(code)) this.fail();
+    this.skipWs();
+  }
+
+  /** Reads 1*(chars of the class); fails when there is none. */
+  run(flag: number): string {
+    const start = this.pos;
+    while (this.pos < this.text.length && hasClass(this.text.charCodeAt(this.pos), flag)) {
+      this.pos++;
+    }
+    if (this.pos === start) this.fail();
+    return this.text.slice(start, this.pos);
+  }
+
+  token(): string {
+    return this.run(TOKEN);
+  }
+
+  /** Reads a token lower-cased (a parameter or scheme name), in one pass. */
+  lowerToken(): string {
+    const text = this.text;
+    const start = this.pos;
+    let upper = false;
+    let i = start;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (!hasClass(c, TOKEN)) break;
+      if (c >= 0x41 && c <= 0x5a) upper = true;
+    }
+    if (i === start) this.fail();
+    this.pos = i;
+    const token = text.slice(start, i);
+    return upper ? token.toLowerCase() : token;
+  }
+
+  /** Reads until SP, HTAB, ";" or "," (or the end); the run may be empty. */
+  untilDelimiter(): string {
+    const text = this.text;
+    const start = this.pos;
+    let i = start;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x3b || c === 0x2c || c === 0x20 || c === 0x09) break;
+    }
+    this.pos = i;
+    return text.slice(start, i);
+  }
+
+  /** Reads a quoted-string at the cursor and returns its content with quoted-pairs resolved. */
+  quoted(): string {
+    if (this.peek() !== DQUOTE) this.fail();
+    const text = this.text;
+    let i = this.pos + 1;
+    let out = '';
+    let from = i;
+    let ascii = true;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c > 0x7f) {
+        ascii = false;
+      } else if (c === DQUOTE) {
+        this.quotedAscii = ascii;
+        this.pos = i + 1;
+        return out + text.slice(from, i);
+      }
+      if (c === BACKSLASH) {
+        // quoted-pair = "\" (%x00-09 / %x0B-0C / %x0E-7F)
+        const next = text.charCodeAt(i + 1);
+        if (!(next >= 0 && next <= 0x7f) || next === 0x0a || next === 0x0d) break;
+        out += text.slice(from, i) + text[i + 1];
+        i++;
+        from = i + 1;
+      } else if (c < 0x20 && c !== 0x09) {
+        break; // qdtext excludes control characters
+      } else if (c === 0x7f) {
+        break;
+      }
+    }
+    return this.fail();
+  }
+
+  /** Reads a quoted-string and returns it as written, quotes and backslashes included. */
+  rawQuoted(): string {
+    const start = this.pos;
+    this.quoted();
+    return this.text.slice(start, this.pos);
+  }
+
+  fail(): never {
+    throw new SipParseError(`Malformed ${this.header} header`, { header: this.header });
+  }
+}
