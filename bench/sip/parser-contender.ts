@@ -13,10 +13,3 @@ export interface ParserContender {
   /** Parses the bytes as they came off the wire and reads the fields; throws if it cannot. */
   read(bytes: Buffer): UasFields;
 }
-
-/** A contender that cannot run yet, reported in the table instead of figures. */
-export interface PendingContender {
-  id: ParserContender['id'];
-  label: string;
-  pending: string;
-}

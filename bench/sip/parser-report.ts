@@ -24,14 +24,7 @@ export interface SipParserRun {
   loadAverageAfter: number[];
   plan: TimingPlan;
   inputs: Array<{ message: string; bytes: number }>;
-  parsers: Array<{
-    id: string;
-    label: string;
-    version?: string;
-    entry?: string;
-    eagerness?: string;
-    pending?: string;
-  }>;
+  parsers: Array<Omit<ParserContender, 'read'>>;
   cases: ParserCase[];
   ratios: ParserRatio[];
 }

@@ -15,11 +15,10 @@ import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
 import { DRACHTIO_CONTENDER } from './drachtio-contender.js';
 import { runParserCases, type ParserCase, type TimingPlan } from './parser-cases.js';
-import type { ParserContender, PendingContender } from './parser-contender.js';
 import { reportParserRun, type ParserRatio, type SipParserRun } from './parser-report.js';
 import { SAMPLE_MESSAGES } from './sample-messages.js';
 import { SIPJS_CONTENDER } from './sipjs-contender.js';
-import { loadVoxgateContender } from './voxgate-contender.js';
+import { VOXGATE_CONTENDER } from './voxgate-contender.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
@@ -63,13 +62,9 @@ function ratio(cases: ParserCase[], message: string): ParserRatio {
   };
 }
 
-async function main(): Promise<void> {
+function main(): void {
   const plan = timingPlan();
-  const contenders: Array<ParserContender | PendingContender> = [
-    await loadVoxgateContender(),
-    SIPJS_CONTENDER,
-    DRACHTIO_CONTENDER,
-  ];
+  const contenders = [VOXGATE_CONTENDER, SIPJS_CONTENDER, DRACHTIO_CONTENDER];
   const machine = describeMachine();
   const date = new Date().toISOString();
   const cases = runParserCases(contenders, SAMPLE_MESSAGES, plan);
@@ -81,15 +76,17 @@ async function main(): Promise<void> {
     loadAverageAfter: loadavg().map((n) => Math.round(n * 100) / 100),
     plan,
     inputs: SAMPLE_MESSAGES.map((m) => ({ message: m.name, bytes: m.bytes.length })),
-    parsers: contenders.map((c) =>
-      'pending' in c
-        ? { id: c.id, label: c.label, pending: c.pending }
-        : { id: c.id, label: c.label, version: c.version, entry: c.entry, eagerness: c.eagerness },
-    ),
+    parsers: contenders.map(({ id, label, version, entry, eagerness }) => ({
+      id,
+      label,
+      version,
+      entry,
+      eagerness,
+    })),
     cases,
     ratios: SAMPLE_MESSAGES.map((m) => ratio(cases, m.name)),
   };
   for (const file of reportParserRun(run, RESULTS_DIR)) console.log(`wrote ${file}`);
 }
 
-await main();
+main();

@@ -1,13 +1,58 @@
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { PendingContender } from './parser-contender.js';
+import { isSipUri, parseMessage, SipRequest } from '../../src/sip/message/index.js';
+import type { ParserContender } from './parser-contender.js';
 
-const MODULE = fileURLToPath(new URL('../../src/sip/message/index.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** voxgate's own parser; reported as pending until src/sip/message is on main. */
-export async function loadVoxgateContender(): Promise<PendingContender> {
-  if (!existsSync(MODULE)) {
-    return { id: 'voxgate', label: 'voxgate', pending: 'src/sip/message is not on main yet' };
+function read(bytes: Buffer): ReturnType<ParserContender['read']> {
+  // The transports hand the parser the datagram or the framed stream message as it arrived.
+  const message = parseMessage(bytes);
+  const request = message instanceof SipRequest ? message : null;
+  const uri = request?.requestUri();
+  const topVia = message.via()[0];
+  const fromTag = message.from().tag;
+  if (topVia === undefined || topVia.branch === null || fromTag === null) {
+    throw new Error('no Via branch or no From tag');
   }
-  return { id: 'voxgate', label: 'voxgate', pending: 'adapter not written for its API yet' };
+  const cseq = message.cseq();
+  return {
+    method: request ? request.method : null,
+    status: message instanceof SipRequest ? null : message.status,
+    requestUser: uri && isSipUri(uri) ? uri.user : null,
+    requestHost: uri && isSipUri(uri) ? uri.host : null,
+    topViaBranch: topVia.branch,
+    fromTag,
+    toTag: message.to().tag,
+    callId: message.callId(),
+    cseqSeq: cseq.seq,
+    cseqMethod: cseq.method,
+    bodyLength: message.body.length,
+  };
 }
+
+/** The last commit that touched the parser, marked when the working tree differs from it. */
+function version(): string {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  try {
+    const commit = git('log', '-1', '--format=%h', '--', 'src/sip/message');
+    const modified = git('status', '--porcelain', '--', 'src/sip/message').length > 0;
+    return `${commit || 'uncommitted'}${modified ? ' with uncommitted changes' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export const VOXGATE_CONTENDER: ParserContender = {
+  id: 'voxgate',
+  label: 'voxgate',
+  version: version(),
+  entry: "parseMessage(Buffer) from 'src/sip/message'",
+  eagerness:
+    'eager: start line, header rows split and unfolded straight from the octets (latin1 ' +
+    'strings, names checked as tokens), Content-Length framing and the body as a Buffer ' +
+    'slice; lazy: each typed accessor (via(), from(), to(), callId(), cseq(), requestUri()) ' +
+    'parses its header on first use and caches it; via() parses every Via row',
+  read,
+};
