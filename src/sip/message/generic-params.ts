@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net';
-import { DQUOTE, GEN_VALUE, hasClass } from './grammar.js';
+import { DQUOTE, GEN_VALUE, TOKEN, hasClass, skipWsp } from './grammar.js';
 import { checkHost } from './host.js';
 import type { ValueScanner } from './value-scanner.js';
 
@@ -18,20 +18,37 @@ export function readGenericParams(
   scanner: ValueScanner,
   check?: (key: string, value: string | null) => boolean,
 ): ReadonlyMap<string, string | null> {
+  const text = scanner.text;
   let params: Map<string, string | null> | null = null;
-  while (scanner.consume(SEMI)) {
-    scanner.skipWs();
-    const key = scanner.lowerToken();
-    let value: string | null = null;
-    if (scanner.consume(EQUAL)) {
-      scanner.skipWs();
-      value = scanner.peek() === DQUOTE ? scanner.rawQuoted() : readHostOrToken(scanner);
+  let pos = scanner.pos;
+  for (;;) {
+    let i = skipWsp(text, pos);
+    if (text.charCodeAt(i) !== SEMI) break;
+    i = skipWsp(text, i + 1);
+    const nameStart = i;
+    let upper = false;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (!hasClass(c, TOKEN)) break;
+      if (c <= 0x5a && c >= 0x41) upper = true;
     }
+    if (i === nameStart) scanner.failAt(i);
+    const name = text.slice(nameStart, i);
+    const key = upper ? name.toLowerCase() : name;
+    let value: string | null = null;
+    const equal = skipWsp(text, i);
+    if (text.charCodeAt(equal) === EQUAL) {
+      scanner.pos = skipWsp(text, equal + 1);
+      value = scanner.peek() === DQUOTE ? scanner.rawQuoted() : readHostOrToken(scanner);
+      i = scanner.pos;
+    }
+    pos = i;
     params ??= new Map();
     // A parameter given twice is ambiguous (two tags, two branches): refuse it.
-    if (params.has(key) || (check !== undefined && !check(key, value))) scanner.fail();
+    if (params.has(key) || (check !== undefined && !check(key, value))) scanner.failAt(i);
     params.set(key, value);
   }
+  scanner.pos = pos;
   return params ?? NO_PARAMS;
 }
 

@@ -8,7 +8,7 @@
 export const TOKEN = 1 << 0;
 export const ALPHA = 1 << 1;
 export const DIGIT = 1 << 2;
-export const UNRESERVED = 1 << 3;
+const UNRESERVED = 1 << 3;
 /** user = 1*( unreserved / escaped / user-unreserved ), without the escape. */
 export const USER = 1 << 4;
 /** password = *( unreserved / escaped / "&" / "=" / "+" / "$" / "," ), without the escape. */
@@ -74,6 +74,18 @@ export function hasClass(code: number, flag: number): boolean {
 
 export function isWsp(code: number): boolean {
   return code === SP || code === HTAB;
+}
+
+/** The index of the first char at or after `from` that is not SP or HTAB. */
+export function skipWsp(s: string, from: number): number {
+  while (from < s.length && isWsp(s.charCodeAt(from))) from++;
+  return from;
+}
+
+/** The index of the first char at or after `from` that is not of the class. */
+export function classEnd(s: string, from: number, flag: number): number {
+  while (from < s.length && hasClass(s.charCodeAt(from), flag)) from++;
+  return from;
 }
 
 /** True when every char of s[from, to) belongs to the class and the range is not empty. */

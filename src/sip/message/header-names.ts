@@ -146,11 +146,13 @@ const LIST_HEADERS: ReadonlySet<string> = new Set([
   'warning',
 ]);
 
-// The canonical spellings, by length, for a lookup that needs no hashing: most names on the
-// wire are written exactly so.
-const CANONICAL_BY_LENGTH: (readonly [spelling: string, key: string])[][] = [];
+// The canonical spellings by length and last character, for a lookup that needs no hashing:
+// most names on the wire are written exactly so.
+const CANONICAL_BY_SHAPE: (readonly [spelling: string, key: string])[][] = [];
+const shape = (name: string): number =>
+  name.length * 128 + (name.charCodeAt(name.length - 1) & 127);
 for (const name of CANONICAL_NAMES) {
-  (CANONICAL_BY_LENGTH[name.length] ??= []).push([name, name.toLowerCase()]);
+  (CANONICAL_BY_SHAPE[shape(name)] ??= []).push([name, name.toLowerCase()]);
 }
 
 const COMPACT_BY_CODE: (string | undefined)[] = [];
@@ -169,9 +171,11 @@ const KEY_CACHE_LIMIT = 2048;
  */
 export function knownHeaderKey(name: string): string | undefined {
   if (name.length === 1) return COMPACT_BY_CODE[name.charCodeAt(0)];
-  const spellings = CANONICAL_BY_LENGTH[name.length];
+  const spellings = CANONICAL_BY_SHAPE[shape(name)];
   if (spellings !== undefined) {
-    for (const [spelling, key] of spellings) if (spelling === name) return key;
+    for (let i = 0; i < spellings.length; i++) {
+      if (spellings[i]![0] === name) return spellings[i]![1];
+    }
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net';
-import { ALPHA, DIGIT, asciiLower, hasClass } from './grammar.js';
+import { asciiLower } from './grammar.js';
 
 /**
  * Reads the host = hostname / IPv4address / IPv6reference (RFC 3261 25.1) that starts at
@@ -14,47 +14,62 @@ import { ALPHA, DIGIT, asciiLower, hasClass } from './grammar.js';
  */
 export function readHost(s: string, from: number): string | null {
   if (s.charCodeAt(from) === 0x5b /* [ */) return readIPv6Reference(s, from);
-  let labelLength = 0;
-  let labelFirst = 0;
-  let topFirst = 0;
-  let previous = 0;
-  let dots = 0;
-  let digitsOnly = true;
-  let upper = false;
+  let seen = 0;
+  let previous = DOT; // as if a "." came before: the first char starts a label
+  let labelStart = from;
+  let toplabelStart = from;
   let i = from;
   for (; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c === 0x2e) {
-      if (labelLength === 0 || previous === 0x2d) return null;
-      if (labelLength > 3) digitsOnly = false;
-      topFirst = labelFirst;
-      labelLength = 0;
-      dots++;
-    } else if (hasClass(c, ALPHA | DIGIT) || (c === 0x2d && labelLength > 0)) {
-      if (labelLength++ === 0) labelFirst = c;
-      if (c > 0x39) {
-        digitsOnly = false;
-        if (c <= 0x5a) upper = true;
-      } else if (c === 0x2d) {
-        digitsOnly = false;
-      }
-    } else {
-      break;
+    const kind = c < 128 ? HOST_CHARS[c]! : 0;
+    if (kind === 0) break;
+    if (kind === DOT) {
+      if (previous & (DOT | DASH)) return null; // an empty label, or one ending in "-"
+      toplabelStart = labelStart;
+      labelStart = i + 1;
+    } else if (kind === DASH && previous === DOT) {
+      return null; // a label starting with "-"
     }
-    previous = c;
+    seen |= kind;
+    previous = kind;
   }
-  if (i === from) return null;
-  const ipv4 = digitsOnly && dots === 3 && labelLength >= 1 && labelLength <= 3;
-  if (!ipv4) {
-    if (labelLength > 0) {
-      if (previous === 0x2d) return null;
-      topFirst = labelFirst;
-    }
-    // A trailing "." leaves the label before it as the toplabel.
-    if (!hasClass(topFirst, ALPHA)) return null;
-  }
+  if (i === from || previous === DASH) return null;
+  // A trailing "." leaves the label before it as the toplabel.
+  if (previous !== DOT) toplabelStart = labelStart;
+  const ipv4 = (seen & (LOWER | UPPER | DASH)) === 0 && isIPv4(s, from, i);
+  if (!ipv4 && (HOST_CHARS[s.charCodeAt(toplabelStart)]! & (LOWER | UPPER)) === 0) return null;
   const host = s.slice(from, i);
-  return upper ? host.toLowerCase() : host;
+  return seen & UPPER ? host.toLowerCase() : host;
+}
+
+const DIGIT_CHAR = 1;
+const LOWER = 2;
+const UPPER = 4;
+const DASH = 8;
+const DOT = 16;
+
+/** The kind of each host character, 0 for the others. */
+const HOST_CHARS = new Uint8Array(128);
+for (let c = 0x30; c <= 0x39; c++) HOST_CHARS[c] = DIGIT_CHAR;
+for (let c = 0x61; c <= 0x7a; c++) HOST_CHARS[c] = LOWER;
+for (let c = 0x41; c <= 0x5a; c++) HOST_CHARS[c] = UPPER;
+HOST_CHARS[0x2d] = DASH;
+HOST_CHARS[0x2e] = DOT;
+
+/** s[from, to) is four dot-separated runs of one to three digits. */
+export function isIPv4(s: string, from = 0, to = s.length): boolean {
+  let dots = 0;
+  let run = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x2e) {
+      dots++;
+      run = 0;
+    } else if (c < 0x30 || c > 0x39 || ++run > 3) {
+      return false;
+    }
+  }
+  return dots === 3 && run > 0;
 }
 
 function readIPv6Reference(s: string, from: number): string | null {

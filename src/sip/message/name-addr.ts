@@ -36,7 +36,7 @@ const LAQUOT = 0x3c;
 const COMMA = 0x2c;
 
 /** Reads one address at the scanner; `allowAddrSpec` is false where only name-addr is legal. */
-export function readNameAddr(scanner: ValueScanner, allowAddrSpec: boolean): NameAddr {
+function readNameAddr(scanner: ValueScanner, allowAddrSpec: boolean): NameAddr {
   scanner.skipWs();
   const displayName = readDisplayName(scanner);
   let uriText: string;

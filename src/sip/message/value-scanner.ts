@@ -43,35 +43,14 @@ export class ValueScanner {
     this.skipWs();
   }
 
-  /** Reads 1*(chars of the class); fails when there is none. */
-  run(flag: number): string {
+  /** Reads 1*token; fails when there is none. */
+  token(): string {
     const start = this.pos;
-    while (this.pos < this.text.length && hasClass(this.text.charCodeAt(this.pos), flag)) {
+    while (this.pos < this.text.length && hasClass(this.text.charCodeAt(this.pos), TOKEN)) {
       this.pos++;
     }
     if (this.pos === start) this.fail();
     return this.text.slice(start, this.pos);
-  }
-
-  token(): string {
-    return this.run(TOKEN);
-  }
-
-  /** Reads a token lower-cased (a parameter or scheme name), in one pass. */
-  lowerToken(): string {
-    const text = this.text;
-    const start = this.pos;
-    let upper = false;
-    let i = start;
-    for (; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (!hasClass(c, TOKEN)) break;
-      if (c >= 0x41 && c <= 0x5a) upper = true;
-    }
-    if (i === start) this.fail();
-    this.pos = i;
-    const token = text.slice(start, i);
-    return upper ? token.toLowerCase() : token;
   }
 
   /** Reads until SP, HTAB, ";" or "," (or the end); the run may be empty. */
@@ -125,6 +104,11 @@ export class ValueScanner {
     const start = this.pos;
     this.quoted();
     return this.text.slice(start, this.pos);
+  }
+
+  failAt(pos: number): never {
+    this.pos = pos;
+    return this.fail();
   }
 
   fail(): never {

@@ -1,7 +1,7 @@
-import { isIP } from 'node:net';
-import { DQUOTE, isWsp, parseDigits } from './grammar.js';
+import { isIPv6 } from 'node:net';
+import { DIGIT, DQUOTE, TOKEN, classEnd, isWsp, parseDigits, skipWsp } from './grammar.js';
 import { readGenericParams } from './generic-params.js';
-import { checkHost, checkPort, readHost } from './host.js';
+import { checkHost, checkPort, isIPv4, readHost } from './host.js';
 import { SipParseError } from './sip-parse-error.js';
 import { ValueScanner } from './value-scanner.js';
 
@@ -55,34 +55,46 @@ export function parseTopVia(rows: string[]): Via {
 
 /** via-parm = sent-protocol LWS sent-by *( SEMI via-params ) */
 function readVia(scanner: ValueScanner): Via {
-  scanner.skipWs();
+  const text = scanner.text;
+  let i = skipWsp(text, scanner.pos);
   let protocolName = 'SIP';
   let protocolVersion = '2.0';
-  if (scanner.text.startsWith('SIP/2.0/', scanner.pos)) {
-    scanner.pos += 8;
+  if (text.startsWith('SIP/2.0/', i)) {
+    i += 8;
   } else {
-    protocolName = scanner.token();
-    scanner.expect(SLASH);
-    protocolVersion = scanner.token();
-    scanner.expect(SLASH);
+    // sent-protocol = protocol-name SLASH protocol-version SLASH transport
+    const nameEnd = classEnd(text, i, TOKEN);
+    protocolName = text.slice(i, nameEnd);
+    const versionStart = afterSeparator(text, nameEnd, SLASH);
+    const versionEnd = classEnd(text, versionStart, TOKEN);
+    protocolVersion = text.slice(versionStart, versionEnd);
+    i = afterSeparator(text, versionEnd, SLASH);
+    if (nameEnd === i || versionEnd === versionStart || i === -1) scanner.failAt(versionEnd);
   }
-  const transport = upper(scanner.token());
-  if (!isWsp(scanner.peek())) scanner.fail();
-  scanner.skipWs();
-  const host = readHost(scanner.text, scanner.pos);
-  if (host === null) scanner.fail();
-  scanner.pos += host.length;
+  const transportEnd = classEnd(text, i, TOKEN);
+  if (transportEnd === i || !isWsp(text.charCodeAt(transportEnd))) scanner.failAt(i);
+  const transport = upper(text.slice(i, transportEnd));
+  i = skipWsp(text, transportEnd);
+  const host = readHost(text, i);
+  if (host === null) scanner.failAt(i);
+  i += host.length;
   let port: number | null = null;
-  if (scanner.consume(COLON)) {
-    scanner.skipWs();
-    const start = scanner.pos;
-    while (scanner.peek() >= 0x30 && scanner.peek() <= 0x39) scanner.pos++;
-    port = checkPort(scanner.text.slice(start, scanner.pos));
-    if (port === null) scanner.fail();
+  const colon = afterSeparator(text, i, COLON);
+  if (colon !== -1) {
+    i = classEnd(text, colon, DIGIT);
+    port = checkPort(text.slice(colon, i));
+    if (port === null) scanner.failAt(i);
   }
+  scanner.pos = i;
   const params = readGenericParams(scanner, checkViaParam);
   const branch = params.get('branch') ?? null;
   return { protocolName, protocolVersion, transport, host, port, params, branch };
+}
+
+/** After SWS `code` SWS at `from` (SLASH, COLON), or -1 when `code` is not there. */
+function afterSeparator(text: string, from: number, code: number): number {
+  const at = skipWsp(text, from);
+  return text.charCodeAt(at) === code ? skipWsp(text, at + 1) : -1;
 }
 
 /** Transports are compared upper-cased; most are sent so already. */
@@ -99,7 +111,11 @@ function checkViaParam(name: string, value: string | null): boolean {
     case 'branch':
       return value !== null && value.charCodeAt(0) !== DQUOTE;
     case 'received':
-      return value !== null && isIP(value.replace(/^\[(.*)\]$/, '$1')) !== 0;
+      // received = IPv4address / IPv6address (written bare, or as a reference)
+      if (value === null) return false;
+      return value.charCodeAt(0) === 0x5b
+        ? checkHost(value) !== null
+        : isIPv4(value) || isIPv6(value);
     case 'rport':
       return value === null || checkPort(value) !== null;
     case 'ttl':
