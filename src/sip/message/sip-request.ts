@@ -13,7 +13,8 @@ export interface SipRequestInit extends SipMessageInit {
 export class SipRequest extends SipMessage {
   method: string;
   uri: string;
-  #parsedUri: { text: string; value: SipUri | AbsoluteUri } | null = null;
+  #parsedText: string | null = null;
+  #parsed: SipUri | AbsoluteUri | null = null;
 
   constructor(init: SipRequestInit) {
     super(init);
@@ -30,16 +31,15 @@ export class SipRequest extends SipMessage {
    * absoluteURI (a UAS answers those it does not support with 416, RFC 3261 8.2.2.1).
    */
   requestUri(): SipUri | AbsoluteUri {
-    if (this.#parsedUri?.text !== this.uri) {
-      let value: SipUri | AbsoluteUri;
+    if (this.#parsed === null || this.#parsedText !== this.uri) {
       try {
-        value = parseAddressUri(this.uri, 'Request-URI');
+        this.#parsed = parseAddressUri(this.uri, 'Request-URI');
       } catch (error) {
         throw error instanceof SipParseError ? error.inMessage(true, this.method) : error;
       }
-      this.#parsedUri = { text: this.uri, value };
+      this.#parsedText = this.uri;
     }
-    return this.#parsedUri.value;
+    return this.#parsed;
   }
 
   startLine(): string {
