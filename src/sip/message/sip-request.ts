@@ -1,3 +1,4 @@
+import { isToken } from './grammar.js';
 import { SipMessage, type SipMessageInit } from './sip-message.js';
 import { SipParseError } from './sip-parse-error.js';
 import { type AbsoluteUri, type SipUri, parseAddressUri } from './sip-uri.js';
@@ -43,6 +44,13 @@ export class SipRequest extends SipMessage {
   }
 
   startLine(): string {
+    // Request-Line = Method SP Request-URI SP SIP-Version: nothing written may break it.
+    if (!isToken(this.method)) {
+      throw new TypeError(`Expected a token for the method but received "${this.method}"`);
+    }
+    if (this.uri.length === 0 || /[ \t\r\n]/.test(this.uri)) {
+      throw new TypeError(`Expected a Request-URI without whitespace but received "${this.uri}"`);
+    }
     return `${this.method} ${this.uri} ${this.version}`;
   }
 

@@ -229,4 +229,17 @@ describe('writing', () => {
     const request = new SipRequest({ method: 'OPTIONS', uri: 'sip:a@b' });
     expect(request.toString()).toBe('OPTIONS sip:a@b SIP/2.0\r\nContent-Length: 0\r\n\r\n');
   });
+
+  it('refuses to write a start line that would not parse back', () => {
+    expect(() => new SipRequest({ method: 'IN VITE', uri: 'sip:a@b' }).toBuffer()).toThrow(
+      TypeError,
+    );
+    expect(() =>
+      new SipRequest({ method: 'INVITE', uri: 'sip:a@b SIP/2.0\r\nX:' }).toBuffer(),
+    ).toThrow(TypeError);
+    expect(() => new SipResponse({ status: 1000 }).toBuffer()).toThrow(TypeError);
+    expect(() => new SipResponse({ status: 200, reason: 'OK\r\nVia: x' }).toBuffer()).toThrow(
+      TypeError,
+    );
+  });
 });
