@@ -10,7 +10,8 @@ function read(bytes: Buffer): ReturnType<ParserContender['read']> {
   const message = parseMessage(bytes);
   const request = message instanceof SipRequest ? message : null;
   const uri = request?.requestUri();
-  const topVia = message.via()[0];
+  // A UAS matches transactions on the top Via alone; topVia() parses only that row.
+  const topVia = message.topVia();
   const fromTag = message.from().tag;
   if (topVia === undefined || topVia.branch === null || fromTag === null) {
     throw new Error('no Via branch or no From tag');
@@ -52,7 +53,7 @@ export const VOXGATE_CONTENDER: ParserContender = {
   eagerness:
     'eager: start line, header rows split and unfolded straight from the octets (latin1 ' +
     'strings, names checked as tokens), Content-Length framing and the body as a Buffer ' +
-    'slice; lazy: each typed accessor (via(), from(), to(), callId(), cseq(), requestUri()) ' +
-    'parses its header on first use and caches it; via() parses every Via row',
+    'slice; lazy: each typed accessor (topVia(), from(), to(), callId(), cseq(), requestUri()) ' +
+    'parses its header on first use and caches it; topVia() parses only the first Via row',
   read,
 };
