@@ -101,6 +101,18 @@ export abstract class Transaction<State extends string> {
     }
   }
 
+  /** A send that failed after the fact (a connection that could not be opened). */
+  transportFailed(error: Error): void {
+    if (this.current === ('terminated' as State)) return;
+    this.transition('terminated' as State);
+    this.user.onTransportError?.(error);
+  }
+
+  /** Ends the transaction at once, without telling the TU anything but onTerminated. */
+  terminate(): void {
+    if (this.current !== ('terminated' as State)) this.transition('terminated' as State);
+  }
+
   protected timeout(): void {
     this.transition('terminated' as State);
     this.user.onTimeout?.();

@@ -1,0 +1,113 @@
+import type { Scheduler } from '../core/scheduler.js';
+
+import type { SipMetrics } from './transaction/sip-metrics.js';
+import type { TimerSettings } from './transaction/timers.js';
+import { TransactionLayer } from './transaction/transaction-layer.js';
+import type { Address, Flow, TransportProtocol } from './transport/flow.js';
+import { TcpTransport } from './transport/tcp-transport.js';
+import { TransportLayer, type TransportBinding } from './transport/transport-layer.js';
+import type { TransportListener } from './transport/udp-transport.js';
+import { UdpTransport } from './transport/udp-transport.js';
+import { UserAgentCore } from './ua/user-agent-core.js';
+
+/** What every transport offers the stack. */
+export interface ListeningTransport {
+  readonly local: Address;
+  send(data: Buffer, to: Address | { connectionId: string }): void | Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SipStackOptions {
+  scheduler: Scheduler;
+  /** The address written into Via and Contact (VOXGATE_PUBLIC_HOST). */
+  publicHost: string;
+  timers?: TimerSettings;
+  metrics?: SipMetrics;
+  /** Told of transport errors and discarded messages (never with message contents). */
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * The SIP stack assembled: transports below the transport layer, the transaction layer, and
+ * the UA core that handlers and the dialog layer attach to.
+ */
+export class SipStack {
+  readonly transport: TransportLayer;
+  readonly transactions: TransactionLayer;
+  readonly core: UserAgentCore;
+  private readonly listening: ListeningTransport[] = [];
+  private readonly closeHooks: (() => void)[] = [];
+
+  constructor(private readonly options: SipStackOptions) {
+    this.transport = new TransportLayer({
+      onRequest: (request, flow) => this.transactions.receiveRequest(request, flow),
+      onResponse: (response, flow) => this.transactions.receiveResponse(response, flow),
+      onDiscard: (reason, flow) =>
+        options.onWarning?.(
+          `discarded a message from ${flow.protocol} ${flow.remote.address}: ${reason}`,
+        ),
+    });
+    this.transactions = new TransactionLayer(this.transport, {
+      scheduler: options.scheduler,
+      timers: options.timers,
+      metrics: options.metrics,
+    });
+    this.core = new UserAgentCore(this.transactions);
+  }
+
+  /** The listener a transport hands its messages to. */
+  get listener(): TransportListener {
+    return {
+      onMessage: (data: Buffer, flow: Flow) => this.receive(data, flow),
+      onError: (error: Error) => this.options.onWarning?.(`SIP transport: ${error.message}`),
+    };
+  }
+
+  /** Listens for UDP and TCP on one port (port 0: one free port for both). */
+  async listenUdpTcp(host: string, port: number): Promise<{ udp: Address; tcp: Address }> {
+    const udp = await UdpTransport.listen(host, port, this.listener);
+    let tcp: TcpTransport;
+    try {
+      tcp = await TcpTransport.listen(host, udp.local.port, this.listener);
+    } catch (error) {
+      await udp.close();
+      throw error;
+    }
+    this.attach('UDP', udp);
+    this.attach('TCP', tcp);
+    return { udp: udp.local, tcp: tcp.local };
+  }
+
+  /** Puts a listening transport under the stack for a protocol. */
+  attach(protocol: TransportProtocol, transport: ListeningTransport): void {
+    const binding: TransportBinding = {
+      protocol,
+      sentBy: { address: this.options.publicHost, port: transport.local.port },
+      send: (data, to) => transport.send(data, to),
+    };
+    this.transport.add(binding);
+    this.listening.push(transport);
+  }
+
+  /** Runs before the transports close (the registrar stops its timers, say). */
+  onClose(hook: () => void): void {
+    this.closeHooks.push(hook);
+  }
+
+  async close(): Promise<void> {
+    for (const hook of this.closeHooks) hook();
+    this.transactions.close();
+    await Promise.all(this.listening.map((t) => t.close()));
+  }
+
+  private receive(data: Buffer, flow: Flow): void {
+    try {
+      this.transport.receive(data, flow);
+    } catch (error) {
+      // A fault while handling one message must not take down the others.
+      this.options.onWarning?.(
+        `SIP message from ${flow.remote.address} failed: ${(error as Error).message}`,
+      );
+    }
+  }
+}
