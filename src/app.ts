@@ -3,6 +3,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DestinationStream } from 'pino';
+import { Registry } from 'prom-client';
 import { Authenticator } from './api/auth.js';
 import { UriBuilder } from './api/envelope.js';
 import { installErrorHandler } from './api/error-handler.js';
@@ -16,9 +17,11 @@ import {
   type CallbackJob,
   type SigningKeys,
 } from './callbacks/index.js';
+import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { newUuid } from './core/ids.js';
+import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
 import { ensureMainAccount, type MainAccount } from './state/main-account.js';
@@ -27,6 +30,8 @@ import { createState, type State } from './state/state.js';
 
 export interface GatewayOptions {
   clock?: Clock;
+  /** Runs the SIP timers; the system's by default. */
+  scheduler?: Scheduler;
   /** Where logs go (tests capture them); stdout by default. */
   logStream?: DestinationStream;
 }
@@ -37,6 +42,8 @@ export interface Gateway {
   mainAccount: MainAccount;
   /** Signed webhook delivery; retries are durable on Redis. */
   callbacks: CallbackDelivery;
+  /** The SIP stack, its listeners (after listen) and the registrar. */
+  sip: SipService;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -99,7 +106,8 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   });
 
   let listening = false;
-  operationalRoutes(app, { isReady: () => listening });
+  const registry = new Registry();
+  operationalRoutes(app, { isReady: () => listening, registry });
   const context = {
     state,
     uris: new UriBuilder(config.publicUrl),
@@ -121,17 +129,29 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     log: app.log,
   });
 
+  const sip = new SipService({
+    config,
+    state,
+    scheduler: options.scheduler ?? systemScheduler,
+    mainToken: mainAccount.authToken,
+    log: app.log,
+    registry,
+  });
+
   return {
     app,
     state,
     mainAccount,
     callbacks,
+    sip,
     listen: async () => {
+      await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });
       listening = true;
     },
     close: async () => {
       listening = false;
+      await sip.close();
       await callbacks.close();
       await app.close();
       await store.close();

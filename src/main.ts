@@ -27,6 +27,11 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+  // SIP message tracing, switched at run time: `kill -USR2 <pid>` turns it on, again off.
+  process.on('SIGUSR2', () => {
+    gateway.sip.setTrace(!gateway.sip.tracing);
+    gateway.app.log.info({ tracing: gateway.sip.tracing }, 'SIP tracing switched');
+  });
 }
 
 main().catch((error: unknown) => {

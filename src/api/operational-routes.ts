@@ -2,8 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 
 /** /health, /metrics and /docs: unauthenticated, outside /v1. */
-export function operationalRoutes(app: FastifyInstance, options: { isReady: () => boolean }): void {
-  const registry = new Registry();
+export function operationalRoutes(
+  app: FastifyInstance,
+  options: { isReady: () => boolean; registry: Registry },
+): void {
+  const { registry } = options;
   collectDefaultMetrics({ register: registry, prefix: 'voxgate_' });
   const requests = new Counter({
     name: 'voxgate_http_requests_total',

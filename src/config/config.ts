@@ -15,6 +15,17 @@ export interface Config {
   httpPort: number;
   sipPort: number;
   sipWsPort: number;
+  /** Address the SIP listeners bind (VOXGATE_SIP_HOST, default VOXGATE_HTTP_HOST). */
+  sipHost: string;
+  /** PEM certificate and key files: TLS on sipTlsPort and WSS instead of WS. */
+  sipTls: { certFile: string; keyFile: string; port: number } | null;
+  /** Digest nonces older than this many seconds are stale. */
+  sipNonceLifetime: number;
+  /** Registration intervals: 423 below the minimum, shortened above the maximum (seconds). */
+  sipMinExpires: number;
+  sipMaxExpires: number;
+  /** Logs every SIP message in and out (SIGUSR2 toggles it while running). */
+  sipTrace: boolean;
   rtpPorts: PortRange;
   publicHost: string;
   /** Base put before resource URIs; '' means URIs are paths. */
@@ -50,10 +61,27 @@ function port(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < 1 || value > 65535) {
-    throw new ConfigError(name, 'must be a port number from 1 to 65535', raw);
+  // 0 asks the system for a free port (tests run gateways side by side).
+  if (!/^\d+$/.test(raw) || value > 65535) {
+    throw new ConfigError(name, 'must be a port number from 1 to 65535, or 0 for any', raw);
   }
   return value;
+}
+
+function whole(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) {
+    throw new ConfigError(name, `must be a whole number of at least ${min}`, raw);
+  }
+  return Number(raw);
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return false;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(name, 'must be true or false', raw);
+  return raw === 'true';
 }
 
 function portRange(env: Env, name: string, fallback: PortRange): PortRange {
@@ -177,12 +205,41 @@ export function loadConfig(processEnv: Env = process.env): Config {
   }
 
   const dataDirRaw = env.VOXGATE_DATA_DIR;
+  const httpHost = host(env, 'VOXGATE_HTTP_HOST', '0.0.0.0');
+  const certFile = env.VOXGATE_SIP_TLS_CERT || null;
+  const keyFile = env.VOXGATE_SIP_TLS_KEY || null;
+  if ((certFile === null) !== (keyFile === null)) {
+    const missing = certFile === null ? 'VOXGATE_SIP_TLS_CERT' : 'VOXGATE_SIP_TLS_KEY';
+    throw new ConfigError(
+      missing,
+      'must be set together with the other of VOXGATE_SIP_TLS_CERT and VOXGATE_SIP_TLS_KEY',
+      '',
+    );
+  }
+  const sipMinExpires = whole(env, 'VOXGATE_SIP_MIN_EXPIRES', 60, 1);
+  const sipMaxExpires = whole(env, 'VOXGATE_SIP_MAX_EXPIRES', 3600, 1);
+  if (sipMaxExpires < sipMinExpires) {
+    throw new ConfigError(
+      'VOXGATE_SIP_MAX_EXPIRES',
+      `must not be below VOXGATE_SIP_MIN_EXPIRES (${sipMinExpires})`,
+      String(sipMaxExpires),
+    );
+  }
 
   return {
-    httpHost: host(env, 'VOXGATE_HTTP_HOST', '0.0.0.0'),
+    httpHost,
     httpPort: port(env, 'VOXGATE_HTTP_PORT', 8080),
     sipPort: port(env, 'VOXGATE_SIP_PORT', 5060),
     sipWsPort: port(env, 'VOXGATE_SIP_WS_PORT', 5066),
+    sipHost: host(env, 'VOXGATE_SIP_HOST', httpHost),
+    sipTls:
+      certFile && keyFile
+        ? { certFile, keyFile, port: port(env, 'VOXGATE_SIP_TLS_PORT', 5061) }
+        : null,
+    sipNonceLifetime: whole(env, 'VOXGATE_SIP_NONCE_LIFETIME', 300, 1),
+    sipMinExpires,
+    sipMaxExpires,
+    sipTrace: flag(env, 'VOXGATE_SIP_TRACE'),
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     publicHost: host(env, 'VOXGATE_PUBLIC_HOST', '127.0.0.1'),
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : '',

@@ -52,11 +52,6 @@ export interface EndpointRecord extends Owned {
   ha1_md5: string;
   ha1_sha256: string;
   app_id: string | null;
-  /** Registration state, maintained by the registrar. */
-  sip_registered: boolean;
-  sip_contact: string | null;
-  sip_expires: string | null;
-  sip_user_agent: string | null;
 }
 
 export interface OriginationUriRecord extends Owned {
@@ -77,4 +72,30 @@ export interface TrunkRecord extends Owned {
   trunk_direction: 'inbound';
   primary_uri_uuid: string;
   fallback_uri_uuid: string | null;
+}
+
+/** A contact bound by the registrar (RFC 3261 10.3) and the flow it came over. */
+export interface BindingRecord {
+  contact: string;
+  /** ms since the epoch. */
+  expires_at: number;
+  call_id: string;
+  cseq: number;
+  user_agent: string | null;
+  protocol: string;
+  address: string;
+  port: number;
+  /** The connection the client registered over, on `node` (null for UDP). */
+  connection_id: string | null;
+  node: string;
+}
+
+/**
+ * The bindings of one address of record: an endpoint (`endpoint:<endpoint_id>`) or the subject
+ * of an access token (`token:<sub>`). Kept apart from the endpoint record, which only the API
+ * writes, so that registrations never race with endpoint updates.
+ */
+export interface RegistrationRecord extends Owned {
+  aor: string;
+  bindings: BindingRecord[];
 }

@@ -6,6 +6,7 @@ import type {
   EndpointRecord,
   NumberRecord,
   OriginationUriRecord,
+  RegistrationRecord,
   TrunkRecord,
 } from './records.js';
 
@@ -21,6 +22,7 @@ export interface State {
   endpoints: Collection<EndpointRecord>;
   originationUris: Collection<OriginationUriRecord>;
   trunks: Collection<TrunkRecord>;
+  registrations: Collection<RegistrationRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -62,6 +64,10 @@ export function createState(store: DocumentStore): State {
         `uri:${t.primary_uri_uuid}`,
         ...(t.fallback_uri_uuid ? [`uri:${t.fallback_uri_uuid}`] : []),
       ],
+    }),
+    registrations: new Collection<RegistrationRecord>(store, {
+      kind: 'registration',
+      id: (r) => r.aor,
     }),
   };
 }

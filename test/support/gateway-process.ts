@@ -18,7 +18,14 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
     Object.entries(process.env).filter(([k]) => !k.startsWith('VOXGATE_')),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...clean, VOXGATE_HTTP_PORT: String(port), VOXGATE_HTTP_HOST: '127.0.0.1', ...env },
+    env: {
+      ...clean,
+      VOXGATE_HTTP_PORT: String(port),
+      VOXGATE_HTTP_HOST: '127.0.0.1',
+      VOXGATE_SIP_PORT: '0',
+      VOXGATE_SIP_WS_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

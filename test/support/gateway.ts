@@ -40,7 +40,13 @@ export interface TestGateway {
  * on a real redis-server when a URL is given. Requests run as the main account unless `as` says.
  */
 export async function startGateway(
-  options: { redisUrl?: string; env?: Record<string, string>; clock?: Clock } = {},
+  options: {
+    redisUrl?: string;
+    env?: Record<string, string>;
+    clock?: Clock;
+    /** Starts the listeners (HTTP and SIP on 127.0.0.1, free ports) as `npm start` does. */
+    listen?: boolean;
+  } = {},
 ): Promise<TestGateway> {
   const logs: string[] = [];
   const logStream = new Writable({
@@ -54,9 +60,19 @@ export async function startGateway(
     VOXGATE_RATE_LIMIT: '0',
     VOXGATE_LOG_LEVEL: 'info',
     ...(options.redisUrl ? { VOXGATE_REDIS_URL: options.redisUrl } : {}),
+    ...(options.listen
+      ? {
+          VOXGATE_HTTP_HOST: '127.0.0.1',
+          VOXGATE_HTTP_PORT: '0',
+          VOXGATE_SIP_HOST: '127.0.0.1',
+          VOXGATE_SIP_PORT: '0',
+          VOXGATE_SIP_WS_PORT: '0',
+        }
+      : {}),
     ...options.env,
   });
   const gateway = await buildGateway(config, { logStream, clock: options.clock });
+  if (options.listen) await gateway.listen();
   const main = { id: gateway.mainAccount.authId, token: gateway.mainAccount.authToken };
 
   const request: TestGateway['request'] = async (method, path, opts = {}) => {

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
+import { aorKey, liveBindings } from '../../call/registrar-directory.js';
 import { ha1, md5Hex } from '../../core/digest.js';
 import { UniqueViolation } from '../../core/errors.js';
 import { newNumericId, randomDigits } from '../../core/ids.js';
-import type { EndpointRecord } from '../../state/records.js';
+import type { BindingRecord, EndpointRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
@@ -107,10 +108,14 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     application: e.app_id ? uris.account(principal.authId, 'Application', e.app_id) : null,
     resource_uri: uris.account(principal.authId, 'Endpoint', e.endpoint_id),
   });
-  const listItem = (principal: Principal, e: EndpointRecord) => ({
+  // Registration state comes from the registrar's bindings, read with their expiry applied,
+  // so an endpoint whose binding ran out shows unregistered on every node.
+  const bindingsOf = (e: EndpointRecord) =>
+    liveBindings(state, e.account, e.endpoint_id, clock.now());
+  const listItem = (principal: Principal, e: EndpointRecord, bindings: BindingRecord[]) => ({
     alias: e.alias,
     endpoint_id: e.endpoint_id,
-    sip_registered: e.sip_registered ? 'true' : 'false',
+    sip_registered: bindings.length > 0 ? 'true' : 'false',
     sip_uri: `sip:${e.username}@${sipDomain}`,
     username: e.username,
     ...links(principal, e),
@@ -150,10 +155,6 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
           endpoint_id: newNumericId(14),
           alias,
           app_id: app_id || null,
-          sip_registered: false,
-          sip_contact: null,
-          sip_expires: null,
-          sip_user_agent: null,
         },
         username,
         password,
@@ -183,7 +184,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
       return uris.list(
         request,
         { limit, offset, total: page.total },
-        page.items.map((e) => listItem(principal, e)),
+        await Promise.all(page.items.map(async (e) => listItem(principal, e, await bindingsOf(e)))),
       );
     },
   });
@@ -196,15 +197,21 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     },
     handler: async (request) => {
       const e = await findEndpoint(request.principal, request.params.endpoint_id);
+      const bindings = await bindingsOf(e);
+      // The binding that lives longest is the one shown (a phone may bind several contacts).
+      const latest = bindings.reduce<BindingRecord | null>(
+        (best, b) => (best === null || b.expires_at > best.expires_at ? b : best),
+        null,
+      );
       return {
         api_id: request.id,
-        ...listItem(request.principal, e),
+        ...listItem(request.principal, e, bindings),
         // The API returns the MD5 of the password, never the password itself.
         password: e.password_md5,
         sub_account: e.subaccount,
-        sip_contact: e.sip_registered ? e.sip_contact : null,
-        sip_expires: e.sip_registered ? e.sip_expires : null,
-        sip_user_agent: e.sip_registered ? e.sip_user_agent : null,
+        sip_contact: latest?.contact ?? null,
+        sip_expires: latest ? sipTimestamp(latest.expires_at) : null,
+        sip_user_agent: latest?.user_agent ?? null,
       };
     },
   });
@@ -250,7 +257,16 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     handler: async (request, reply) => {
       const endpoint = await findEndpoint(request.principal, request.params.endpoint_id);
       await state.endpoints.remove(endpoint);
+      const registration = await state.registrations.get(
+        endpoint.account,
+        aorKey({ kind: 'endpoint', id: endpoint.endpoint_id }),
+      );
+      if (registration) await state.registrations.remove(registration);
       return reply.code(204).send(null);
     },
   });
 }
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, as the API writes times. */
+const sipTimestamp = (ms: number): string =>
+  new Date(ms).toISOString().slice(0, 19).replace('T', ' ');

@@ -14,6 +14,12 @@ describe('loadConfig', () => {
       httpPort: 8080,
       sipPort: 5060,
       sipWsPort: 5066,
+      sipHost: '0.0.0.0',
+      sipTls: null,
+      sipNonceLifetime: 300,
+      sipMinExpires: 60,
+      sipMaxExpires: 3600,
+      sipTrace: false,
       rtpPorts: { min: 20000, max: 29999 },
       publicHost: '127.0.0.1',
       publicUrl: '',
@@ -64,16 +70,29 @@ describe('loadConfig', () => {
   const bad: [Record<string, string>, string][] = [
     [
       { VOXGATE_HTTP_PORT: '80a' },
-      'VOXGATE_HTTP_PORT="80a" is invalid: must be a port number from 1 to 65535',
+      'VOXGATE_HTTP_PORT="80a" is invalid: must be a port number from 1 to 65535, or 0 for any',
     ],
     [
       { VOXGATE_SIP_PORT: '70000' },
-      'VOXGATE_SIP_PORT="70000" is invalid: must be a port number from 1 to 65535',
+      'VOXGATE_SIP_PORT="70000" is invalid: must be a port number from 1 to 65535, or 0 for any',
     ],
     [
       { VOXGATE_RTP_PORTS: '3000-2000' },
       'VOXGATE_RTP_PORTS="3000-2000" is invalid: must be two port numbers MIN-MAX with 1024 <= MIN < MAX <= 65535',
     ],
+    [
+      { VOXGATE_SIP_TLS_CERT: 'cert.pem' },
+      'VOXGATE_SIP_TLS_KEY="" is invalid: must be set together with the other of VOXGATE_SIP_TLS_CERT and VOXGATE_SIP_TLS_KEY',
+    ],
+    [
+      { VOXGATE_SIP_MIN_EXPIRES: '0' },
+      'VOXGATE_SIP_MIN_EXPIRES="0" is invalid: must be a whole number of at least 1',
+    ],
+    [
+      { VOXGATE_SIP_MIN_EXPIRES: '600', VOXGATE_SIP_MAX_EXPIRES: '300' },
+      'VOXGATE_SIP_MAX_EXPIRES="300" is invalid: must not be below VOXGATE_SIP_MIN_EXPIRES (600)',
+    ],
+    [{ VOXGATE_SIP_TRACE: 'yes' }, 'VOXGATE_SIP_TRACE="yes" is invalid: must be true or false'],
     [
       { VOXGATE_REDIS_URL: 'http://x' },
       'VOXGATE_REDIS_URL="http://x" is invalid: must be a URL with scheme redis or rediss',

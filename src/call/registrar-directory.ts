@@ -1,0 +1,114 @@
+import type {
+  AddressOfRecord,
+  Binding,
+  RegistrarDirectory,
+  RegistrarUser,
+} from '../sip/ua/registrar-directory.js';
+import type { BindingRecord, RegistrationRecord } from '../state/records.js';
+import type { State } from '../state/state.js';
+
+/** The registrar's view of the state layer: endpoints, accounts and registrations. */
+export class StateRegistrarDirectory implements RegistrarDirectory {
+  constructor(
+    private readonly state: State,
+    private readonly now: () => number,
+  ) {}
+
+  async findUser(username: string): Promise<RegistrarUser | null> {
+    const endpoint = await this.state.endpoints.findByUnique({
+      space: 'sip_user',
+      value: username,
+    });
+    if (!endpoint) return null;
+    return {
+      aor: {
+        kind: 'endpoint',
+        account: endpoint.account,
+        subaccount: endpoint.subaccount,
+        id: endpoint.endpoint_id,
+        user: endpoint.username,
+      },
+      ha1: (algorithm) => (algorithm === 'MD5' ? endpoint.ha1_md5 : endpoint.ha1_sha256),
+    };
+  }
+
+  async tokenKey(authId: string): Promise<string | null> {
+    const account = await this.state.accounts.findByUnique({ space: 'auth_id', value: authId });
+    return account?.enabled ? account.auth_token : null;
+  }
+
+  async accountOf(authId: string): Promise<{ account: string; subaccount: string | null } | null> {
+    const account = await this.state.accounts.findByUnique({ space: 'auth_id', value: authId });
+    if (!account) return null;
+    return { account: account.account, subaccount: account.subaccount };
+  }
+
+  async load(aor: AddressOfRecord): Promise<Binding[]> {
+    const record = await this.state.registrations.get(aor.account, aorKey(aor));
+    return record ? record.bindings.map(fromRecord) : [];
+  }
+
+  async save(aor: AddressOfRecord, bindings: Binding[]): Promise<void> {
+    const key = aorKey(aor);
+    const previous = await this.state.registrations.get(aor.account, key);
+    if (bindings.length === 0) {
+      if (previous) await this.state.registrations.remove(previous);
+      return;
+    }
+    const next: RegistrationRecord = {
+      account: aor.account,
+      subaccount: aor.subaccount,
+      created: previous?.created ?? this.now(),
+      aor: key,
+      bindings: bindings.map(toRecord),
+    };
+    if (previous) await this.state.registrations.update(next, previous);
+    else await this.state.registrations.create(next);
+  }
+}
+
+/** The registration key of an AOR: `endpoint:<endpoint_id>` or `token:<sub>`. */
+export const aorKey = (aor: Pick<AddressOfRecord, 'kind' | 'id'>): string =>
+  `${aor.kind}:${aor.id}`;
+
+/** The bindings of an endpoint that have not expired, newest expiry last. */
+export async function liveBindings(
+  state: State,
+  account: string,
+  endpointId: string,
+  now: number,
+): Promise<BindingRecord[]> {
+  const record = await state.registrations.get(
+    account,
+    aorKey({ kind: 'endpoint', id: endpointId }),
+  );
+  return (record?.bindings ?? []).filter((b) => b.expires_at > now);
+}
+
+const toRecord = (b: Binding): BindingRecord => ({
+  contact: b.contact,
+  expires_at: b.expiresAt,
+  call_id: b.callId,
+  cseq: b.cseq,
+  user_agent: b.userAgent,
+  protocol: b.flow.protocol,
+  address: b.flow.address,
+  port: b.flow.port,
+  connection_id: b.flow.connectionId,
+  node: b.flow.node,
+});
+
+const fromRecord = (r: BindingRecord): Binding => ({
+  contact: r.contact,
+  expiresAt: r.expires_at,
+  callId: r.call_id,
+  cseq: r.cseq,
+  userAgent: r.user_agent,
+  flow: {
+    protocol: r.protocol as Binding['flow']['protocol'],
+    address: r.address,
+    port: r.port,
+    connectionId: r.connection_id,
+    node: r.node,
+  },
+});

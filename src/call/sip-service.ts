@@ -1,0 +1,107 @@
+import { createHmac } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/config.js';
+import { DIGEST_REALM } from '../core/digest.js';
+import type { Scheduler } from '../core/scheduler.js';
+import { DigestAuthenticator } from '../sip/auth/digest-authenticator.js';
+import { SipStack } from '../sip/sip-stack.js';
+import type { Address } from '../sip/transport/flow.js';
+import { Registrar } from '../sip/ua/registrar.js';
+import type { State } from '../state/state.js';
+import { StateRegistrarDirectory } from './registrar-directory.js';
+import { prometheusSipMetrics } from './sip-metrics.js';
+import { redactSipSecrets } from './sip-trace.js';
+
+export interface SipLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
+
+export interface SipServiceOptions {
+  config: Config;
+  state: State;
+  scheduler: Scheduler;
+  /** The main account's token: nodes of one gateway derive the same nonce secret from it. */
+  mainToken: string;
+  log: SipLogger;
+  registry: Registry;
+}
+
+export interface SipAddresses {
+  udp: Address;
+  tcp: Address;
+}
+
+/** The SIP side of the gateway: the stack, its listeners, and the registrar on the state. */
+export class SipService {
+  readonly stack: SipStack;
+  readonly registrar: Registrar;
+  readonly node = `${hostname()}-${process.pid}`;
+  private addressesValue: SipAddresses | null = null;
+
+  constructor(private readonly options: SipServiceOptions) {
+    const { config, state, scheduler, log, registry } = options;
+    const { metrics, watch } = prometheusSipMetrics(registry);
+    this.stack = new SipStack({
+      scheduler,
+      publicHost: config.publicHost,
+      metrics,
+      onWarning: (message) => log.warn({ sip: true }, message),
+    });
+    watch(this.stack.transactions);
+    const authenticator = new DigestAuthenticator({
+      realm: DIGEST_REALM,
+      // Every node of one gateway shares the main account, so they accept each other's nonces.
+      secret: createHmac('sha256', options.mainToken).update('voxgate digest nonces').digest(),
+      clock: scheduler,
+      nonceLifetimeMs: config.sipNonceLifetime * 1000,
+    });
+    this.registrar = new Registrar(this.stack.core, {
+      directory: new StateRegistrarDirectory(state, () => scheduler.now()),
+      authenticator,
+      scheduler,
+      node: this.node,
+      minExpires: config.sipMinExpires,
+      maxExpires: config.sipMaxExpires,
+      onRefused: (reason, request) =>
+        log.info(
+          { sip: true, method: request.method, to: request.to().uri.raw, reason },
+          'REGISTER refused',
+        ),
+    });
+    this.stack.onClose(() => this.registrar.close());
+    this.setTrace(config.sipTrace);
+  }
+
+  /** Where the listeners are, once listening. */
+  get addresses(): SipAddresses {
+    if (!this.addressesValue) throw new Error('the SIP listeners are not started');
+    return this.addressesValue;
+  }
+
+  get tracing(): boolean {
+    return this.stack.transport.trace !== null;
+  }
+
+  /** Switches SIP message tracing on or off; credentials are redacted from traced messages. */
+  setTrace(on: boolean): void {
+    this.stack.transport.trace = on
+      ? (direction, data, peer) =>
+          this.options.log.info(
+            { sip: true, direction, peer, message: redactSipSecrets(data.toString('latin1')) },
+            direction === 'in' ? 'SIP received' : 'SIP sent',
+          )
+      : null;
+  }
+
+  async listen(): Promise<SipAddresses> {
+    const { config } = this.options;
+    this.addressesValue = await this.stack.listenUdpTcp(config.sipHost, config.sipPort);
+    return this.addressesValue;
+  }
+
+  close(): Promise<void> {
+    return this.stack.close();
+  }
+}

@@ -1,0 +1,280 @@
+import type { Scheduler, TimerHandle } from '../../core/scheduler.js';
+import { verifyBearer } from '../auth/bearer.js';
+import type { DigestAuthenticator } from '../auth/digest-authenticator.js';
+import {
+  type AuthValue,
+  type NameAddr,
+  type SipRequest,
+  type SipResponse,
+  isSipUri,
+} from '../message/index.js';
+import { responseTo } from '../transaction/response-to.js';
+import type { ServerTransaction } from '../transaction/transaction-layer.js';
+import type { Flow } from '../transport/flow.js';
+import type { AddressOfRecord, Binding, RegistrarDirectory } from './registrar-directory.js';
+import type { UserAgentCore } from './user-agent-core.js';
+
+export interface RegistrarOptions {
+  directory: RegistrarDirectory;
+  authenticator: DigestAuthenticator;
+  scheduler: Scheduler;
+  /** This node's name, written into bindings over connections it holds. */
+  node: string;
+  /** Seconds (RFC 3261 10.3 step 7: 423 below it). Default 60. */
+  minExpires?: number;
+  /** Seconds; longer requests are shortened to it. Default 3600. */
+  maxExpires?: number;
+  /** Told why a REGISTER was refused (never with credentials). */
+  onRefused?: (reason: string, request: SipRequest) => void;
+  /** Told when an AOR's bindings change. */
+  onChange?: (aor: AddressOfRecord, bindings: Binding[]) => void;
+}
+
+const DEFAULT_EXPIRES = 3600;
+
+type Authorized = { ok: true; aor: AddressOfRecord } | { ok: false; response: SipResponse };
+
+/**
+ * The registrar of RFC 3261 10.3: authenticates a REGISTER (digest against the endpoint's
+ * HA1, or a bearer token on WebSocket), then adds, refreshes and removes its Contact
+ * bindings, kept in the directory so that every node sees them. Bindings expire on a timer.
+ */
+export class Registrar {
+  private readonly expiryTimers = new Map<string, TimerHandle>();
+  private readonly minExpires: number;
+  private readonly maxExpires: number;
+
+  constructor(
+    core: UserAgentCore,
+    private readonly options: RegistrarOptions,
+  ) {
+    this.minExpires = options.minExpires ?? 60;
+    this.maxExpires = options.maxExpires ?? DEFAULT_EXPIRES;
+    core.handle('REGISTER', (request, transaction) => {
+      this.register(request, transaction).catch((error: Error) => {
+        if (!transaction.answered) transaction.respond(responseTo(request, 500));
+        options.onRefused?.(`registrar failed: ${error.message}`, request);
+      });
+    });
+  }
+
+  /** Stops the expiry timers (the bindings stay in the directory). */
+  close(): void {
+    for (const timer of this.expiryTimers.values()) timer.cancel();
+    this.expiryTimers.clear();
+  }
+
+  private async register(request: SipRequest, transaction: ServerTransaction): Promise<void> {
+    const answer = (response: SipResponse) => transaction.respond(response);
+    // RFC 3261 10.3 step 5: the To header carries the address of record, a SIP or SIPS URI.
+    const to = request.to().uri;
+    if (!isSipUri(to) || !to.user) {
+      answer(responseTo(request, 400, { reason: 'To is not a SIP address of record' }));
+      return;
+    }
+    const auth = await this.authorize(request, transaction.flow, to.user);
+    if (!auth.ok) {
+      answer(auth.response);
+      return;
+    }
+    const contacts = request.contact();
+    const now = this.options.scheduler.now();
+    const current = (await this.options.directory.load(auth.aor)).filter((b) => b.expiresAt > now);
+    const result = this.apply(request, contacts, current, transaction.flow, now);
+    if ('response' in result) {
+      answer(result.response);
+      return;
+    }
+    if (result.changed) {
+      await this.options.directory.save(auth.aor, result.bindings);
+      this.options.onChange?.(auth.aor, result.bindings);
+      this.scheduleExpiry(auth.aor, result.bindings);
+    }
+    answer(this.ok(request, result.bindings, now));
+  }
+
+  /** RFC 3261 10.3 steps 6 to 8, on the bindings that have not expired. */
+  private apply(
+    request: SipRequest,
+    contacts: NameAddr[] | '*',
+    current: Binding[],
+    flow: Flow,
+    now: number,
+  ): { bindings: Binding[]; changed: boolean } | { response: SipResponse } {
+    const headerExpires = request.expires();
+    const callId = request.callId();
+    const cseq = request.cseq().seq;
+    if (contacts === '*') {
+      // "*" is only allowed with Expires: 0, and alone (10.3 step 6).
+      if (headerExpires !== 0) {
+        return { response: responseTo(request, 400, { reason: 'Contact * needs Expires: 0' }) };
+      }
+      const stale = current.find((b) => b.callId === callId && b.cseq >= cseq);
+      if (stale) return { response: responseTo(request, 500, { reason: 'Out of order REGISTER' }) };
+      return { bindings: [], changed: current.length > 0 };
+    }
+    if (contacts.length === 0) return { bindings: current, changed: false };
+    let bindings = [...current];
+    const additions: Binding[] = [];
+    for (const contact of contacts) {
+      const requested = contactExpires(contact) ?? headerExpires ?? DEFAULT_EXPIRES;
+      if (requested > 0 && requested < this.minExpires) {
+        return {
+          response: responseTo(request, 423, {
+            headers: [['Min-Expires', String(this.minExpires)]],
+          }),
+        };
+      }
+      const uri = contact.uri.raw;
+      const existing = bindings.find((b) => b.contact === uri);
+      if (existing && existing.callId === callId && existing.cseq >= cseq) {
+        return { response: responseTo(request, 500, { reason: 'Out of order REGISTER' }) };
+      }
+      bindings = bindings.filter((b) => b.contact !== uri);
+      if (requested === 0) continue;
+      additions.push({
+        contact: uri,
+        expiresAt: now + Math.min(requested, this.maxExpires) * 1000,
+        callId,
+        cseq,
+        userAgent: request.headers.get('User-Agent') ?? null,
+        flow: {
+          protocol: flow.protocol,
+          address: flow.remote.address,
+          port: flow.remote.port,
+          connectionId: flow.connectionId ?? null,
+          node: this.options.node,
+        },
+      });
+    }
+    return { bindings: [...bindings, ...additions], changed: true };
+  }
+
+  private async authorize(request: SipRequest, flow: Flow, user: string): Promise<Authorized> {
+    const credentials = request.authorization();
+    const bearer = credentials.find((c) => c.scheme.toLowerCase() === 'bearer');
+    if (bearer && (flow.protocol === 'WS' || flow.protocol === 'WSS')) {
+      return this.authorizeBearer(request, bearer);
+    }
+    const digest = credentials.find(
+      (c) =>
+        c.scheme.toLowerCase() === 'digest' &&
+        c.params.get('realm') === this.options.authenticator.realm,
+    );
+    if (!digest) return { ok: false, response: this.challenge(request, false) };
+    const username = digest.params.get('username');
+    if (username !== user) {
+      this.options.onRefused?.('digest username is not the To user', request);
+      return { ok: false, response: responseTo(request, 403, { reason: 'Forbidden' }) };
+    }
+    let found: AddressOfRecord | null = null;
+    const verdict = await this.options.authenticator.verify(
+      digest.params,
+      { method: request.method, uri: request.uri },
+      async (name) => {
+        const entry = await this.options.directory.findUser(name);
+        found = entry?.aor ?? null;
+        return entry;
+      },
+    );
+    if (verdict.ok && found) return { ok: true, aor: found };
+    if (!verdict.ok) {
+      this.options.onRefused?.(verdict.reason, request);
+      // A right digest on an expired nonce, or a replayed count: challenge again (stale when
+      // only the nonce aged). A wrong password or an unknown user: 403, with nothing that
+      // tells the two apart.
+      if (verdict.stale) return { ok: false, response: this.challenge(request, true) };
+      if (
+        verdict.reason === 'nonce count replayed' ||
+        verdict.reason === 'nonce was not issued here'
+      ) {
+        return { ok: false, response: this.challenge(request, false) };
+      }
+    }
+    return { ok: false, response: responseTo(request, 403, { reason: 'Forbidden' }) };
+  }
+
+  private async authorizeBearer(request: SipRequest, bearer: AuthValue): Promise<Authorized> {
+    const verdict = await verifyBearer(
+      bearer.token68 ?? '',
+      'register',
+      (authId) => this.options.directory.tokenKey(authId),
+      this.options.scheduler,
+    );
+    if (!verdict.ok) {
+      this.options.onRefused?.(verdict.reason, request);
+      // RFC 8898 / RFC 6750 3: the error rides in a Bearer challenge.
+      const challenge = `Bearer realm="${this.options.authenticator.realm}", error="${verdict.error}"`;
+      return {
+        ok: false,
+        response: responseTo(request, verdict.status, {
+          headers: [['WWW-Authenticate', challenge]],
+        }),
+      };
+    }
+    const { claims } = verdict;
+    const owner = await this.options.directory.accountOf(claims.iss);
+    if (!owner || !claims.sub) {
+      const reason = owner ? 'token has no sub' : 'token issuer is unknown';
+      this.options.onRefused?.(reason, request);
+      return { ok: false, response: responseTo(request, 403, { reason: 'Forbidden' }) };
+    }
+    return {
+      ok: true,
+      aor: { kind: 'token', ...owner, id: claims.sub, user: claims.sub },
+    };
+  }
+
+  private challenge(request: SipRequest, stale: boolean): SipResponse {
+    return responseTo(request, 401, {
+      headers: this.options.authenticator
+        .challenges(stale)
+        .map((c) => ['WWW-Authenticate', c] as const),
+    });
+  }
+
+  /** RFC 3261 10.3 step 8: 200 with every current binding and its remaining time. */
+  private ok(request: SipRequest, bindings: Binding[], now: number): SipResponse {
+    const headers: [string, string][] = bindings.map((b) => [
+      'Contact',
+      `<${b.contact}>;expires=${Math.max(0, Math.round((b.expiresAt - now) / 1000))}`,
+    ]);
+    headers.push(['Date', new Date(now).toUTCString()]);
+    return responseTo(request, 200, { headers });
+  }
+
+  private scheduleExpiry(aor: AddressOfRecord, bindings: Binding[]): void {
+    const key = `${aor.account}|${aor.kind}|${aor.id}`;
+    this.expiryTimers.get(key)?.cancel();
+    this.expiryTimers.delete(key);
+    if (bindings.length === 0) return;
+    const next = Math.min(...bindings.map((b) => b.expiresAt));
+    const delay = next - this.options.scheduler.now();
+    this.expiryTimers.set(
+      key,
+      this.options.scheduler.after(delay, () => {
+        this.expiryTimers.delete(key);
+        void this.expire(aor);
+      }),
+    );
+  }
+
+  /** Drops the bindings whose time has come (another node may have refreshed them). */
+  private async expire(aor: AddressOfRecord): Promise<void> {
+    const now = this.options.scheduler.now();
+    const bindings = await this.options.directory.load(aor);
+    const live = bindings.filter((b) => b.expiresAt > now);
+    if (live.length !== bindings.length) {
+      await this.options.directory.save(aor, live);
+      this.options.onChange?.(aor, live);
+    }
+    this.scheduleExpiry(aor, live);
+  }
+}
+
+/** The expires parameter of a Contact (RFC 3261 10.2.1.1), in seconds. */
+function contactExpires(contact: NameAddr): number | null {
+  const value = contact.params.get('expires');
+  if (value === undefined || value === null || !/^\d+$/.test(value)) return null;
+  return Math.min(Number(value), 2 ** 32 - 1);
+}
