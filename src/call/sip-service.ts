@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
@@ -31,6 +32,9 @@ export interface SipServiceOptions {
 export interface SipAddresses {
   udp: Address;
   tcp: Address;
+  /** WebSocket, or WebSocket over TLS when a certificate is configured. */
+  ws: Address;
+  tls: Address | null;
 }
 
 /** The SIP side of the gateway: the stack, its listeners, and the registrar on the state. */
@@ -71,6 +75,14 @@ export class SipService {
         ),
     });
     this.stack.onClose(() => this.registrar.close());
+    this.stack.onFlowClosed((flow) => {
+      if (!flow.connectionId) return;
+      this.registrar
+        .flowClosed(flow.connectionId)
+        .catch((error: Error) =>
+          log.warn({ sip: true }, `unbinding a closed connection failed: ${error.message}`),
+        );
+    });
     this.setTrace(config.sipTrace);
   }
 
@@ -97,7 +109,15 @@ export class SipService {
 
   async listen(): Promise<SipAddresses> {
     const { config } = this.options;
-    this.addressesValue = await this.stack.listenUdpTcp(config.sipHost, config.sipPort);
+    const { udp, tcp } = await this.stack.listenUdpTcp(config.sipHost, config.sipPort);
+    const tls = config.sipTls
+      ? { cert: await readFile(config.sipTls.certFile), key: await readFile(config.sipTls.keyFile) }
+      : undefined;
+    const ws = await this.stack.listenWebSocket(config.sipHost, config.sipWsPort, tls);
+    const tlsAddress = tls
+      ? await this.stack.listenTls(config.sipHost, config.sipTls!.port, tls)
+      : null;
+    this.addressesValue = { udp, tcp, ws, tls: tlsAddress };
     return this.addressesValue;
   }
 

@@ -6,8 +6,11 @@ import { TransactionLayer } from './transaction/transaction-layer.js';
 import type { Address, Flow, TransportProtocol } from './transport/flow.js';
 import { TcpTransport } from './transport/tcp-transport.js';
 import { TransportLayer, type TransportBinding } from './transport/transport-layer.js';
-import type { TransportListener } from './transport/udp-transport.js';
+import type { ConnectionListener } from './transport/connection-listener.js';
+import type { TlsCredentials } from './transport/tls-credentials.js';
+import { TlsTransport } from './transport/tls-transport.js';
 import { UdpTransport } from './transport/udp-transport.js';
+import { WsTransport } from './transport/ws-transport.js';
 import { UserAgentCore } from './ua/user-agent-core.js';
 
 /** What every transport offers the stack. */
@@ -37,6 +40,7 @@ export class SipStack {
   readonly core: UserAgentCore;
   private readonly listening: ListeningTransport[] = [];
   private readonly closeHooks: (() => void)[] = [];
+  private readonly flowCloseHooks: ((flow: Flow) => void)[] = [];
 
   constructor(private readonly options: SipStackOptions) {
     this.transport = new TransportLayer({
@@ -56,11 +60,19 @@ export class SipStack {
   }
 
   /** The listener a transport hands its messages to. */
-  get listener(): TransportListener {
+  get listener(): ConnectionListener {
     return {
       onMessage: (data: Buffer, flow: Flow) => this.receive(data, flow),
       onError: (error: Error) => this.options.onWarning?.(`SIP transport: ${error.message}`),
+      onClose: (flow: Flow) => {
+        for (const hook of this.flowCloseHooks) hook(flow);
+      },
     };
+  }
+
+  /** Told when a connection (TCP, TLS, WebSocket) closes. */
+  onFlowClosed(hook: (flow: Flow) => void): void {
+    this.flowCloseHooks.push(hook);
   }
 
   /** Listens for UDP and TCP on one port (port 0: one free port for both). */
@@ -76,6 +88,19 @@ export class SipStack {
     this.attach('UDP', udp);
     this.attach('TCP', tcp);
     return { udp: udp.local, tcp: tcp.local };
+  }
+
+  /** SIP over WebSocket (RFC 7118); WSS when credentials are given. */
+  async listenWebSocket(host: string, port: number, tls?: TlsCredentials): Promise<Address> {
+    const ws = await WsTransport.listen(host, port, this.listener, tls ? { tls } : {});
+    this.attach(tls ? 'WSS' : 'WS', ws);
+    return ws.local;
+  }
+
+  async listenTls(host: string, port: number, tls: TlsCredentials): Promise<Address> {
+    const transport = await TlsTransport.listen(host, port, this.listener, tls);
+    this.attach('TLS', transport);
+    return transport.local;
   }
 
   /** Puts a listening transport under the stack for a protocol. */

@@ -41,6 +41,8 @@ type Authorized = { ok: true; aor: AddressOfRecord } | { ok: false; response: Si
  */
 export class Registrar {
   private readonly expiryTimers = new Map<string, TimerHandle>();
+  /** The AORs bound over each connection this node holds, to unbind when it closes. */
+  private readonly byConnection = new Map<string, Map<string, AddressOfRecord>>();
   private readonly minExpires: number;
   private readonly maxExpires: number;
 
@@ -56,6 +58,26 @@ export class Registrar {
         options.onRefused?.(`registrar failed: ${error.message}`, request);
       });
     });
+  }
+
+  /**
+   * A connection closed: the contacts bound over it cannot be reached any more (RFC 5626
+   * 5.2 treats a flow's failure the same way), so their bindings go.
+   */
+  async flowClosed(connectionId: string): Promise<void> {
+    const aors = this.byConnection.get(connectionId);
+    if (!aors) return;
+    this.byConnection.delete(connectionId);
+    for (const aor of aors.values()) {
+      const bindings = await this.options.directory.load(aor);
+      const live = bindings.filter(
+        (b) => !(b.flow.connectionId === connectionId && b.flow.node === this.options.node),
+      );
+      if (live.length === bindings.length) continue;
+      await this.options.directory.save(aor, live);
+      this.options.onChange?.(aor, live);
+      this.scheduleExpiry(aor, live);
+    }
   }
 
   /** Stops the expiry timers (the bindings stay in the directory). */
@@ -87,6 +109,7 @@ export class Registrar {
     }
     if (result.changed) {
       await this.options.directory.save(auth.aor, result.bindings);
+      this.track(auth.aor, result.bindings);
       this.options.onChange?.(auth.aor, result.bindings);
       this.scheduleExpiry(auth.aor, result.bindings);
     }
@@ -241,6 +264,16 @@ export class Registrar {
     ]);
     headers.push(['Date', new Date(now).toUTCString()]);
     return responseTo(request, 200, { headers });
+  }
+
+  private track(aor: AddressOfRecord, bindings: Binding[]): void {
+    for (const binding of bindings) {
+      const id = binding.flow.connectionId;
+      if (id === null || binding.flow.node !== this.options.node) continue;
+      let aors = this.byConnection.get(id);
+      if (!aors) this.byConnection.set(id, (aors = new Map()));
+      aors.set(`${aor.account}|${aor.kind}|${aor.id}`, aor);
+    }
   }
 
   private scheduleExpiry(aor: AddressOfRecord, bindings: Binding[]): void {
