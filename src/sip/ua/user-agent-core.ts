@@ -143,8 +143,13 @@ export class UserAgentCore implements TransactionUser {
     return null;
   }
 
+  /**
+   * RFC 3261 8.2.1: a method we recognise but do not support gets 405 with Allow; one we do
+   * not recognise at all gets 501 (21.5.2).
+   */
   private notAllowed(request: SipRequest): SipResponse {
-    return responseTo(request, 405, { headers: [['Allow', this.allowed().join(', ')]] });
+    const status = KNOWN_METHODS.has(request.method) ? 405 : 501;
+    return responseTo(request, status, { headers: [['Allow', this.allowed().join(', ')]] });
   }
 
   private optionsAnswer(request: SipRequest): SipResponse {
@@ -157,6 +162,24 @@ export class UserAgentCore implements TransactionUser {
     });
   }
 }
+
+/** The methods of RFC 3261 and its extensions (3262, 3265, 3311, 3428, 3515, 3903, 6086). */
+const KNOWN_METHODS = new Set([
+  'INVITE',
+  'ACK',
+  'BYE',
+  'CANCEL',
+  'OPTIONS',
+  'REGISTER',
+  'PRACK',
+  'SUBSCRIBE',
+  'NOTIFY',
+  'PUBLISH',
+  'INFO',
+  'REFER',
+  'MESSAGE',
+  'UPDATE',
+]);
 
 /** RFC 3261 20.1: an INVITE whose Accept leaves out SDP cannot read the answer we would send. */
 function acceptsSdp(request: SipRequest): boolean {

@@ -58,7 +58,7 @@ describe('the UA core answers on the wire', () => {
     expect(via.params.get('received')).toBe('127.0.0.1');
   });
 
-  it('a method nobody handles gets 405 with Allow', async () => {
+  it('a known method nobody handles gets 405 with Allow', async () => {
     const response = await exchange(request('SUBSCRIBE'));
     expect(response.status).toBe(405);
     expect(response.headers.get('Allow')).toContain('OPTIONS');
