@@ -18,11 +18,23 @@ export const systemScheduler: Scheduler = {
   },
 };
 
-/** A Scheduler whose time moves only when a test calls advance(). */
+interface Pending {
+  at: number;
+  /** Ties break in the order timers were set. */
+  id: number;
+  run: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * A Scheduler whose time moves only when a test calls advance(). Timers sit in a binary heap,
+ * so tests that hold many thousands of them (fuzzing, load) stay fast.
+ */
 export class ManualScheduler implements Scheduler {
   private current: number;
   private sequence = 0;
-  private readonly pending = new Map<number, { at: number; run: () => void }>();
+  private readonly heap: Pending[] = [];
+  private live = 0;
 
   constructor(start = 0) {
     this.current = start;
@@ -33,28 +45,72 @@ export class ManualScheduler implements Scheduler {
   }
 
   after(ms: number, run: () => void): TimerHandle {
-    const id = this.sequence++;
-    this.pending.set(id, { at: this.current + Math.max(0, ms), run });
-    return { cancel: () => this.pending.delete(id) };
+    const entry: Pending = {
+      at: this.current + Math.max(0, ms),
+      id: this.sequence++,
+      run,
+      cancelled: false,
+    };
+    this.push(entry);
+    this.live++;
+    return {
+      cancel: () => {
+        if (entry.cancelled) return;
+        entry.cancelled = true;
+        this.live--;
+      },
+    };
   }
 
   /** Moves time forward, running every timer that falls due, in time order. */
   advance(ms: number): void {
     const target = this.current + ms;
     for (;;) {
-      let next: [number, { at: number; run: () => void }] | undefined;
-      for (const entry of this.pending) {
-        if (entry[1].at <= target && (!next || entry[1].at < next[1].at)) next = entry;
-      }
-      if (!next) break;
-      this.pending.delete(next[0]);
-      this.current = next[1].at;
-      next[1].run();
+      const next = this.heap[0];
+      if (!next || next.at > target) break;
+      this.pop();
+      if (next.cancelled) continue;
+      next.cancelled = true;
+      this.live--;
+      this.current = next.at;
+      next.run();
     }
     this.current = target;
   }
 
   get timersPending(): number {
-    return this.pending.size;
+    return this.live;
+  }
+
+  private push(entry: Pending): void {
+    const heap = this.heap;
+    heap.push(entry);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!earlier(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+
+  private pop(): void {
+    const heap = this.heap;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    heap[0] = last;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let first = i;
+      if (left < heap.length && earlier(heap[left]!, heap[first]!)) first = left;
+      if (right < heap.length && earlier(heap[right]!, heap[first]!)) first = right;
+      if (first === i) break;
+      [heap[i], heap[first]] = [heap[first]!, heap[i]!];
+      i = first;
+    }
   }
 }
+
+const earlier = (a: Pending, b: Pending): boolean => a.at < b.at || (a.at === b.at && a.id < b.id);
