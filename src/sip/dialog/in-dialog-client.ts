@@ -1,0 +1,119 @@
+import type { SipRequest, SipResponse } from '../message/index.js';
+import { responseTo } from '../transaction/response-to.js';
+import type { Destination } from '../transport/transport-layer.js';
+import type { Dialog, DialogRequestOptions } from './dialog.js';
+import type { DialogEnd } from './dialog-delegate.js';
+import type { DialogLayer } from './dialog-layer.js';
+import { sdpOf } from './session-body.js';
+
+/**
+ * RFC 3261 12.2.1: sends a request within a dialog for its owner and resolves with its final
+ * response; a timeout or transport error resolves as the 408 or 503 of 8.1.3.1. A 2xx to a
+ * re-INVITE is acknowledged; one to a target refresh moves the remote target. Rejects only
+ * when the request may not be sent at all (an ended dialog, an exchange already under way).
+ */
+export async function requestInDialog(
+  layer: DialogLayer,
+  dialog: Dialog,
+  method: string,
+  options: DialogRequestOptions,
+): Promise<SipResponse> {
+  if (dialog.state === 'terminated') throw new Error(`dialog ${dialog.id} has ended`);
+  if (method === 'BYE') {
+    const response = await layer.bye(dialog);
+    if (!response) throw new Error(`dialog ${dialog.id} ended before its BYE was sent`);
+    return response;
+  }
+  const offer = method === 'INVITE' || method === 'UPDATE';
+  if (offer && (dialog.pendingOut.size > 0 || dialog.pendingIn.size > 0)) {
+    // RFC 3261 14.1: "A UAC MUST NOT initiate a new INVITE transaction within a dialog
+    // while another INVITE transaction is in progress in either direction"; RFC 3311 5.1
+    // likewise for an UPDATE while an offer is outstanding.
+    throw new Error(`an offer/answer exchange is under way in dialog ${dialog.id}`);
+  }
+  const request = dialog.createRequest(method, options);
+  if (offer) dialog.pendingOut.add(method);
+  try {
+    const response = await exchange(layer, dialog, request);
+    afterFinal(layer, dialog, request, response);
+    return response;
+  } finally {
+    if (offer) dialog.pendingOut.delete(method);
+  }
+}
+
+function afterFinal(
+  layer: DialogLayer,
+  dialog: Dialog,
+  request: SipRequest,
+  response: SipResponse,
+): void {
+  if (response.status >= 200 && response.status < 300) {
+    dialog.refreshTarget(response);
+    const offered = sdpOf(request);
+    const answered = sdpOf(response);
+    if (offered !== null) dialog.localSdp = offered;
+    if (answered !== null) dialog.remoteSdp = answered;
+    if (request.method === 'INVITE') layer.acknowledge(dialog, request);
+    return;
+  }
+  // RFC 3261 12.2.1.2: "If the response for a request within a dialog is a 481 (Call/
+  // Transaction Does Not Exist) or a 408 (Request Timeout), the UAC SHOULD terminate the
+  // dialog."
+  if (response.status === 481 || response.status === 408) {
+    dialog.terminate({ kind: 'request-failed', method: request.method, status: response.status });
+  }
+}
+
+/** Ends the dialog now and sends its BYE (RFC 3261 15.1.1: the session ends as it leaves). */
+export function sendBye(layer: DialogLayer, dialog: Dialog, end: DialogEnd): Promise<SipResponse> {
+  const bye = dialog.createRequest('BYE');
+  dialog.terminate(end);
+  return exchange(layer, dialog, bye);
+}
+
+/** Sends a request of the dialog; resolves with its final response (408/503 made up). */
+async function exchange(
+  layer: DialogLayer,
+  dialog: Dialog,
+  request: SipRequest,
+): Promise<SipResponse> {
+  let destination: Destination;
+  try {
+    destination = await layer.destinationOf(dialog);
+  } catch (error) {
+    return madeUp(request, 503, (error as Error).message);
+  }
+  return new Promise((resolve) => {
+    let final: SipResponse | null = null;
+    const finish = (response: SipResponse) => {
+      if (final) return;
+      final = response;
+      resolve(response);
+    };
+    try {
+      layer.sendRequest(request, destination, {
+        onResponse: (response) => {
+          if (response.status < 200) return;
+          // RFC 6026 7.2: a retransmitted 2xx to a re-INVITE gets its ACK again.
+          if (final && response.status < 300 && request.method === 'INVITE') {
+            const ack = dialog.acks.get(request.cseq().seq);
+            if (ack) layer.resendAck(dialog, ack);
+            return;
+          }
+          finish(response);
+        },
+        // RFC 3261 8.1.3.1: a timeout counts as a 408, a transport error as a 503.
+        onTimeout: () => finish(madeUp(request, 408)),
+        onTransportError: (error) => finish(madeUp(request, 503, error.message)),
+      });
+    } catch (error) {
+      finish(madeUp(request, 503, (error as Error).message));
+    }
+  });
+}
+
+/** A final response made up for a request that got none (RFC 3261 8.1.3.1). */
+function madeUp(request: SipRequest, status: number, reason?: string): SipResponse {
+  return responseTo(request, status, reason ? { reason: reason.replace(/[\r\n]/g, ' ') } : {});
+}

@@ -1,0 +1,20 @@
+import { formatUri } from '../message/index.js';
+import type { TransportProtocol } from '../transport/flow.js';
+import type { TransportLayer } from '../transport/transport-layer.js';
+
+/**
+ * Our Contact URI on a transport (RFC 3261 8.1.1.8, 12.1.1): the public host and that
+ * transport's port, with its transport parameter when it is not UDP (sips: over TLS and WSS).
+ */
+export function localContact(
+  transport: TransportLayer,
+  protocol: TransportProtocol,
+  user: string | null = null,
+): string {
+  const sentBy = transport.sentBy(protocol);
+  const host = sentBy.address.includes(':') ? `[${sentBy.address}]` : sentBy.address;
+  const params = new Map<string, string>();
+  if (protocol !== 'UDP') params.set('transport', protocol.toLowerCase());
+  const scheme = protocol === 'TLS' || protocol === 'WSS' ? 'sips' : 'sip';
+  return formatUri({ scheme, user, host, port: sentBy.port, params });
+}
