@@ -60,6 +60,7 @@ export class SipService {
       secret: createHmac('sha256', options.mainToken).update('voxgate digest nonces').digest(),
       clock: scheduler,
       nonceLifetimeMs: config.sipNonceLifetime * 1000,
+      algorithms: config.sipDigestAlgorithms,
     });
     this.registrar = new Registrar(this.stack.core, {
       directory: new StateRegistrarDirectory(state, () => scheduler.now()),
@@ -68,6 +69,7 @@ export class SipService {
       node: this.node,
       minExpires: config.sipMinExpires,
       maxExpires: config.sipMaxExpires,
+      md5OnlyAgents: config.sipMd5OnlyAgents,
       onRefused: (reason, request) =>
         log.info(
           { sip: true, method: request.method, to: request.to().uri.raw, reason },
@@ -75,8 +77,10 @@ export class SipService {
         ),
     });
     this.stack.onClose(() => this.registrar.close());
+    // A WebSocket client's contact (an .invalid host, RFC 7118 5.2) is reachable only over its
+    // connection: when that closes the binding goes. A TCP or TLS contact can be dialled anew.
     this.stack.onFlowClosed((flow) => {
-      if (!flow.connectionId) return;
+      if (!flow.connectionId || (flow.protocol !== 'WS' && flow.protocol !== 'WSS')) return;
       this.registrar
         .flowClosed(flow.connectionId)
         .catch((error: Error) =>

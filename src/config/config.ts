@@ -24,6 +24,10 @@ export interface Config {
   /** Registration intervals: 423 below the minimum, shortened above the maximum (seconds). */
   sipMinExpires: number;
   sipMaxExpires: number;
+  /** Digest algorithms offered, most preferred first (RFC 8760). */
+  sipDigestAlgorithms: ('SHA-256' | 'MD5')[];
+  /** User-Agent prefixes (lower case) challenged with MD5 alone. */
+  sipMd5OnlyAgents: string[];
   /** Logs every SIP message in and out (SIGUSR2 toggles it while running). */
   sipTrace: boolean;
   rtpPorts: PortRange;
@@ -75,6 +79,21 @@ function whole(env: Env, name: string, fallback: number, min: number): number {
     throw new ConfigError(name, `must be a whole number of at least ${min}`, raw);
   }
   return Number(raw);
+}
+
+function digestAlgorithms(env: Env, name: string): ('SHA-256' | 'MD5')[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return ['SHA-256', 'MD5'];
+  const list = raw.split(',').map((a) => a.trim().toUpperCase());
+  const valid =
+    list.every((a) => a === 'SHA-256' || a === 'MD5') && new Set(list).size === list.length;
+  if (!valid)
+    throw new ConfigError(
+      name,
+      'must be SHA-256 and/or MD5, comma-separated, most preferred first',
+      raw,
+    );
+  return list as ('SHA-256' | 'MD5')[];
 }
 
 function flag(env: Env, name: string): boolean {
@@ -239,6 +258,11 @@ export function loadConfig(processEnv: Env = process.env): Config {
     sipNonceLifetime: whole(env, 'VOXGATE_SIP_NONCE_LIFETIME', 300, 1),
     sipMinExpires,
     sipMaxExpires,
+    sipDigestAlgorithms: digestAlgorithms(env, 'VOXGATE_SIP_DIGEST_ALGORITHMS'),
+    sipMd5OnlyAgents: (env.VOXGATE_SIP_MD5_ONLY_AGENTS ?? 'baresip')
+      .split(',')
+      .map((a) => a.trim().toLowerCase())
+      .filter(Boolean),
     sipTrace: flag(env, 'VOXGATE_SIP_TRACE'),
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     publicHost: host(env, 'VOXGATE_PUBLIC_HOST', '127.0.0.1'),

@@ -55,9 +55,10 @@ export class DigestAuthenticator {
    * "MUST add one challenge for each supported algorithm", most preferred first. One nonce
    * serves all of them.
    */
-  challenges(stale = false): string[] {
+  challenges(stale = false, only?: readonly DigestAlgorithm[]): string[] {
     const nonce = this.nonces.issue();
-    return this.algorithms.map(
+    const offered = only ? this.algorithms.filter((a) => only.includes(a)) : this.algorithms;
+    return (offered.length > 0 ? offered : this.algorithms).map(
       (algorithm) =>
         `Digest realm=${quote(this.realm)}, nonce=${quote(nonce)}, opaque=${quote(this.opaque)}, ` +
         `algorithm=${algorithm}, qop="auth"${stale ? ', stale=true' : ''}`,

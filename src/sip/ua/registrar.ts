@@ -24,6 +24,12 @@ export interface RegistrarOptions {
   minExpires?: number;
   /** Seconds; longer requests are shortened to it. Default 3600. */
   maxExpires?: number;
+  /**
+   * User-Agent prefixes (lower case) of clients that abandon a 401 carrying any challenge
+   * but MD5 (baresip 1.0 does, even when MD5 is offered first): they are challenged with MD5
+   * alone.
+   */
+  md5OnlyAgents?: readonly string[];
   /** Told why a REGISTER was refused (never with credentials). */
   onRefused?: (reason: string, request: SipRequest) => void;
   /** Told when an AOR's bindings change. */
@@ -188,7 +194,7 @@ export class Registrar {
     const username = digest.params.get('username');
     if (username !== user) {
       this.options.onRefused?.('digest username is not the To user', request);
-      return { ok: false, response: responseTo(request, 403, { reason: 'Forbidden' }) };
+      return { ok: false, response: this.challenge(request, false) };
     }
     let found: AddressOfRecord | null = null;
     const verdict = await this.options.authenticator.verify(
@@ -201,20 +207,12 @@ export class Registrar {
       },
     );
     if (verdict.ok && found) return { ok: true, aor: found };
-    if (!verdict.ok) {
-      this.options.onRefused?.(verdict.reason, request);
-      // A right digest on an expired nonce, or a replayed count: challenge again (stale when
-      // only the nonce aged). A wrong password or an unknown user: 403, with nothing that
-      // tells the two apart.
-      if (verdict.stale) return { ok: false, response: this.challenge(request, true) };
-      if (
-        verdict.reason === 'nonce count replayed' ||
-        verdict.reason === 'nonce was not issued here'
-      ) {
-        return { ok: false, response: this.challenge(request, false) };
-      }
-    }
-    return { ok: false, response: responseTo(request, 403, { reason: 'Forbidden' }) };
+    // RFC 3261 22.2 and 22.4: credentials that fail are answered with a fresh challenge, so
+    // the client knows they were refused; stale=true when only the nonce aged (RFC 7616
+    // 3.3). A wrong password and an unknown user get the same answer.
+    const reason = verdict.ok ? 'user vanished during the check' : verdict.reason;
+    this.options.onRefused?.(reason, request);
+    return { ok: false, response: this.challenge(request, !verdict.ok && verdict.stale) };
   }
 
   private async authorizeBearer(request: SipRequest, bearer: AuthValue): Promise<Authorized> {
@@ -249,10 +247,11 @@ export class Registrar {
   }
 
   private challenge(request: SipRequest, stale: boolean): SipResponse {
+    const agent = request.headers.get('User-Agent')?.toLowerCase() ?? '';
+    const md5Only = this.options.md5OnlyAgents?.some((prefix) => agent.startsWith(prefix));
+    const challenges = this.options.authenticator.challenges(stale, md5Only ? ['MD5'] : undefined);
     return responseTo(request, 401, {
-      headers: this.options.authenticator
-        .challenges(stale)
-        .map((c) => ['WWW-Authenticate', c] as const),
+      headers: challenges.map((c) => ['WWW-Authenticate', c] as const),
     });
   }
 

@@ -128,9 +128,10 @@ describe('the registrar', () => {
     expect(ok.headers.getRows('Contact')).toHaveLength(2);
   });
 
-  it('refuses a wrong password with 403 and leaves the bindings alone', async () => {
+  it('answers a wrong password with a fresh challenge and leaves the bindings alone', async () => {
     const refused = await authenticated({ secret: 'wrong-password', callId: 'intruder' });
-    expect(refused.status).toBe(403);
+    expect(refused.status).toBe(401);
+    expect(refused.wwwAuthenticate()[0]!.params.has('stale')).toBe(false);
     expect((await endpointView()).sip_registered).toBe('true');
   });
 

@@ -19,6 +19,8 @@ describe('loadConfig', () => {
       sipNonceLifetime: 300,
       sipMinExpires: 60,
       sipMaxExpires: 3600,
+      sipDigestAlgorithms: ['SHA-256', 'MD5'],
+      sipMd5OnlyAgents: ['baresip'],
       sipTrace: false,
       rtpPorts: { min: 20000, max: 29999 },
       publicHost: '127.0.0.1',
