@@ -18,6 +18,8 @@ export interface GatewayProcess extends ServerProcess {
  */
 export async function startGatewayProcess(options: {
   redisUrl: string | null;
+  /** More settings (the SIP port, say); SIP listens on free ports unless told otherwise. */
+  env?: Record<string, string>;
 }): Promise<GatewayProcess> {
   const port = await freePort();
   const authId = newAuthId('MA');
@@ -36,7 +38,11 @@ export async function startGatewayProcess(options: {
     VOXGATE_RATE_LIMIT: '0',
     VOXGATE_LOG_LEVEL: 'warn',
     VOXGATE_DATA_DIR: '',
+    VOXGATE_SIP_HOST: '127.0.0.1',
+    VOXGATE_SIP_PORT: '0',
+    VOXGATE_SIP_WS_PORT: '0',
     ...(options.redisUrl ? { VOXGATE_REDIS_URL: options.redisUrl } : {}),
+    ...options.env,
   });
   const server = await startServerProcess({
     name: options.redisUrl ? 'gateway (redis)' : 'gateway (embedded)',

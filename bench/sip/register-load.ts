@@ -12,7 +12,8 @@
  *
  * The target: --target (or VOXGATE_BENCH_SIP_TARGET) with --endpoints (or
  * VOXGATE_BENCH_SIP_ENDPOINTS), a file of `username;password` lines naming endpoints that exist
- * there. Without --target, startTarget() starts one itself.
+ * there. Without --target it measures, in one run, a SIPp stand-in registrar (the load
+ * generator's own ceiling) and voxgate on its embedded store and on Redis, each started here.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,6 +29,8 @@ import {
   type SipTransport,
   type SippResult,
 } from '../../test/support/sipp.js';
+import { freePort, startRedis } from '../../test/support/redis-server.js';
+import { startGatewayProcess } from '../api/gateway-process.js';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
 
@@ -47,25 +50,55 @@ interface RegisterTarget {
 interface TargetRequest {
   transport: SipTransport;
   endpointCount: number;
+  redisUrl: string | null;
+}
+
+/** The gateway as operators run it (dist/src/main.js), with endpoints made over its API. */
+async function startVoxgate(request: TargetRequest): Promise<RegisterTarget> {
+  const sipPort = await freePort();
+  const gateway = await startGatewayProcess({
+    redisUrl: request.redisUrl,
+    env: { VOXGATE_SIP_PORT: String(sipPort) },
+  });
+  try {
+    const endpoints: SipEndpoint[] = [];
+    for (let i = 0; i < request.endpointCount; i++) {
+      const password = randomBytes(9).toString('base64url');
+      const res = await fetch(`${gateway.baseUrl}/v1/Account/${gateway.authId}/Endpoint/`, {
+        method: 'POST',
+        headers: { authorization: gateway.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ username: `bench${i}`, password, alias: `bench${i}` }),
+      });
+      if (res.status !== 201) throw new Error(`endpoint create failed: ${await res.text()}`);
+      const body = (await res.json()) as { username: string };
+      endpoints.push({ username: body.username, password });
+    }
+    return {
+      description: `voxgate (${request.redisUrl ? 'redis' : 'embedded store'})`,
+      address: { host: '127.0.0.1', port: sipPort },
+      transport: request.transport,
+      endpoints,
+      stop: () => gateway.stop(),
+    };
+  } catch (error) {
+    await gateway.stop();
+    throw error;
+  }
 }
 
 /**
- * Starts the registrar the benchmark measures when no --target is given.
- *
- * For now a SIPp stand-in (fixtures/sipp/registrar-digest-stub.xml) that challenges as voxgate
- * does but checks no password: it validates the driver, not a registrar. To measure voxgate,
- * start the built gateway here as bench/api/gateway-process.ts does, with VOXGATE_SIP_PORT set
- * (UDP and TCP) and logging at warn, create `endpointCount` endpoints through
- * POST /v1/Account/{id}/Endpoint/ and return its SIP address with them.
+ * The same-run alternative: a SIPp registrar (fixtures/sipp/registrar-digest-stub.xml) that
+ * challenges as voxgate does but checks no password and keeps no state, so it shows what the
+ * load generator itself can drive on this machine.
  */
-async function startTarget(request: TargetRequest): Promise<RegisterTarget> {
+async function startStub(request: TargetRequest): Promise<RegisterTarget> {
   const stub = await startSippUas({
     scenario: 'registrar-digest-stub.xml',
     transport: request.transport,
     extraArgs: ['-default_behaviors', 'all,-bye'],
   });
   return {
-    description: 'SIPp registrar-digest-stub.xml (no password check)',
+    description: 'SIPp registrar-digest-stub.xml (no password check, no state)',
     address: { host: stub.host, port: stub.port },
     transport: request.transport,
     endpoints: Array.from({ length: request.endpointCount }, (_, i) => ({
@@ -222,42 +255,73 @@ function printTable(steps: RegisterStep[]): void {
   console.table(rows);
 }
 
-async function main(): Promise<void> {
-  const plan = readPlan();
-  const target: RegisterTarget = plan.target
-    ? {
-        description: `${plan.target.host}:${plan.target.port} (given)`,
-        address: plan.target,
-        transport: plan.transport,
-        endpoints: readEndpoints(plan.endpointsFile!),
-        stop: async () => {},
-      }
-    : await startTarget({ transport: plan.transport, endpointCount: plan.endpointCount });
-  const machine = describeMachine();
-  const date = new Date().toISOString();
+/** The registrars measured in one run when no --target is given. */
+const STARTERS: { name: string; start: (r: TargetRequest) => Promise<RegisterTarget> }[] = [
+  { name: 'stub', start: startStub },
+  { name: 'voxgate-embedded', start: (r) => startVoxgate({ ...r, redisUrl: null }) },
+  { name: 'voxgate-redis', start: startVoxgate },
+];
+
+async function measure(target: RegisterTarget, plan: Plan) {
   const steps: RegisterStep[] = [];
   try {
     for (const rate of plan.rates) {
-      console.log(`${rate} registrations/s for ${plan.stepSeconds} s ...`);
+      console.log(`${target.description}: ${rate} registrations/s for ${plan.stepSeconds} s ...`);
       steps.push(await runStep(target, rate, plan.stepSeconds));
     }
   } finally {
     await target.stop();
   }
   printTable(steps);
+  return {
+    description: target.description,
+    transport: target.transport,
+    endpoints: target.endpoints.length,
+    steps,
+  };
+}
+
+async function main(): Promise<void> {
+  const plan = readPlan();
+  const machine = describeMachine();
+  const date = new Date().toISOString();
+  const targets = [];
+  if (plan.target) {
+    targets.push(
+      await measure(
+        {
+          description: `${plan.target.host}:${plan.target.port} (given)`,
+          address: plan.target,
+          transport: plan.transport,
+          endpoints: readEndpoints(plan.endpointsFile!),
+          stop: async () => {},
+        },
+        plan,
+      ),
+    );
+  } else {
+    const redis = await startRedis();
+    try {
+      for (const starter of STARTERS) {
+        const target = await starter.start({
+          transport: plan.transport,
+          endpointCount: plan.endpointCount,
+          redisUrl: redis.url,
+        });
+        targets.push({ name: starter.name, ...(await measure(target, plan)) });
+      }
+    } finally {
+      await redis.stop();
+    }
+  }
   const run = {
     benchmark: 'sip-register',
     date,
     machine,
     revision: describeRevision(ROOT),
     loadAverageAfter: loadavg().map((n) => Math.round(n * 100) / 100),
-    target: {
-      description: target.description,
-      transport: target.transport,
-      endpoints: target.endpoints.length,
-    },
     scenario: 'fixtures/sipp/register-digest.xml',
-    steps,
+    targets,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   const json = `${JSON.stringify(run, null, 2)}\n`;

@@ -48,12 +48,18 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
     return record ? record.bindings.map(fromRecord) : [];
   }
 
-  async save(aor: AddressOfRecord, bindings: Binding[]): Promise<void> {
+  async update(
+    aor: AddressOfRecord,
+    change: (current: Binding[]) => Binding[] | null,
+  ): Promise<Binding[]> {
     const key = aorKey(aor);
     const previous = await this.state.registrations.get(aor.account, key);
+    const current = previous ? previous.bindings.map(fromRecord) : [];
+    const bindings = change(current);
+    if (bindings === null) return current;
     if (bindings.length === 0) {
       if (previous) await this.state.registrations.remove(previous);
-      return;
+      return bindings;
     }
     const next: RegistrationRecord = {
       account: aor.account,
@@ -64,6 +70,7 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
     };
     if (previous) await this.state.registrations.update(next, previous);
     else await this.state.registrations.create(next);
+    return bindings;
   }
 }
 

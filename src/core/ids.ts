@@ -1,4 +1,4 @@
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomFillSync, randomInt, randomUUID } from 'node:crypto';
 
 const UPPER_ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -24,4 +24,21 @@ export const randomDigits = (length: number): string => randomFrom('0123456789',
 export const newNumericId = (length: number): string =>
   randomFrom('123456789', 1) + randomFrom('0123456789', length - 1);
 
-export const randomHex = (bytes: number): string => randomBytes(bytes).toString('hex');
+/**
+ * Random octets as hex, drawn from a pool refilled 4 KiB at a time: SIP takes a few for every
+ * branch and tag, and one system call per message would show under load.
+ */
+export function randomHex(bytes: number): string {
+  if (bytes > POOL_SIZE) return randomBytes(bytes).toString('hex');
+  if (poolAt + bytes > POOL_SIZE) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const out = pool.toString('hex', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return out;
+}
+
+const POOL_SIZE = 4096;
+const pool = Buffer.alloc(POOL_SIZE);
+let poolAt = POOL_SIZE;

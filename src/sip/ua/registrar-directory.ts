@@ -46,6 +46,12 @@ export interface RegistrarDirectory {
   /** An account id's owner: the tenant and the subaccount (null for a main account). */
   accountOf(authId: string): Promise<{ account: string; subaccount: string | null } | null>;
   load(aor: AddressOfRecord): Promise<Binding[]>;
-  /** Replaces the AOR's bindings (an empty list unregisters it). */
-  save(aor: AddressOfRecord, bindings: Binding[]): Promise<void>;
+  /**
+   * Reads the AOR's bindings, lets `change` compute the new list (null: leave them as they
+   * are) and stores it, an empty list unregistering the AOR. Resolves to the list now held.
+   */
+  update(
+    aor: AddressOfRecord,
+    change: (current: Binding[]) => Binding[] | null,
+  ): Promise<Binding[]>;
 }

@@ -75,12 +75,15 @@ export class Registrar {
     if (!aors) return;
     this.byConnection.delete(connectionId);
     for (const aor of aors.values()) {
-      const bindings = await this.options.directory.load(aor);
-      const live = bindings.filter(
-        (b) => !(b.flow.connectionId === connectionId && b.flow.node === this.options.node),
-      );
-      if (live.length === bindings.length) continue;
-      await this.options.directory.save(aor, live);
+      let changed = false;
+      const live = await this.options.directory.update(aor, (bindings) => {
+        const kept = bindings.filter(
+          (b) => !(b.flow.connectionId === connectionId && b.flow.node === this.options.node),
+        );
+        changed = kept.length !== bindings.length;
+        return changed ? kept : null;
+      });
+      if (!changed) continue;
       this.options.onChange?.(aor, live);
       this.scheduleExpiry(aor, live);
     }
@@ -107,14 +110,19 @@ export class Registrar {
     }
     const contacts = request.contact();
     const now = this.options.scheduler.now();
-    const current = (await this.options.directory.load(auth.aor)).filter((b) => b.expiresAt > now);
-    const result = this.apply(request, contacts, current, transaction.flow, now);
+    let result!: ReturnType<Registrar['apply']>;
+    await this.options.directory.update(auth.aor, (stored) => {
+      const current = stored.filter((b) => b.expiresAt > now);
+      result = this.apply(request, contacts, current, transaction.flow, now);
+      const expired = current.length !== stored.length;
+      if ('response' in result) return expired ? current : null;
+      return result.changed || expired ? result.bindings : null;
+    });
     if ('response' in result) {
       answer(result.response);
       return;
     }
     if (result.changed) {
-      await this.options.directory.save(auth.aor, result.bindings);
       this.track(auth.aor, result.bindings);
       this.options.onChange?.(auth.aor, result.bindings);
       this.scheduleExpiry(auth.aor, result.bindings);
@@ -294,12 +302,13 @@ export class Registrar {
   /** Drops the bindings whose time has come (another node may have refreshed them). */
   private async expire(aor: AddressOfRecord): Promise<void> {
     const now = this.options.scheduler.now();
-    const bindings = await this.options.directory.load(aor);
-    const live = bindings.filter((b) => b.expiresAt > now);
-    if (live.length !== bindings.length) {
-      await this.options.directory.save(aor, live);
-      this.options.onChange?.(aor, live);
-    }
+    let changed = false;
+    const live = await this.options.directory.update(aor, (bindings) => {
+      const kept = bindings.filter((b) => b.expiresAt > now);
+      changed = kept.length !== bindings.length;
+      return changed ? kept : null;
+    });
+    if (changed) this.options.onChange?.(aor, live);
     this.scheduleExpiry(aor, live);
   }
 }
