@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SipMetrics } from '../sip/transaction/sip-metrics.js';
+import { KNOWN_METHODS } from '../sip/ua/methods.js';
 import type { TransactionLayer } from '../sip/transaction/transaction-layer.js';
 
 /** The SIP stack's counters as Prometheus series, and its live transactions as a gauge. */
@@ -56,21 +57,5 @@ export function prometheusSipMetrics(registry: Registry): {
 }
 
 /** Methods are tokens anyone can invent: keep the label set bounded. */
-const KNOWN = new Set([
-  'INVITE',
-  'ACK',
-  'BYE',
-  'CANCEL',
-  'OPTIONS',
-  'REGISTER',
-  'INFO',
-  'UPDATE',
-  'PRACK',
-  'SUBSCRIBE',
-  'NOTIFY',
-  'REFER',
-  'MESSAGE',
-  'PUBLISH',
-  '2xx',
-]);
-const label = (method: string): string => (KNOWN.has(method) ? method : 'other');
+const label = (method: string): string =>
+  KNOWN_METHODS.has(method) || method === '2xx' ? method : 'other';

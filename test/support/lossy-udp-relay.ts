@@ -1,4 +1,5 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { seededRandom } from './prng.js';
 import type { SipTarget } from './sipp.js';
 
 /**
@@ -99,16 +100,4 @@ function bound(socket: Socket): Promise<Socket> {
       resolve(socket);
     });
   });
-}
-
-/** mulberry32: a small, well-mixed 32-bit PRNG; returns numbers in [0, 1). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

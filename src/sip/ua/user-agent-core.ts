@@ -1,4 +1,5 @@
 import { isSipUri, type SipRequest, type SipResponse } from '../message/index.js';
+import { KNOWN_METHODS } from './methods.js';
 import type { Flow } from '../transport/flow.js';
 import { responseTo } from '../transaction/response-to.js';
 import type {
@@ -162,24 +163,6 @@ export class UserAgentCore implements TransactionUser {
     });
   }
 }
-
-/** The methods of RFC 3261 and its extensions (3262, 3265, 3311, 3428, 3515, 3903, 6086). */
-const KNOWN_METHODS = new Set([
-  'INVITE',
-  'ACK',
-  'BYE',
-  'CANCEL',
-  'OPTIONS',
-  'REGISTER',
-  'PRACK',
-  'SUBSCRIBE',
-  'NOTIFY',
-  'PUBLISH',
-  'INFO',
-  'REFER',
-  'MESSAGE',
-  'UPDATE',
-]);
 
 /** RFC 3261 20.1: an INVITE whose Accept leaves out SDP cannot read the answer we would send. */
 function acceptsSdp(request: SipRequest): boolean {

@@ -35,17 +35,7 @@ const ROWS = [
   'X-Weird: "unterminated',
 ];
 
-/** mulberry32: small, fast and seedable. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom as prng } from '../../../support/prng.js';
 
 export function mutate(random: () => number, corpus: readonly Buffer[] = CORPUS): Buffer {
   const pick = (n: number): number => Math.floor(random() * n);
