@@ -6,7 +6,10 @@ import type { Config } from '../config/config.js';
 import { DIGEST_REALM } from '../core/digest.js';
 import type { Scheduler } from '../core/scheduler.js';
 import { DigestAuthenticator } from '../sip/auth/digest-authenticator.js';
+import { DialogLayer } from '../sip/dialog/dialog-layer.js';
 import { SipStack } from '../sip/sip-stack.js';
+import { InviteClient } from '../sip/ua/invite-client.js';
+import { InviteServer } from '../sip/ua/invite-server.js';
 import type { Address } from '../sip/transport/flow.js';
 import { Registrar } from '../sip/ua/registrar.js';
 import type { State } from '../state/state.js';
@@ -41,6 +44,11 @@ export interface SipAddresses {
 export class SipService {
   readonly stack: SipStack;
   readonly registrar: Registrar;
+  readonly dialogs: DialogLayer;
+  /** Places calls (the call layer's outbound legs). */
+  readonly invites: InviteClient;
+  /** Receives calls: until the call layer sets onInvite, an INVITE is answered 480. */
+  readonly incoming: InviteServer;
   readonly node = `${hostname()}-${process.pid}`;
   private addressesValue: SipAddresses | null = null;
 
@@ -77,6 +85,10 @@ export class SipService {
         ),
     });
     this.stack.onClose(() => this.registrar.close());
+    const warn = (message: string) => log.warn({ sip: true }, message);
+    this.dialogs = new DialogLayer(this.stack, { scheduler, onWarning: warn });
+    this.invites = new InviteClient(this.stack, this.dialogs);
+    this.incoming = new InviteServer(this.stack, this.dialogs, warn);
     // A WebSocket client's contact (an .invalid host, RFC 7118 5.2) is reachable only over its
     // connection: when that closes the binding goes. A TCP or TLS contact can be dialled anew.
     this.stack.onFlowClosed((flow) => {
