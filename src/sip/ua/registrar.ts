@@ -1,22 +1,14 @@
 import type { Scheduler, TimerHandle } from '../../core/scheduler.js';
-import { verifyBearer } from '../auth/bearer.js';
-import type { DigestAuthenticator } from '../auth/digest-authenticator.js';
-import {
-  type AuthValue,
-  type NameAddr,
-  type SipRequest,
-  type SipResponse,
-  isSipUri,
-} from '../message/index.js';
+import { type NameAddr, type SipRequest, type SipResponse, isSipUri } from '../message/index.js';
 import { responseTo } from '../transaction/response-to.js';
 import type { ServerTransaction } from '../transaction/transaction-layer.js';
 import type { Flow } from '../transport/flow.js';
 import type { AddressOfRecord, Binding, RegistrarDirectory } from './registrar-directory.js';
+import { RequestAuthenticator, type RequestAuthenticatorOptions } from './request-authenticator.js';
 import type { UserAgentCore } from './user-agent-core.js';
 
-export interface RegistrarOptions {
+export interface RegistrarOptions extends Omit<RequestAuthenticatorOptions, 'clock'> {
   directory: RegistrarDirectory;
-  authenticator: DigestAuthenticator;
   scheduler: Scheduler;
   /** This node's name, written into bindings over connections it holds. */
   node: string;
@@ -24,21 +16,11 @@ export interface RegistrarOptions {
   minExpires?: number;
   /** Seconds; longer requests are shortened to it. Default 3600. */
   maxExpires?: number;
-  /**
-   * User-Agent prefixes (lower case) of clients that abandon a 401 carrying any challenge
-   * but MD5 (baresip 1.0 does, even when MD5 is offered first): they are challenged with MD5
-   * alone.
-   */
-  md5OnlyAgents?: readonly string[];
-  /** Told why a REGISTER was refused (never with credentials). */
-  onRefused?: (reason: string, request: SipRequest) => void;
   /** Told when an AOR's bindings change. */
   onChange?: (aor: AddressOfRecord, bindings: Binding[]) => void;
 }
 
 const DEFAULT_EXPIRES = 3600;
-
-type Authorized = { ok: true; aor: AddressOfRecord } | { ok: false; response: SipResponse };
 
 /**
  * The registrar of RFC 3261 10.3: authenticates a REGISTER (digest against the endpoint's
@@ -51,6 +33,7 @@ export class Registrar {
   private readonly byConnection = new Map<string, Map<string, AddressOfRecord>>();
   private readonly minExpires: number;
   private readonly maxExpires: number;
+  private readonly auth: RequestAuthenticator;
 
   constructor(
     core: UserAgentCore,
@@ -58,6 +41,7 @@ export class Registrar {
   ) {
     this.minExpires = options.minExpires ?? 60;
     this.maxExpires = options.maxExpires ?? DEFAULT_EXPIRES;
+    this.auth = new RequestAuthenticator({ ...options, clock: options.scheduler });
     core.handle('REGISTER', (request, transaction) => {
       this.register(request, transaction).catch((error: Error) => {
         if (!transaction.answered) transaction.respond(responseTo(request, 500));
@@ -103,7 +87,7 @@ export class Registrar {
       answer(responseTo(request, 400, { reason: 'To is not a SIP address of record' }));
       return;
     }
-    const auth = await this.authorize(request, transaction.flow, to.user);
+    const auth = await this.auth.authenticate(request, transaction.flow, 'register', to.user);
     if (!auth.ok) {
       answer(auth.response);
       return;
@@ -185,82 +169,6 @@ export class Registrar {
       });
     }
     return { bindings: [...bindings, ...additions], changed: true };
-  }
-
-  private async authorize(request: SipRequest, flow: Flow, user: string): Promise<Authorized> {
-    const credentials = request.authorization();
-    const bearer = credentials.find((c) => c.scheme.toLowerCase() === 'bearer');
-    if (bearer && (flow.protocol === 'WS' || flow.protocol === 'WSS')) {
-      return this.authorizeBearer(request, bearer);
-    }
-    const digest = credentials.find(
-      (c) =>
-        c.scheme.toLowerCase() === 'digest' &&
-        c.params.get('realm') === this.options.authenticator.realm,
-    );
-    if (!digest) return { ok: false, response: this.challenge(request, false) };
-    const username = digest.params.get('username');
-    if (username !== user) {
-      this.options.onRefused?.('digest username is not the To user', request);
-      return { ok: false, response: this.challenge(request, false) };
-    }
-    let found: AddressOfRecord | null = null;
-    const verdict = await this.options.authenticator.verify(
-      digest.params,
-      { method: request.method, uri: request.uri },
-      async (name) => {
-        const entry = await this.options.directory.findUser(name);
-        found = entry?.aor ?? null;
-        return entry;
-      },
-    );
-    if (verdict.ok && found) return { ok: true, aor: found };
-    // RFC 3261 22.2 and 22.4: credentials that fail are answered with a fresh challenge, so
-    // the client knows they were refused; stale=true when only the nonce aged (RFC 7616
-    // 3.3). A wrong password and an unknown user get the same answer.
-    const reason = verdict.ok ? 'user vanished during the check' : verdict.reason;
-    this.options.onRefused?.(reason, request);
-    return { ok: false, response: this.challenge(request, !verdict.ok && verdict.stale) };
-  }
-
-  private async authorizeBearer(request: SipRequest, bearer: AuthValue): Promise<Authorized> {
-    const verdict = await verifyBearer(
-      bearer.token68 ?? '',
-      'register',
-      (authId) => this.options.directory.tokenKey(authId),
-      this.options.scheduler,
-    );
-    if (!verdict.ok) {
-      this.options.onRefused?.(verdict.reason, request);
-      // RFC 8898 / RFC 6750 3: the error rides in a Bearer challenge.
-      const challenge = `Bearer realm="${this.options.authenticator.realm}", error="${verdict.error}"`;
-      return {
-        ok: false,
-        response: responseTo(request, verdict.status, {
-          headers: [['WWW-Authenticate', challenge]],
-        }),
-      };
-    }
-    const { claims } = verdict;
-    const owner = await this.options.directory.accountOf(claims.iss);
-    if (!owner || !claims.sub) {
-      const reason = owner ? 'token has no sub' : 'token issuer is unknown';
-      this.options.onRefused?.(reason, request);
-      return { ok: false, response: responseTo(request, 403, { reason: 'Forbidden' }) };
-    }
-    return {
-      ok: true,
-      aor: { kind: 'token', ...owner, id: claims.sub, user: claims.sub },
-    };
-  }
-
-  private challenge(request: SipRequest, stale: boolean): SipResponse {
-    const agent = request.headers.get('User-Agent')?.toLowerCase() ?? '';
-    const md5Only = this.options.md5OnlyAgents?.some((prefix) => agent.startsWith(prefix));
-    const challenges = this.options.authenticator.challenges(stale, md5Only ? ['MD5'] : undefined);
-    return responseTo(request, 401, {
-      headers: challenges.map((c) => ['WWW-Authenticate', c] as const),
-    });
   }
 
   /** RFC 3261 10.3 step 8: 200 with every current binding and its remaining time. */
