@@ -68,24 +68,17 @@ mark(';/?:@&=+$,%[]', URIC);
 mark('-.!%*_+`\'~()<>:\\"/[]?{}', WORD);
 mark('-._~+/', TOKEN68);
 
+/** The class flags of a char code (none for -1, the code past the end of a text). */
+export function classOf(code: number): number {
+  return code >= 0 && code < 256 ? table[code]! : 0;
+}
+
 export function hasClass(code: number, flag: number): boolean {
-  return code >= 0 && code < 256 && (table[code]! & flag) !== 0;
+  return (classOf(code) & flag) !== 0;
 }
 
 export function isWsp(code: number): boolean {
   return code === SP || code === HTAB;
-}
-
-/** The index of the first char at or after `from` that is not SP or HTAB. */
-export function skipWsp(s: string, from: number): number {
-  while (from < s.length && isWsp(s.charCodeAt(from))) from++;
-  return from;
-}
-
-/** The index of the first char at or after `from` that is not of the class. */
-export function classEnd(s: string, from: number, flag: number): number {
-  while (from < s.length && hasClass(s.charCodeAt(from), flag)) from++;
-  return from;
 }
 
 /** True when every char of s[from, to) belongs to the class and the range is not empty. */

@@ -1,3 +1,4 @@
+import type { CharCodes } from './coded-text.js';
 import { asciiLower } from './grammar.js';
 
 /**
@@ -29,82 +30,83 @@ const COMPACT_FORMS: ReadonlyMap<string, string> = new Map([
   ['y', 'identity'], // RFC 8224
 ]);
 
-const CANONICAL_NAMES = [
-  'Accept',
-  'Accept-Contact',
-  'Accept-Encoding',
-  'Accept-Language',
-  'Alert-Info',
-  'Allow',
-  'Allow-Events',
-  'Authentication-Info',
-  'Authorization',
-  'Call-ID',
-  'Call-Info',
-  'Contact',
-  'Content-Disposition',
-  'Content-Encoding',
-  'Content-Language',
-  'Content-Length',
-  'Content-Type',
-  'CSeq',
-  'Date',
-  'Error-Info',
-  'Event',
-  'Expires',
-  'From',
-  'Identity',
-  'Identity-Info',
-  'In-Reply-To',
-  'Max-Forwards',
-  'MIME-Version',
-  'Min-Expires',
-  'Min-SE',
-  'Organization',
-  'P-Asserted-Identity',
-  'P-Preferred-Identity',
-  'Path',
-  'Priority',
-  'Privacy',
-  'Proxy-Authenticate',
-  'Proxy-Authorization',
-  'Proxy-Require',
-  'RAck',
-  'Reason',
-  'Record-Route',
-  'Refer-To',
-  'Referred-By',
-  'Reject-Contact',
-  'Replaces',
-  'Reply-To',
-  'Request-Disposition',
-  'Require',
-  'Retry-After',
-  'Route',
-  'RSeq',
-  'Security-Client',
-  'Security-Server',
-  'Security-Verify',
-  'Server',
-  'Service-Route',
-  'Session-Expires',
-  'SIP-ETag',
-  'SIP-If-Match',
-  'Subject',
-  'Subscription-State',
-  'Supported',
-  'Timestamp',
-  'To',
-  'Unsupported',
-  'User-Agent',
-  'Via',
-  'Warning',
-  'WWW-Authenticate',
+// The keys are written out rather than lower-cased at load: string literals are interned, so
+// a key read off the wire and one an accessor asks for are then the same string, and telling
+// two keys apart is a pointer comparison instead of a char by char one.
+const CANONICAL_NAMES: readonly (readonly [key: string, name: string])[] = [
+  ['accept', 'Accept'],
+  ['accept-contact', 'Accept-Contact'],
+  ['accept-encoding', 'Accept-Encoding'],
+  ['accept-language', 'Accept-Language'],
+  ['alert-info', 'Alert-Info'],
+  ['allow', 'Allow'],
+  ['allow-events', 'Allow-Events'],
+  ['authentication-info', 'Authentication-Info'],
+  ['authorization', 'Authorization'],
+  ['call-id', 'Call-ID'],
+  ['call-info', 'Call-Info'],
+  ['contact', 'Contact'],
+  ['content-disposition', 'Content-Disposition'],
+  ['content-encoding', 'Content-Encoding'],
+  ['content-language', 'Content-Language'],
+  ['content-length', 'Content-Length'],
+  ['content-type', 'Content-Type'],
+  ['cseq', 'CSeq'],
+  ['date', 'Date'],
+  ['error-info', 'Error-Info'],
+  ['event', 'Event'],
+  ['expires', 'Expires'],
+  ['from', 'From'],
+  ['identity', 'Identity'],
+  ['identity-info', 'Identity-Info'],
+  ['in-reply-to', 'In-Reply-To'],
+  ['max-forwards', 'Max-Forwards'],
+  ['mime-version', 'MIME-Version'],
+  ['min-expires', 'Min-Expires'],
+  ['min-se', 'Min-SE'],
+  ['organization', 'Organization'],
+  ['p-asserted-identity', 'P-Asserted-Identity'],
+  ['p-preferred-identity', 'P-Preferred-Identity'],
+  ['path', 'Path'],
+  ['priority', 'Priority'],
+  ['privacy', 'Privacy'],
+  ['proxy-authenticate', 'Proxy-Authenticate'],
+  ['proxy-authorization', 'Proxy-Authorization'],
+  ['proxy-require', 'Proxy-Require'],
+  ['rack', 'RAck'],
+  ['reason', 'Reason'],
+  ['record-route', 'Record-Route'],
+  ['refer-to', 'Refer-To'],
+  ['referred-by', 'Referred-By'],
+  ['reject-contact', 'Reject-Contact'],
+  ['replaces', 'Replaces'],
+  ['reply-to', 'Reply-To'],
+  ['request-disposition', 'Request-Disposition'],
+  ['require', 'Require'],
+  ['retry-after', 'Retry-After'],
+  ['route', 'Route'],
+  ['rseq', 'RSeq'],
+  ['security-client', 'Security-Client'],
+  ['security-server', 'Security-Server'],
+  ['security-verify', 'Security-Verify'],
+  ['server', 'Server'],
+  ['service-route', 'Service-Route'],
+  ['session-expires', 'Session-Expires'],
+  ['sip-etag', 'SIP-ETag'],
+  ['sip-if-match', 'SIP-If-Match'],
+  ['subject', 'Subject'],
+  ['subscription-state', 'Subscription-State'],
+  ['supported', 'Supported'],
+  ['timestamp', 'Timestamp'],
+  ['to', 'To'],
+  ['unsupported', 'Unsupported'],
+  ['user-agent', 'User-Agent'],
+  ['via', 'Via'],
+  ['warning', 'Warning'],
+  ['www-authenticate', 'WWW-Authenticate'],
 ];
 
-const CANONICAL_BY_KEY: ReadonlyMap<string, string> = new Map(
-  CANONICAL_NAMES.map((name) => [name.toLowerCase(), name]),
-);
+const CANONICAL_BY_KEY: ReadonlyMap<string, string> = new Map(CANONICAL_NAMES);
 
 /**
  * Headers whose whole value is a comma-separated list (RFC 3261 7.3.1), so that several rows
@@ -146,19 +148,73 @@ const LIST_HEADERS: ReadonlySet<string> = new Set([
   'warning',
 ]);
 
-// The canonical spellings by length and last character, for a lookup that needs no hashing:
-// most names on the wire are written exactly so.
-const CANONICAL_BY_SHAPE: (readonly [spelling: string, key: string])[][] = [];
-const shape = (name: string): number =>
-  name.length * 128 + (name.charCodeAt(name.length - 1) & 127);
-for (const name of CANONICAL_NAMES) {
-  (CANONICAL_BY_SHAPE[shape(name)] ??= []).push([name, name.toLowerCase()]);
+/** A header name as commonly written, and its key. */
+interface KnownName {
+  readonly name: string;
+  readonly key: string;
+  /** The name's char codes. */
+  readonly codes: Uint8Array;
+  /** Its first eight chars, packed (see packName). */
+  readonly first4: number;
+  readonly next4: number;
 }
 
-const COMPACT_BY_CODE: (string | undefined)[] = [];
+/**
+ * Packs the chars of a name into two numbers as they are scanned: seven bits each, the first
+ * four into `first4` and the next four into `next4`. Token chars are ASCII, so this is exact:
+ * two names of the same length that pack alike agree on their first eight chars, and only
+ * chars past those are left to compare.
+ */
+export function packName(packed: number, code: number): number {
+  return (packed << 7) | code;
+}
+
+const TABLE_MASK = 1023;
+const slotOf = (length: number, first4: number, next4: number): number =>
+  (first4 ^ (next4 * 31) ^ length) & TABLE_MASK;
+
+// The canonical spellings and the compact forms (in either case), by slot: most names on the
+// wire are written exactly so. Filled in full up front, as an array written sparsely would be
+// kept as a slower dictionary.
+const KNOWN: (KnownName[] | undefined)[] = Array.from({ length: TABLE_MASK + 1 }, () => undefined);
+const addKnown = (name: string, key: string): void => {
+  const codes = Buffer.from(name, 'latin1');
+  const first4 = codes.subarray(0, 4).reduce(packName, 0);
+  const next4 = codes.subarray(4, 8).reduce(packName, 0);
+  const known = { name, key, codes, first4, next4 };
+  (KNOWN[slotOf(codes.length, first4, next4)] ??= []).push(known);
+};
+for (const [key, name] of CANONICAL_NAMES) addKnown(name, key);
 for (const [letter, key] of COMPACT_FORMS) {
-  COMPACT_BY_CODE[letter.charCodeAt(0)] = key;
-  COMPACT_BY_CODE[letter.toUpperCase().charCodeAt(0)] = key;
+  addKnown(letter, key);
+  addKnown(letter.toUpperCase(), key);
+}
+
+/**
+ * The name whose char codes, all token chars, are codes[from, to) and pack to `first4` and
+ * `next4`, when it is a canonical spelling or a compact form; undefined for any other name.
+ * Compared in place: no string is made for the name.
+ */
+export function knownNameIn(
+  codes: CharCodes,
+  from: number,
+  to: number,
+  first4: number,
+  next4: number,
+): KnownName | undefined {
+  const length = to - from;
+  const candidates = KNOWN[slotOf(length, first4, next4)];
+  if (candidates === undefined) return undefined;
+  for (let i = 0; i < candidates.length; i++) {
+    const known = candidates[i]!;
+    if (known.first4 !== first4 || known.next4 !== next4 || known.codes.length !== length) {
+      continue;
+    }
+    let at = 8;
+    while (at < length && codes[from + at] === known.codes[at]) at++;
+    if (at >= length) return known;
+  }
+  return undefined;
 }
 
 // Keys of other names seen on the wire, bounded so hostile unique names cannot grow it.
@@ -166,16 +222,21 @@ const keyCache = new Map<string, string>();
 const KEY_CACHE_LIMIT = 2048;
 
 /**
- * The key of a name written in its canonical spelling or compact form, found without hashing;
- * undefined for any other name.
+ * The key of a name written in its canonical spelling or compact form, found in the table of
+ * known names rather than by lower-casing; undefined for any other name.
  */
 export function knownHeaderKey(name: string): string | undefined {
-  if (name.length === 1) return COMPACT_BY_CODE[name.charCodeAt(0)];
-  const spellings = CANONICAL_BY_SHAPE[shape(name)];
-  if (spellings !== undefined) {
-    for (let i = 0; i < spellings.length; i++) {
-      if (spellings[i]![0] === name) return spellings[i]![1];
-    }
+  let first4 = 0;
+  let next4 = 0;
+  for (let i = 0; i < 8 && i < name.length; i++) {
+    // Masked: a name here may hold any char; the comparison below is what decides.
+    if (i < 4) first4 = packName(first4, name.charCodeAt(i) & 0x7f);
+    else next4 = packName(next4, name.charCodeAt(i) & 0x7f);
+  }
+  const candidates = KNOWN[slotOf(name.length, first4, next4)];
+  if (candidates === undefined) return undefined;
+  for (let i = 0; i < candidates.length; i++) {
+    if (candidates[i]!.name === name) return candidates[i]!.key;
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
 import { isIPv6 } from 'node:net';
+import { CodedText } from './coded-text.js';
 import { asciiLower } from './grammar.js';
 
 /**
@@ -12,21 +13,27 @@ import { asciiLower } from './grammar.js';
  *   toplabel    = ALPHA / ALPHA *( alphanum / "-" ) alphanum
  *   IPv4address = 1*3DIGIT "." 1*3DIGIT "." 1*3DIGIT "." 1*3DIGIT
  */
-export function readHost(s: string, from: number): string | null {
-  if (s.charCodeAt(from) === 0x5b /* [ */) return readIPv6Reference(s, from);
+export function readHost(s: CodedText, from: number): string | null {
+  if (s.at(from) === 0x5b /* [ */) return readIPv6Reference(s.text, from);
+  const { text, codes, base } = s;
   let seen = 0;
   let previous = DOT; // as if a "." came before: the first char starts a label
   let labelStart = from;
   let toplabelStart = from;
+  // For the IPv4 reading, counted on the way: dots, and whether a run of digits is too long.
+  let dots = 0;
+  let longRun = false;
   let i = from;
-  for (; i < s.length; i++) {
-    const c = s.charCodeAt(i);
+  for (; i < text.length; i++) {
+    const c = codes[base + i]!;
     const kind = c < 128 ? HOST_CHARS[c]! : 0;
     if (kind === 0) break;
     if (kind === DOT) {
       if (previous & (DOT | DASH)) return null; // an empty label, or one ending in "-"
+      if (i - labelStart > 3) longRun = true;
       toplabelStart = labelStart;
       labelStart = i + 1;
+      dots++;
     } else if (kind === DASH && previous === DOT) {
       return null; // a label starting with "-"
     }
@@ -34,11 +41,13 @@ export function readHost(s: string, from: number): string | null {
     previous = kind;
   }
   if (i === from || previous === DASH) return null;
+  if (i - labelStart > 3) longRun = true;
   // A trailing "." leaves the label before it as the toplabel.
   if (previous !== DOT) toplabelStart = labelStart;
-  const ipv4 = (seen & (LOWER | UPPER | DASH)) === 0 && isIPv4(s, from, i);
-  if (!ipv4 && (HOST_CHARS[s.charCodeAt(toplabelStart)]! & (LOWER | UPPER)) === 0) return null;
-  const host = s.slice(from, i);
+  // Digits and dots only: an IPv4address when four runs of one to three digits.
+  const ipv4 = (seen & (LOWER | UPPER | DASH)) === 0 && dots === 3 && !longRun && previous !== DOT;
+  if (!ipv4 && (HOST_CHARS[codes[base + toplabelStart]!]! & (LOWER | UPPER)) === 0) return null;
+  const host = text.slice(from, i);
   return seen & UPPER ? host.toLowerCase() : host;
 }
 
@@ -83,8 +92,16 @@ function readIPv6Reference(s: string, from: number): string | null {
 
 /** The host lower-cased when the whole of `raw` is one, else null. */
 export function checkHost(raw: string): string | null {
-  const host = readHost(raw, 0);
+  const host = readHost(CodedText.of(raw), 0);
   return host !== null && host.length === raw.length ? host : null;
+}
+
+/** checkPort for s[from, to), a run of digits: no string is made for it. */
+export function digitsPort(s: CodedText, from: number, to: number): number | null {
+  if (from === to || to - from > 5) return null;
+  let value = 0;
+  for (let i = from; i < to; i++) value = value * 10 + (s.at(i) - 0x30);
+  return value <= 65535 ? value : null;
 }
 
 /** port = 1*DIGIT, at most 65535; null when it is not one. */

@@ -1,3 +1,4 @@
+import { CodedText } from './coded-text.js';
 import { type Head, contentLength, readHead } from './message-head.js';
 import { textFromOctets } from './octets.js';
 import { SipHeaders } from './sip-headers.js';
@@ -18,14 +19,21 @@ export interface ParseOptions {
 
 export const DEFAULT_MAX_SIZE = 65535;
 
+const NO_OPTIONS: ParseOptions = {};
+
 /**
  * Parses one SIP message (RFC 3261 section 7). The head is split once; header values are
- * only unfolded here and parsed by the typed accessors when first asked for.
+ * only unfolded here and parsed by the typed accessors when first asked for, reading the
+ * octets of `data` (as the body does: it is a view of them), so `data` is not to be changed
+ * afterwards.
  *
  * Throws a SipParseError whose `partial` holds what could be read, so that a UAS can still
  * answer a request it cannot accept (see rejectionStatus).
  */
-export function parseMessage(data: Buffer, options: ParseOptions = {}): SipRequest | SipResponse {
+export function parseMessage(
+  data: Buffer,
+  options: ParseOptions = NO_OPTIONS,
+): SipRequest | SipResponse {
   const maxSize = options.maxSize ?? DEFAULT_MAX_SIZE;
   const head = readHead(data, Math.min(data.length, maxSize));
   const start = parseStartLine(head.startLine);
@@ -39,7 +47,7 @@ export function parseMessage(data: Buffer, options: ParseOptions = {}): SipReque
       method: start.method,
       partial: {
         startLine: head.startLine,
-        headers: SipHeaders.fromParsedRows(head.names, head.values, head.keys),
+        headers: SipHeaders.fromRead(head),
       },
     });
   }
@@ -61,7 +69,7 @@ function framingFault(
   if (start.error !== null) return start.error;
   if (head.bodyStart === -1) return 'Missing end of headers';
   if (head.rowError !== null) return head.rowError;
-  const length = contentLength(head.keys, head.values);
+  const length = contentLength(head);
   if (typeof length === 'string') return length;
   if (length === null) {
     // RFC 3261 18.3: stream-oriented transports MUST use Content-Length.
@@ -73,9 +81,13 @@ function framingFault(
 }
 
 function build(start: StartLine, head: Head, body: Buffer): SipRequest | SipResponse {
-  const headers = SipHeaders.fromParsedRows(head.names, head.values, head.keys);
+  const headers = SipHeaders.fromRead(head);
   if (start.isRequest) {
-    return new SipRequest({ method: start.method!, uri: start.uri!, headers, body });
+    const method = start.method!;
+    const uri = start.uri!;
+    // Request-Line = Method SP Request-URI SP SIP-Version
+    const uriCodes = new CodedText(uri, head.octets, head.base + method.length + 1);
+    return SipRequest.fromWire({ method, uri, headers, body }, uriCodes);
   }
   return new SipResponse({
     status: start.status!,

@@ -1,3 +1,4 @@
+import type { CodedText, WireRows } from './coded-text.js';
 import { DQUOTE, TOKEN, hasClass, isWsp, trimWsp } from './grammar.js';
 import { readGenericParams } from './generic-params.js';
 import { octetsFromText, textFromOctets } from './octets.js';
@@ -7,7 +8,7 @@ import {
   type SipUri,
   type SipUriInit,
   formatUri,
-  parseAddressUri,
+  readAddressUri,
 } from './sip-uri.js';
 import { ValueScanner } from './value-scanner.js';
 
@@ -39,20 +40,24 @@ const COMMA = 0x2c;
 function readNameAddr(scanner: ValueScanner, allowAddrSpec: boolean): NameAddr {
   scanner.skipWs();
   const displayName = readDisplayName(scanner);
-  let uriText: string;
+  let uriStart: number;
+  let uriEnd: number;
   if (scanner.peek() === LAQUOT) {
     // LAQUOT = SWS "<" and RAQUOT = ">" SWS: no whitespace inside the brackets.
-    const close = scanner.text.indexOf('>', scanner.pos + 1);
-    if (close === -1) scanner.fail();
-    uriText = scanner.text.slice(scanner.pos + 1, close);
-    scanner.pos = close + 1;
+    uriStart = scanner.pos + 1;
+    uriEnd = scanner.text.indexOf('>', uriStart);
+    if (uriEnd === -1) scanner.fail();
+    scanner.pos = uriEnd + 1;
   } else {
     if (!allowAddrSpec) scanner.fail();
-    uriText = scanner.untilDelimiter();
+    uriStart = scanner.pos;
+    scanner.untilDelimiter();
+    uriEnd = scanner.pos;
     // RFC 3261 20.10: a URI holding a comma, question mark or semicolon MUST be in brackets.
-    if (uriText.includes('?')) scanner.fail();
+    const question = scanner.text.indexOf('?', uriStart);
+    if (question !== -1 && question < uriEnd) scanner.fail();
   }
-  const uri = parseUriIn(scanner, uriText);
+  const uri = parseUriIn(scanner, uriStart, uriEnd);
   const params = readGenericParams(scanner, checkTag);
   return { displayName, uri, params, tag: params.get('tag') ?? null };
 }
@@ -69,9 +74,9 @@ function readDisplayName(scanner: ValueScanner): string | null {
     return scanner.quotedAscii ? name : textFromOctets(name);
   }
   if (scanner.peek() === LAQUOT) return null;
-  const text = scanner.text;
+  const { text, codes, base } = scanner;
   for (let i = scanner.pos; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = codes[base + i]!;
     if (c === LAQUOT) {
       const name = trimWsp(text, scanner.pos, i);
       scanner.pos = i;
@@ -82,9 +87,10 @@ function readDisplayName(scanner: ValueScanner): string | null {
   return null;
 }
 
-function parseUriIn(scanner: ValueScanner, uriText: string): SipUri | AbsoluteUri {
+/** The URI from `from` to `to` in the scanner's text. */
+function parseUriIn(scanner: ValueScanner, from: number, to: number): SipUri | AbsoluteUri {
   try {
-    return parseAddressUri(uriText);
+    return readAddressUri(scanner.part(from, to));
   } catch (error) {
     if (error instanceof SipParseError) scanner.fail();
     throw error;
@@ -92,15 +98,17 @@ function parseUriIn(scanner: ValueScanner, uriText: string): SipUri | AbsoluteUr
 }
 
 /** tag-param = "tag" EQUAL token */
-function checkTag(name: string, value: string | null): boolean {
-  if (name !== 'tag') return true;
-  if (value === null) return false;
-  for (let i = 0; i < value.length; i++) if (!hasClass(value.charCodeAt(i), TOKEN)) return false;
-  return true;
+function checkTag(name: string, value: string | null, isToken: boolean): boolean {
+  return name !== 'tag' || (value !== null && isToken);
 }
 
 /** Parses a single address (From, To, Refer-To...). */
 export function parseNameAddr(text: string, header: string): NameAddr {
+  return readSingleNameAddr(text, header);
+}
+
+/** parseNameAddr, for a value whose char codes may be at hand. */
+export function readSingleNameAddr(text: string | CodedText, header: string): NameAddr {
   const scanner = new ValueScanner(text, header);
   const address = readNameAddr(scanner, true);
   scanner.skipWs();
@@ -108,15 +116,19 @@ export function parseNameAddr(text: string, header: string): NameAddr {
   return address;
 }
 
-/** Parses the rows of a list of addresses (Contact, Route, Record-Route...). */
+/**
+ * Parses the rows of a list of addresses (Contact, Route, Record-Route...). `wire` gives the
+ * rows with their octets when they were read off the wire.
+ */
 export function parseNameAddrList(
   rows: string[],
   header: string,
   allowAddrSpec: boolean,
+  wire?: WireRows,
 ): NameAddr[] {
   const out: NameAddr[] = [];
-  for (const row of rows) {
-    const scanner = new ValueScanner(row, header);
+  for (let r = 0; r < rows.length; r++) {
+    const scanner = new ValueScanner(wire?.[r] ?? rows[r]!, header);
     for (;;) {
       out.push(readNameAddr(scanner, allowAddrSpec));
       scanner.skipWs();

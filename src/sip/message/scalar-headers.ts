@@ -1,4 +1,5 @@
-import { TOKEN, WORD, allOfClass, isWsp, parseDigits, trimWsp } from './grammar.js';
+import { CodedText, type WireRows } from './coded-text.js';
+import { TOKEN, WORD, isWsp, parseDigits, trimWsp } from './grammar.js';
 import { SipParseError } from './sip-parse-error.js';
 import { ValueScanner } from './value-scanner.js';
 
@@ -28,27 +29,37 @@ export function requiredRow(rows: string[], header: string): string {
   return row;
 }
 
+/** The one row of a header that must appear once, with its codes. */
+function requiredCoded(rows: string[], wire: WireRows | undefined, header: string): CodedText {
+  const row = requiredRow(rows, header);
+  return wire?.[0] ?? CodedText.of(row);
+}
+
 /** callid = word [ "@" word ] (RFC 3261 20.8) */
-export function parseCallId(rows: string[]): string {
-  const value = requiredRow(rows, 'Call-ID');
-  const at = value.indexOf('@');
+export function parseCallId(rows: string[], wire?: WireRows): string {
+  const value = requiredCoded(rows, wire, 'Call-ID');
+  const at = value.text.indexOf('@');
   const ok =
     at === -1
-      ? allOfClass(value, WORD)
-      : allOfClass(value, WORD, 0, at) && allOfClass(value, WORD, at + 1);
+      ? value.allOfClass(WORD)
+      : value.allOfClass(WORD, 0, at) && value.allOfClass(WORD, at + 1);
   if (!ok) throw malformed('Call-ID');
-  return value;
+  return value.text;
 }
 
 /** CSeq = 1*DIGIT LWS Method (RFC 3261 20.16) */
-export function parseCSeq(rows: string[]): CSeq {
-  const value = requiredRow(rows, 'CSeq');
+export function parseCSeq(rows: string[], wire?: WireRows): CSeq {
+  const value = requiredCoded(rows, wire, 'CSeq');
+  const text = value.text;
   let i = 0;
-  while (i < value.length && !isWsp(value.charCodeAt(i))) i++;
+  while (i < text.length && !isWsp(value.at(i))) i++;
   // RFC 3261 8.1.1.5: the sequence number MUST be expressible as a 32-bit unsigned integer.
-  const seq = parseDigits(value, MAX_UINT32, 0, i);
-  const method = trimWsp(value, i);
-  if (seq < 0 || i === value.length || !allOfClass(method, TOKEN)) throw malformed('CSeq');
+  const seq = parseDigits(text, MAX_UINT32, 0, i);
+  const from = value.skipWsp(i);
+  const method = trimWsp(text, from);
+  if (seq < 0 || i === text.length || !value.allOfClass(TOKEN, from, from + method.length)) {
+    throw malformed('CSeq');
+  }
   return { seq, method };
 }
 

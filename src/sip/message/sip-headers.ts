@@ -1,5 +1,8 @@
+import { CodedText, type WireRows } from './coded-text.js';
 import { BACKSLASH, DQUOTE, isToken, trimWsp } from './grammar.js';
 import { canonicalName, headerKey, isListHeader } from './header-names.js';
+
+const NO_ROWS: Iterable<readonly [string, string]> = [];
 
 /**
  * The header rows of a message, in order. Names are case-insensitive and compact forms are
@@ -9,16 +12,17 @@ import { canonicalName, headerKey, isListHeader } from './header-names.js';
  * set and append are octet strings too: text goes through octetsFromText first.
  */
 export class SipHeaders implements Iterable<[name: string, value: string]> {
-  #names: string[];
-  #values: string[];
+  #names: string[] = [];
+  /** Null while the rows are as the parser read them and their values not all cut out. */
+  #values: string[] | null = [];
   #keys: string[] | null = null;
   #typed: Map<string, unknown> | null = null;
   #slots: unknown[] | null = null;
+  /** The rows as the parser read them, until they change. */
+  #read: ReadRows | null = null;
 
-  constructor(rows: Iterable<readonly [string, string]> = []) {
-    this.#names = [];
-    this.#values = [];
-    for (const [name, value] of rows) this.append(name, value);
+  constructor(rows: Iterable<readonly [string, string]> = NO_ROWS) {
+    if (rows !== NO_ROWS) for (const [name, value] of rows) this.append(name, value);
   }
 
   /** Rows exactly as the parser read them (names already checked to be tokens). */
@@ -30,6 +34,19 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
     return headers;
   }
 
+  /**
+   * Rows as the message parser read them: each value is cut out of the text when first asked
+   * for (most are never read), and the typed accessors read the octets.
+   */
+  static fromRead(rows: ReadRows): SipHeaders {
+    const headers = new SipHeaders();
+    headers.#names = rows.names;
+    headers.#keys = rows.keys;
+    headers.#values = null;
+    headers.#read = rows;
+    return headers;
+  }
+
   get size(): number {
     return this.#names.length;
   }
@@ -38,7 +55,7 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
   get(name: string): string | undefined {
     const key = headerKey(name);
     const keys = this.#keyList();
-    for (let i = 0; i < keys.length; i++) if (keys[i] === key) return this.#values[i];
+    for (let i = 0; i < keys.length; i++) if (keys[i] === key) return this.#valueAt(i);
     return undefined;
   }
 
@@ -60,7 +77,7 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
   #rowsOf(key: string): string[] {
     const keys = this.#keyList();
     const out: string[] = [];
-    for (let i = 0; i < keys.length; i++) if (keys[i] === key) out.push(this.#values[i]!);
+    for (let i = 0; i < keys.length; i++) if (keys[i] === key) out.push(this.#valueAt(i));
     return out;
   }
 
@@ -86,7 +103,7 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
     const octets = values.map(toOctets);
     this.remove(name);
     this.#names.splice(at, 0, ...octets.map(() => name));
-    this.#values.splice(at, 0, ...octets);
+    this.#valueList().splice(at, 0, ...octets);
     this.#keyList().splice(at, 0, ...octets.map(() => key));
     this.#changed();
   }
@@ -94,8 +111,9 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
   append(name: string, value: string): void {
     const octets = toOctets(value);
     const keys = this.#keyList();
+    const values = this.#valueList();
     this.#names.push(checkName(name));
-    this.#values.push(octets);
+    values.push(octets);
     keys.push(headerKey(name));
     this.#changed();
   }
@@ -104,12 +122,13 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
   remove(name: string): boolean {
     const key = headerKey(name);
     const keys = this.#keyList();
+    const values = this.#valueList();
     let removed = false;
     for (let i = keys.length - 1; i >= 0; i--) {
       if (keys[i] !== key) continue;
       keys.splice(i, 1);
       this.#names.splice(i, 1);
-      this.#values.splice(i, 1);
+      values.splice(i, 1);
       removed = true;
     }
     if (removed) this.#changed();
@@ -117,11 +136,16 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
   }
 
   *[Symbol.iterator](): IterableIterator<[name: string, value: string]> {
-    for (let i = 0; i < this.#names.length; i++) yield [this.#names[i]!, this.#values[i]!];
+    const values = this.#valueList();
+    for (let i = 0; i < this.#names.length; i++) yield [this.#names[i]!, values[i]!];
   }
 
   clone(): SipHeaders {
-    return SipHeaders.fromParsedRows([...this.#names], [...this.#values], [...this.#keyList()]);
+    return SipHeaders.fromParsedRows(
+      [...this.#names],
+      [...this.#valueList()],
+      [...this.#keyList()],
+    );
   }
 
   /**
@@ -142,15 +166,38 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
    * For the message's own accessors: `typed` with a numbered slot for a cache and the key
    * already known.
    */
-  cached<T>(slot: number, key: string, parse: (rows: string[]) => T): T {
+  cached<T>(slot: number, key: string, parse: (rows: string[], wire?: WireRows) => T): T {
     const slots = this.#slots;
     if (slots !== null) {
       const cached = slots[slot];
       if (cached !== undefined) return cached as T;
     }
-    const value = parse(this.#rowsOf(key));
+    const value = this.#read === null ? parse(this.#rowsOf(key)) : this.#parseRead(key, parse);
     (this.#slots ??= [])[slot] = value;
     return value;
+  }
+
+  /** Gives `parse` the rows of `key` with their codes in the octets they were read from. */
+  #parseRead<T>(key: string, parse: (rows: string[], wire?: WireRows) => T): T {
+    const read = this.#read!;
+    const keys = this.#keyList();
+    // Most headers have one row: arrays made for it hold just that, rather than room to grow.
+    let rows: string[] | null = null;
+    let wire: (CodedText | null)[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] !== key) continue;
+      const value = this.#valueAt(i);
+      const start = read.starts[i]!;
+      const coded = start < 0 ? null : new CodedText(value, read.octets, read.base + start);
+      if (rows === null) {
+        rows = [value];
+        wire = [coded];
+      } else {
+        rows.push(value);
+        wire.push(coded);
+      }
+    }
+    return parse(rows ?? [], wire);
   }
 
   /**
@@ -169,7 +216,7 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
         lengthWritten = true;
         continue;
       }
-      const value = this.#values[i]!;
+      const value = this.#valueAt(i);
       const name = canonicalName(key, this.#names[i]!);
       out += value.length === 0 ? `${name}:\r\n` : `${name}: ${value}\r\n`;
     }
@@ -182,10 +229,48 @@ export class SipHeaders implements Iterable<[name: string, value: string]> {
     return this.#keys;
   }
 
+  #valueAt(i: number): string {
+    return this.#values === null ? rowValue(this.#read!, i) : this.#values[i]!;
+  }
+
+  /** Every value, cut out of the text read if they were not yet. */
+  #valueList(): string[] {
+    if (this.#values === null) {
+      const read = this.#read!;
+      this.#values = read.names.map((_, i) => rowValue(read, i));
+    }
+    return this.#values;
+  }
+
   #changed(): void {
     this.#typed = null;
     this.#slots = null;
+    this.#read = null;
   }
+}
+
+/** Header rows as the message parser reads them. */
+export interface ReadRows {
+  names: string[];
+  /** headerKey of each name. */
+  keys: string[];
+  /** The text read, and the octets it was read from: char i is octets[base + i]. */
+  text: string;
+  octets: Uint8Array;
+  base: number;
+  /**
+   * Where each value starts and ends in the text, without the SP/HTAB around it; a start of
+   * -1 for a value that is no run of the text (an unfolded one), kept in `unfolded`.
+   */
+  starts: number[];
+  ends: number[];
+  unfolded: Map<number, string> | null;
+}
+
+/** The value of row `i` of rows read. */
+export function rowValue(rows: ReadRows, i: number): string {
+  const start = rows.starts[i]!;
+  return start < 0 ? rows.unfolded!.get(i)! : rows.text.slice(start, rows.ends[i]);
 }
 
 function checkName(name: string): string {

@@ -1,6 +1,7 @@
 import { type AuthValue, parseAuthValues } from './auth-value.js';
+import type { WireRows } from './coded-text.js';
 import { type ContentType, parseContentType } from './content-type.js';
-import { type NameAddr, parseNameAddr, parseNameAddrList } from './name-addr.js';
+import { type NameAddr, parseNameAddrList, readSingleNameAddr } from './name-addr.js';
 import {
   type CSeq,
   parseCSeq,
@@ -162,7 +163,7 @@ export abstract class SipMessage {
     return this.toBuffer().toString('utf8');
   }
 
-  #typed<T>(slot: Slot, key: string, parse: (rows: string[]) => T): T {
+  #typed<T>(slot: Slot, key: string, parse: (rows: string[], wire?: WireRows) => T): T {
     try {
       return this.headers.cached(slot, key, parse);
     } catch (error) {
@@ -200,11 +201,13 @@ const enum Slot {
   Unsupported,
 }
 
-const parseFrom = (rows: string[]): NameAddr => parseNameAddr(requiredRow(rows, 'From'), 'From');
-const parseTo = (rows: string[]): NameAddr => parseNameAddr(requiredRow(rows, 'To'), 'To');
-const parseRoute = (rows: string[]): NameAddr[] => parseNameAddrList(rows, 'Route', false);
-const parseRecordRoute = (rows: string[]): NameAddr[] =>
-  parseNameAddrList(rows, 'Record-Route', false);
+const parseFrom = (rows: string[], wire?: WireRows): NameAddr =>
+  parseSingleAddress(rows, wire, 'From');
+const parseTo = (rows: string[], wire?: WireRows): NameAddr => parseSingleAddress(rows, wire, 'To');
+const parseRoute = (rows: string[], wire?: WireRows): NameAddr[] =>
+  parseNameAddrList(rows, 'Route', false, wire);
+const parseRecordRoute = (rows: string[], wire?: WireRows): NameAddr[] =>
+  parseNameAddrList(rows, 'Record-Route', false, wire);
 const parseAuthorization = (rows: string[]): AuthValue[] => parseAuthValues(rows, 'Authorization');
 const parseProxyAuthorization = (rows: string[]): AuthValue[] =>
   parseAuthValues(rows, 'Proxy-Authorization');
@@ -218,9 +221,14 @@ const parseProxyRequire = (rows: string[]): string[] =>
 const parseSupported = (rows: string[]): string[] => parseOptionTags(rows, 'Supported', true);
 const parseUnsupported = (rows: string[]): string[] => parseOptionTags(rows, 'Unsupported', false);
 
-function parseContact(rows: string[]): NameAddr[] | '*' {
+function parseSingleAddress(rows: string[], wire: WireRows | undefined, header: string): NameAddr {
+  const row = requiredRow(rows, header);
+  return readSingleNameAddr(wire?.[0] ?? row, header);
+}
+
+function parseContact(rows: string[], wire?: WireRows): NameAddr[] | '*' {
   if (rows.length === 1 && rows[0] === '*') return '*';
   if (rows.includes('*'))
     throw new SipParseError('Malformed Contact header', { header: 'Contact' });
-  return parseNameAddrList(rows, 'Contact', true);
+  return parseNameAddrList(rows, 'Contact', true, wire);
 }

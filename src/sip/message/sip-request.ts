@@ -1,7 +1,8 @@
+import type { CodedText } from './coded-text.js';
 import { isToken } from './grammar.js';
 import { SipMessage, type SipMessageInit } from './sip-message.js';
 import { SipParseError } from './sip-parse-error.js';
-import { type AbsoluteUri, type SipUri, parseAddressUri } from './sip-uri.js';
+import { type AbsoluteUri, type SipUri, parseAddressUri, readAddressUri } from './sip-uri.js';
 
 export interface SipRequestInit extends SipMessageInit {
   /** A token (RFC 3261 25.1); case-sensitive. */
@@ -16,11 +17,20 @@ export class SipRequest extends SipMessage {
   uri: string;
   #parsedText: string | null = null;
   #parsed: SipUri | AbsoluteUri | null = null;
+  /** The Request-URI with its octets, as the message parser read it. */
+  #wireUri: CodedText | null = null;
 
   constructor(init: SipRequestInit) {
     super(init);
     this.method = init.method;
     this.uri = init.uri;
+  }
+
+  /** A request as the message parser read it: `uri` is the Request-URI with its octets. */
+  static fromWire(init: SipRequestInit, uri: CodedText): SipRequest {
+    const request = new SipRequest(init);
+    request.#wireUri = uri;
+    return request;
   }
 
   get isRequest(): true {
@@ -34,7 +44,12 @@ export class SipRequest extends SipMessage {
   requestUri(): SipUri | AbsoluteUri {
     if (this.#parsed === null || this.#parsedText !== this.uri) {
       try {
-        this.#parsed = parseAddressUri(this.uri, 'Request-URI');
+        // The octets stand for the text as long as the application has not changed it.
+        const wire = this.#wireUri;
+        this.#parsed =
+          wire !== null && wire.text === this.uri
+            ? readAddressUri(wire, 'Request-URI')
+            : parseAddressUri(this.uri, 'Request-URI');
       } catch (error) {
         throw error instanceof SipParseError ? error.inMessage(true, this.method) : error;
       }

@@ -1,3 +1,5 @@
+import { CodedText } from './coded-text.js';
+import { commonParamName } from './common-param-names.js';
 import {
   ALPHA,
   DIGIT,
@@ -9,9 +11,10 @@ import {
   USER,
   allOfClass,
   asciiLower,
+  classOf,
   hasClass,
 } from './grammar.js';
-import { checkPort, readHost } from './host.js';
+import { digitsPort, readHost } from './host.js';
 import { SipParseError } from './sip-parse-error.js';
 
 /** The parts of a SIP or SIPS URI one can build one from (RFC 3261 19.1.1). */
@@ -69,38 +72,51 @@ export function parseUri(text: string, context = 'URI'): SipUri {
 
 /** addr-spec = SIP-URI / SIPS-URI / absoluteURI */
 export function parseAddressUri(text: string, context = 'URI'): SipUri | AbsoluteUri {
-  const sip = sipSchemeLength(text);
-  if (sip === 4) return parseSipUri(text, 'sip', 4, context);
-  if (sip === 5) return parseSipUri(text, 'sips', 5, context);
-  const colon = schemeEnd(text);
+  return readAddressUri(CodedText.of(text), context);
+}
+
+/** parseAddressUri, for a URI whose char codes are at hand (one read off the wire). */
+export function readAddressUri(uri: CodedText, context = 'URI'): SipUri | AbsoluteUri {
+  const sip = sipSchemeLength(uri);
+  if (sip === 4) return parseSipUri(uri, 'sip', 4, context);
+  if (sip === 5) return parseSipUri(uri, 'sips', 5, context);
+  const colon = schemeEnd(uri);
   if (colon === -1) throw malformed(context);
+  const text = uri.text;
   const scheme = asciiLower(text.slice(0, colon));
   // absoluteURI = scheme ":" ( hier-part / opaque-part ), both made of uric
-  if (!allOfClass(text, URIC, colon + 1)) throw malformed(context);
+  if (!uri.allOfClass(URIC, colon + 1)) throw malformed(context);
   return { scheme, raw: text };
 }
 
 /** 4 for "sip:", 5 for "sips:" (in any case), else 0. */
-function sipSchemeLength(text: string): number {
-  if ((text.charCodeAt(0) | 0x20) !== 0x73 || (text.charCodeAt(1) | 0x20) !== 0x69) return 0;
-  if ((text.charCodeAt(2) | 0x20) !== 0x70) return 0;
-  const c = text.charCodeAt(3);
+function sipSchemeLength(uri: CodedText): number {
+  // c | 0x20 lower-cases an ASCII letter (and leaves -1, past the end, unequal to any).
+  if ((uri.at(0) | 0x20) !== 0x73 || (uri.at(1) | 0x20) !== 0x69) return 0;
+  if ((uri.at(2) | 0x20) !== 0x70) return 0;
+  const c = uri.at(3);
   if (c === 0x3a) return 4;
-  return (c | 0x20) === 0x73 && text.charCodeAt(4) === 0x3a ? 5 : 0;
+  return (c | 0x20) === 0x73 && uri.at(4) === 0x3a ? 5 : 0;
 }
 
 /** The index of the ":" ending a scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), or -1. */
-function schemeEnd(text: string): number {
-  if (!hasClass(text.charCodeAt(0), ALPHA)) return -1;
-  for (let i = 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+function schemeEnd(uri: CodedText): number {
+  if (!hasClass(uri.at(0), ALPHA)) return -1;
+  for (let i = 1; i < uri.length; i++) {
+    const c = uri.at(i);
     if (c === 0x3a) return i;
     if (!hasClass(c, ALPHA | DIGIT) && c !== 0x2b && c !== 0x2d && c !== 0x2e) return -1;
   }
   return -1;
 }
 
-function parseSipUri(text: string, scheme: 'sip' | 'sips', from: number, context: string): SipUri {
+function parseSipUri(
+  uri: CodedText,
+  scheme: 'sip' | 'sips',
+  from: number,
+  context: string,
+): SipUri {
+  const text = uri.text;
   let user: string | null = null;
   let rawUser: string | null = null;
   let password: string | null = null;
@@ -110,37 +126,36 @@ function parseSipUri(text: string, scheme: 'sip' | 'sips', from: number, context
   if (at !== -1) {
     const colon = text.indexOf(':', from);
     const userEnd = colon !== -1 && colon < at ? colon : at;
-    user = unescape(text, from, userEnd, USER);
+    user = unescape(uri, from, userEnd, USER);
     if (user === null || user.length === 0) throw malformed(context);
     // Without escapes the two are one string.
     rawUser = user.length === userEnd - from ? user : text.slice(from, userEnd);
     if (userEnd !== at) {
-      password = unescape(text, userEnd + 1, at, PASSWORD, true);
+      password = unescape(uri, userEnd + 1, at, PASSWORD, true);
       if (password === null) throw malformed(context);
     }
     pos = at + 1;
   }
-  const host = readHost(text, pos);
+  const host = readHost(uri, pos);
   if (host === null) throw malformed(context);
   pos += host.length;
   let port: number | null = null;
-  if (text.charCodeAt(pos) === 0x3a) {
-    let portEnd = pos + 1;
-    while (hasClass(text.charCodeAt(portEnd), DIGIT)) portEnd++;
-    port = checkPort(text.slice(pos + 1, portEnd));
+  if (uri.at(pos) === 0x3a) {
+    const portEnd = uri.classEnd(pos + 1, DIGIT);
+    port = digitsPort(uri, pos + 1, portEnd);
     if (port === null) throw malformed(context);
     pos = portEnd;
   }
   let params = NO_PARAMS;
-  if (text.charCodeAt(pos) === 0x3b /* ; */) {
+  if (uri.at(pos) === 0x3b /* ; */) {
     const read = new Map<string, string | null>();
-    pos = readParams(text, pos, read, context);
+    pos = readParams(uri, pos, read, context);
     params = read;
   }
   let headers = NO_HEADERS;
-  if (text.charCodeAt(pos) === 0x3f /* ? */) {
+  if (uri.at(pos) === 0x3f /* ? */) {
     const read = new Map<string, string>();
-    pos = readHeaders(text, pos + 1, read, context);
+    pos = readHeaders(uri, pos + 1, read, context);
     headers = read;
   }
   if (pos !== text.length) throw malformed(context);
@@ -149,20 +164,25 @@ function parseSipUri(text: string, scheme: 'sip' | 'sips', from: number, context
 
 /** uri-parameters = *( ";" uri-parameter ); uri-parameter = pname [ "=" pvalue ] */
 function readParams(
-  text: string,
+  uri: CodedText,
   pos: number,
   params: Map<string, string | null>,
   context: string,
 ): number {
-  while (text.charCodeAt(pos) === 0x3b /* ; */) {
+  while (uri.at(pos) === 0x3b /* ; */) {
     // pname and pvalue are made of paramchar, which holds neither "=", ";" nor "?".
-    let name = unescapeRun(text, pos + 1, PARAM);
+    let name = unescapeRun(uri, pos + 1, PARAM);
     if (name === null || name.length === 0) throw malformed(context);
-    if (run.upper) name = name.toLowerCase();
+    if (run.upper) {
+      name = name.toLowerCase();
+    } else if (name.length === run.end - pos - 1) {
+      // Written without escapes: the octets are the name.
+      name = commonParamName(uri.codes, uri.base + pos + 1, uri.base + run.end) ?? name;
+    }
     pos = run.end;
     let value: string | null = null;
-    if (text.charCodeAt(pos) === 0x3d /* = */) {
-      value = unescapeRun(text, pos + 1, PARAM);
+    if (uri.at(pos) === 0x3d /* = */) {
+      value = unescapeRun(uri, pos + 1, PARAM);
       if (value === null || value.length === 0) throw malformed(context);
       pos = run.end;
     }
@@ -180,21 +200,20 @@ const run = { end: 0, upper: false };
  * Reads the run of chars of the class (and escapes) from `from`, resolving the escapes; sets
  * `run`. Null when an escape is malformed.
  */
-function unescapeRun(text: string, from: number, flag: number): string | null {
+function unescapeRun(uri: CodedText, from: number, flag: number): string | null {
+  const { text, codes, base } = uri;
   let out = '';
   let chunk = from;
   let upper = false;
   let i = from;
   for (; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = codes[base + i]!;
     if (c === 0x25 /* % */) {
-      if (!hasClass(text.charCodeAt(i + 1), HEX) || !hasClass(text.charCodeAt(i + 2), HEX)) {
-        return null;
-      }
+      if (!hasClass(uri.at(i + 1), HEX) || !hasClass(uri.at(i + 2), HEX)) return null;
       out += text.slice(chunk, i) + String.fromCharCode(parseInt(text.slice(i + 1, i + 3), 16));
       i += 2;
       chunk = i + 1;
-    } else if (hasClass(c, flag)) {
+    } else if ((classOf(c) & flag) !== 0) {
       if (c >= 0x41 && c <= 0x5a) upper = true;
     } else {
       break;
@@ -207,18 +226,19 @@ function unescapeRun(text: string, from: number, flag: number): string | null {
 
 /** headers = "?" header *( "&" header ); header = hname "=" hvalue */
 function readHeaders(
-  text: string,
+  uri: CodedText,
   pos: number,
   headers: Map<string, string>,
   context: string,
 ): number {
+  const text = uri.text;
   for (;;) {
     const eq = text.indexOf('=', pos);
     if (eq === -1) throw malformed(context);
     let end = text.indexOf('&', eq);
     if (end === -1) end = text.length;
-    const name = unescape(text, pos, eq, HNV);
-    const value = unescape(text, eq + 1, end, HNV, true);
+    const name = unescape(uri, pos, eq, HNV);
+    const value = unescape(uri, eq + 1, end, HNV, true);
     if (name === null || name.length === 0 || value === null) throw malformed(context);
     const earlier = headers.get(name);
     headers.set(name, earlier === undefined ? value : `${earlier},${value}`);
@@ -232,26 +252,27 @@ function readHeaders(
  * is neither in the class nor a valid escape.
  */
 function unescape(
-  text: string,
+  uri: CodedText,
   from: number,
   to: number,
   flag: number,
   allowEmpty = false,
 ): string | null {
   if (from === to) return allowEmpty ? '' : null;
+  const { text, codes, base } = uri;
   let out = '';
   let chunk = from;
   for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
+    const c = codes[base + i]!;
     if (c === 0x25 /* % */) {
       if (i + 2 >= to) return null;
-      if (!hasClass(text.charCodeAt(i + 1), HEX) || !hasClass(text.charCodeAt(i + 2), HEX)) {
+      if (!hasClass(codes[base + i + 1]!, HEX) || !hasClass(codes[base + i + 2]!, HEX)) {
         return null;
       }
       out += text.slice(chunk, i) + String.fromCharCode(parseInt(text.slice(i + 1, i + 3), 16));
       i += 2;
       chunk = i + 1;
-    } else if (!hasClass(c, flag)) {
+    } else if ((classOf(c) & flag) === 0) {
       return null;
     }
   }

@@ -108,7 +108,7 @@ export class SipStreamFramer {
       return data.length > this.#maxSize ? 'Message too large' : null;
     }
     const head = readHead(data.subarray(0, end + 4), end + 4);
-    const length = contentLength(head.keys, head.values);
+    const length = contentLength(head);
     if (typeof length === 'string') return length;
     // RFC 3261 18.3: stream-oriented transports MUST use Content-Length.
     if (length === null) return 'Missing Content-Length';

@@ -1,7 +1,8 @@
 import { isIPv6 } from 'node:net';
-import { DIGIT, DQUOTE, TOKEN, classEnd, isWsp, parseDigits, skipWsp } from './grammar.js';
+import type { WireRows } from './coded-text.js';
+import { DIGIT, DQUOTE, TOKEN, isWsp, parseDigits } from './grammar.js';
 import { readGenericParams } from './generic-params.js';
-import { checkHost, checkPort, isIPv4, readHost } from './host.js';
+import { checkHost, checkPort, digitsPort, isIPv4, readHost } from './host.js';
 import { SipParseError } from './sip-parse-error.js';
 import { ValueScanner } from './value-scanner.js';
 
@@ -24,11 +25,14 @@ const SLASH = 0x2f;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 
-/** Parses every Via row: via-parm *(COMMA via-parm) each. */
-export function parseViaList(rows: string[]): Via[] {
+/**
+ * Parses every Via row: via-parm *(COMMA via-parm) each. `wire` gives the rows with their
+ * octets when they were read off the wire.
+ */
+export function parseViaList(rows: string[], wire?: WireRows): Via[] {
   const out: Via[] = [];
-  for (const row of rows) {
-    const scanner = new ValueScanner(row, 'Via');
+  for (let r = 0; r < rows.length; r++) {
+    const scanner = new ValueScanner(wire?.[r] ?? rows[r]!, 'Via');
     for (;;) {
       out.push(readVia(scanner));
       scanner.skipWs();
@@ -43,10 +47,10 @@ export function parseViaList(rows: string[]): Via[] {
  * Parses only the first Via value (the one a transaction is matched on, RFC 3261 17.1.3 and
  * 17.2.3), leaving the others unread.
  */
-export function parseTopVia(rows: string[]): Via {
+export function parseTopVia(rows: string[], wire?: WireRows): Via {
   const row = rows[0];
   if (row === undefined) throw new SipParseError('Missing Via header', { header: 'Via' });
-  const scanner = new ValueScanner(row, 'Via');
+  const scanner = new ValueScanner(wire?.[0] ?? row, 'Via');
   const via = readVia(scanner);
   scanner.skipWs();
   if (!scanner.atEnd && scanner.peek() !== COMMA) scanner.fail();
@@ -56,33 +60,33 @@ export function parseTopVia(rows: string[]): Via {
 /** via-parm = sent-protocol LWS sent-by *( SEMI via-params ) */
 function readVia(scanner: ValueScanner): Via {
   const text = scanner.text;
-  let i = skipWsp(text, scanner.pos);
+  let i = scanner.skipWsp(scanner.pos);
   let protocolName = 'SIP';
   let protocolVersion = '2.0';
-  if (text.startsWith('SIP/2.0/', i)) {
+  if (isSip20(scanner, i)) {
     i += 8;
   } else {
     // sent-protocol = protocol-name SLASH protocol-version SLASH transport
-    const nameEnd = classEnd(text, i, TOKEN);
+    const nameEnd = scanner.classEnd(i, TOKEN);
     protocolName = text.slice(i, nameEnd);
-    const versionStart = afterSeparator(text, nameEnd, SLASH);
-    const versionEnd = classEnd(text, versionStart, TOKEN);
+    const versionStart = afterSeparator(scanner, nameEnd, SLASH);
+    const versionEnd = versionStart === -1 ? -1 : scanner.classEnd(versionStart, TOKEN);
     protocolVersion = text.slice(versionStart, versionEnd);
-    i = afterSeparator(text, versionEnd, SLASH);
+    i = afterSeparator(scanner, versionEnd, SLASH);
     if (nameEnd === i || versionEnd === versionStart || i === -1) scanner.failAt(versionEnd);
   }
-  const transportEnd = classEnd(text, i, TOKEN);
-  if (transportEnd === i || !isWsp(text.charCodeAt(transportEnd))) scanner.failAt(i);
+  const transportEnd = scanner.classEnd(i, TOKEN);
+  if (transportEnd === i || !isWsp(scanner.at(transportEnd))) scanner.failAt(i);
   const transport = upper(text.slice(i, transportEnd));
-  i = skipWsp(text, transportEnd);
-  const host = readHost(text, i);
+  i = scanner.skipWsp(transportEnd);
+  const host = readHost(scanner, i);
   if (host === null) scanner.failAt(i);
   i += host.length;
   let port: number | null = null;
-  const colon = afterSeparator(text, i, COLON);
+  const colon = afterSeparator(scanner, i, COLON);
   if (colon !== -1) {
-    i = classEnd(text, colon, DIGIT);
-    port = checkPort(text.slice(colon, i));
+    i = scanner.classEnd(colon, DIGIT);
+    port = digitsPort(scanner, colon, i);
     if (port === null) scanner.failAt(i);
   }
   scanner.pos = i;
@@ -91,10 +95,31 @@ function readVia(scanner: ValueScanner): Via {
   return { protocolName, protocolVersion, transport, host, port, params, branch };
 }
 
-/** After SWS `code` SWS at `from` (SLASH, COLON), or -1 when `code` is not there. */
-function afterSeparator(text: string, from: number, code: number): number {
-  const at = skipWsp(text, from);
-  return text.charCodeAt(at) === code ? skipWsp(text, at + 1) : -1;
+/** Whether "SIP/2.0/" is at `i`, as nearly every Via writes it. */
+function isSip20(scanner: ValueScanner, i: number): boolean {
+  const { codes } = scanner;
+  const at = scanner.base + i;
+  return (
+    i + 8 <= scanner.length &&
+    codes[at] === 0x53 && // S
+    codes[at + 1] === 0x49 && // I
+    codes[at + 2] === 0x50 && // P
+    codes[at + 3] === SLASH &&
+    codes[at + 4] === 0x32 && // 2
+    codes[at + 5] === 0x2e && // .
+    codes[at + 6] === 0x30 && // 0
+    codes[at + 7] === SLASH
+  );
+}
+
+/**
+ * After SWS `code` SWS at `from` (SLASH, COLON), or -1 when `code` is not there (or `from` is
+ * -1, from a separator missing before).
+ */
+function afterSeparator(scanner: ValueScanner, from: number, code: number): number {
+  if (from === -1) return -1;
+  const at = scanner.skipWsp(from);
+  return scanner.at(at) === code ? scanner.skipWsp(at + 1) : -1;
 }
 
 /** Transports are compared upper-cased; most are sent so already. */
