@@ -51,9 +51,10 @@ export const VOXGATE_CONTENDER: ParserContender = {
   version: version(),
   entry: "parseMessage(Buffer) from 'src/sip/message'",
   eagerness:
-    'eager: start line, header rows split and unfolded straight from the octets (latin1 ' +
-    'strings, names checked as tokens), Content-Length framing and the body as a Buffer ' +
-    'slice; lazy: each typed accessor (topVia(), from(), to(), callId(), cseq(), requestUri()) ' +
-    'parses its header on first use and caches it; topVia() parses only the first Via row',
+    'eager: start line, the rows of the head found and their names recognised in the ' +
+    'octets, Content-Length framing and the body as a Buffer slice; lazy: each header value ' +
+    'is cut out of the octets when first read, and each typed accessor (topVia(), from(), ' +
+    'to(), callId(), cseq(), requestUri()) parses its header on first use and caches it; ' +
+    'topVia() parses only the first Via row',
   read,
 };
