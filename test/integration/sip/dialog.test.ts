@@ -10,6 +10,7 @@ import type { TimerSettings } from '../../../src/sip/transaction/timers.js';
 import { InviteClient } from '../../../src/sip/ua/invite-client.js';
 import { InviteServer } from '../../../src/sip/ua/invite-server.js';
 import { RawUdpPeer } from '../../support/sip-client.js';
+import { sleep, until } from '../../support/wait.js';
 
 const TIMERS: TimerSettings = { t1: 20, t2: 160, t4: 200 };
 
@@ -51,16 +52,6 @@ async function openPeer(): Promise<Peer> {
     tcpPort: tcp.port,
     trace,
   };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
-  }
 }
 
 let a: Peer;

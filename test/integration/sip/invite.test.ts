@@ -13,6 +13,7 @@ import { InviteClient } from '../../../src/sip/ua/invite-client.js';
 import { InviteServer } from '../../../src/sip/ua/invite-server.js';
 import type { InviteProgress } from '../../../src/sip/ua/outgoing-invite.js';
 import { RawUdpPeer } from '../../support/sip-client.js';
+import { sleep, until } from '../../support/wait.js';
 
 /** Short timers: 64*T1 is 1.28 s. */
 const TIMERS: TimerSettings = { t1: 20, t2: 160, t4: 200 };
@@ -69,16 +70,6 @@ function deferred<T = void>() {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
-  }
 }
 
 let a: Peer;

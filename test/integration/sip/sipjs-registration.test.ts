@@ -2,6 +2,7 @@ import { Registerer, RegistererState, UserAgent } from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { until } from '../../support/wait.js';
 
 /**
  * sip.js, a real SIP-over-WebSocket client (RFC 7118), registering with the gateway: once with
@@ -22,14 +23,6 @@ afterAll(async () => {
   if (saved) Object.defineProperty(globalThis, 'WebSocket', saved);
   else Reflect.deleteProperty(globalThis, 'WebSocket');
 });
-
-async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function registerWith(
   ua: UserAgent,
@@ -72,7 +65,7 @@ describe('sip.js registers over WebSocket', () => {
     });
     expect((await view()).sip_contact).toMatch(/transport=ws/);
     await ua.stop();
-    await until(async () => (await view()).sip_registered === 'false');
+    await until(async () => (await view()).sip_registered === 'false', 5000, 20);
   });
 
   it('with a bearer token that allows incoming calls', async () => {
