@@ -1,0 +1,99 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Command, Results, SessionEvent, WorkerMessage } from './protocol.js';
+
+export interface ChannelUser {
+  onEvent(sessionId: string, event: SessionEvent): void;
+  /** The worker died without being asked to (an exception, an abort, a kill). */
+  onCrash(error: Error): void;
+}
+
+/** The worker entry next to this module: .ts under tsx (tests), .js once built. */
+const ENTRY = new URL(
+  `./media-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+);
+
+/**
+ * What a Worker runs. Built, the entry itself; from source, a module that first registers
+ * tsx's loader in the thread (a worker does not inherit the parent's module hooks).
+ */
+function workerScript(): URL {
+  if (!ENTRY.pathname.endsWith('.ts')) return ENTRY;
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href;
+  const source =
+    `import { register } from ${JSON.stringify(tsx.replace(/\.cjs$/, '.mjs'))};\n` +
+    `register();\nawait import(${JSON.stringify(ENTRY.href)});\n`;
+  return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
+}
+
+/**
+ * One media worker thread as the main thread sees it: request() sends a command and
+ * resolves with its reply (STYLE.md, the mediasoup channel); events go to the user. When
+ * the thread dies, every pending request is rejected and the user is told, once.
+ */
+export class MediaWorkerChannel {
+  private readonly worker: Worker;
+  private readonly pending = new Map<
+    number,
+    { resolve(v: unknown): void; reject(e: Error): void }
+  >();
+  private sequence = 0;
+  private closing = false;
+  private dead = false;
+
+  constructor(private readonly user: ChannelUser) {
+    this.worker = new Worker(workerScript());
+    this.worker.on('message', (message: WorkerMessage) => this.receive(message));
+    this.worker.on('error', (error) => this.die(error));
+    this.worker.on('exit', (code) => this.die(new Error(`media worker exited with code ${code}`)));
+  }
+
+  get threadId(): number {
+    return this.worker.threadId;
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  request<C extends Command>(command: C): Promise<Results[C['type']]> {
+    if (this.dead) return Promise.reject(new Error('media worker is not running'));
+    const id = ++this.sequence;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ ...command, id });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.worker.terminate();
+  }
+
+  /** Ends the thread as a crash would (for supervision tests and forced restarts). */
+  async kill(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  private receive(message: WorkerMessage): void {
+    if (message.kind === 'event') {
+      this.user.onEvent(message.sessionId, message.event);
+      return;
+    }
+    const waiter = this.pending.get(message.id);
+    if (!waiter) return;
+    this.pending.delete(message.id);
+    if (message.ok) waiter.resolve(message.result);
+    else waiter.reject(new Error(message.error));
+  }
+
+  private die(error: Error): void {
+    if (this.dead) return;
+    this.dead = true;
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+    if (!this.closing) this.user.onCrash(error);
+  }
+}
