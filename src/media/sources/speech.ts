@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process';
+import { readWav, type Pcm } from './wav.js';
+
+export type SpeechVoice = 'MAN' | 'WOMAN';
+
+/**
+ * The languages of the voice document and the espeak-ng voice each is spoken with; `womanOnly`
+ * where the document offers no MAN voice. espeak-ng has no voice of its own for some of these
+ * (Australian and Indian English, Canadian and Mexican Spanish and French): the nearest is used.
+ */
+const LANGUAGES: Readonly<Record<string, { voice: string; womanOnly?: true }>> = {
+  arb: { voice: 'ar', womanOnly: true },
+  'cmn-CN': { voice: 'cmn', womanOnly: true },
+  'da-DK': { voice: 'da' },
+  'nl-NL': { voice: 'nl' },
+  'en-AU': { voice: 'en-gb' },
+  'en-GB': { voice: 'en-gb' },
+  'en-US': { voice: 'en-us' },
+  'fr-FR': { voice: 'fr-fr' },
+  'de-DE': { voice: 'de' },
+  'it-IT': { voice: 'it' },
+  'ja-JP': { voice: 'ja' },
+  'pt-BR': { voice: 'pt-br' },
+  'pt-PT': { voice: 'pt' },
+  'ru-RU': { voice: 'ru' },
+  'es-ES': { voice: 'es' },
+  'es-US': { voice: 'es-419' },
+  'en-IN': { voice: 'en-gb', womanOnly: true },
+  'fr-CA': { voice: 'fr-fr', womanOnly: true },
+  'hi-IN': { voice: 'hi', womanOnly: true },
+  'ko-KR': { voice: 'ko', womanOnly: true },
+  'es-MX': { voice: 'es-419', womanOnly: true },
+};
+
+export const SPEECH_LANGUAGES: readonly string[] = Object.keys(LANGUAGES);
+
+/** espeak-ng variants: a female and a male voice. */
+const VARIANT: Readonly<Record<SpeechVoice, string>> = { WOMAN: 'f3', MAN: 'm3' };
+
+export interface SpeechRendererOptions {
+  /** The espeak-ng command (default `espeak-ng`). */
+  command?: string;
+  /** Octets of PCM kept in the cache before the least recently used renderings go. */
+  cacheBytes?: number;
+}
+
+/**
+ * Speak's text to speech through espeak-ng (Debian): each text, voice and language is
+ * rendered once and kept, so a phrase repeated on many calls costs one process. The PCM comes
+ * at espeak-ng's own rate; the call resamples it to its own.
+ */
+export class SpeechRenderer {
+  private readonly cache = new Map<string, Promise<Pcm>>();
+  private cachedBytes = 0;
+  private readonly sizes = new Map<string, number>();
+  /** Renderings started (cache misses). */
+  rendered = 0;
+
+  constructor(private readonly options: SpeechRendererOptions = {}) {}
+
+  /** Throws with a specific message when the voice document does not offer the pair. */
+  static check(language: string, voice: SpeechVoice): void {
+    const entry = LANGUAGES[language];
+    if (!entry) {
+      throw new Error(
+        `Expected one of the languages ${SPEECH_LANGUAGES.join(', ')} but received ${language}`,
+      );
+    }
+    if (voice !== 'MAN' && voice !== 'WOMAN')
+      throw new Error(`Expected MAN or WOMAN but received ${String(voice)}`);
+    if (voice === 'MAN' && entry.womanOnly) {
+      throw new Error(`The voice MAN is not offered for ${language}; only WOMAN is`);
+    }
+  }
+
+  render(text: string, voice: SpeechVoice = 'WOMAN', language = 'en-US'): Promise<Pcm> {
+    try {
+      SpeechRenderer.check(language, voice);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    if (text.trim() === '')
+      return Promise.reject(new Error('Expected text to speak but received nothing'));
+    const key = `${language}\u0000${voice}\u0000${text}`;
+    const hit = this.cache.get(key);
+    if (hit) {
+      // Least recently used goes first: a hit moves to the end.
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit;
+    }
+    this.rendered++;
+    const pending = this.spawn(text, `${LANGUAGES[language]!.voice}+${VARIANT[voice]}`);
+    this.cache.set(key, pending);
+    pending.then(
+      (pcm) => this.account(key, pcm.samples.byteLength),
+      () => this.cache.delete(key),
+    );
+    return pending;
+  }
+
+  private spawn(text: string, voice: string): Promise<Pcm> {
+    return new Promise((resolve, reject) => {
+      // The text goes on stdin, never on the command line.
+      const child = spawn(this.options.command ?? 'espeak-ng', ['-v', voice, '--stdout'], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const out: Buffer[] = [];
+      let err = '';
+      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+      child.stderr.on('data', (chunk: Buffer) => (err += String(chunk)));
+      child.on('error', (error) =>
+        reject(new Error(`espeak-ng could not start: ${error.message}`)),
+      );
+      child.on('close', (code) => {
+        if (code !== 0) {
+          reject(new Error(`espeak-ng failed (exit ${code}): ${err.trim().slice(0, 200)}`));
+          return;
+        }
+        try {
+          resolve(readWav(Buffer.concat(out)));
+        } catch (error) {
+          reject(error as Error);
+        }
+      });
+      child.stdin.end(text);
+    });
+  }
+
+  private account(key: string, bytes: number): void {
+    if (!this.cache.has(key)) return;
+    this.sizes.set(key, bytes);
+    this.cachedBytes += bytes;
+    const limit = this.options.cacheBytes ?? 64 * 1024 * 1024;
+    for (const old of this.cache.keys()) {
+      if (this.cachedBytes <= limit || old === key) break;
+      const size = this.sizes.get(old);
+      if (size === undefined) continue; // still rendering
+      this.cache.delete(old);
+      this.sizes.delete(old);
+      this.cachedBytes -= size;
+    }
+  }
+}
