@@ -1,0 +1,23 @@
+export { AUDIO_CODECS, DEFAULT_AUDIO_CODECS, type AudioCodec } from './audio-codecs.js';
+export { answerDirection, reverseDirection, type MediaDirection } from './media-direction.js';
+export type { NegotiatedAudio } from './negotiated-audio.js';
+export type { RejectedOffer } from './sdp-answerer.js';
+export type { RejectedAudio } from './answer-reading.js';
+export { SdpParseError } from './sdp-parse-error.js';
+export {
+  SdpSession,
+  type AcceptedOffer,
+  type AnswerOutcome,
+  type AnswerReading,
+  type OfferOptions,
+  type SdpSessionOptions,
+} from './sdp-session.js';
+export { sessionChanges, type SessionChange } from './session-change.js';
+export {
+  isNullAddress,
+  parseSessionDescription,
+  type MediaStream,
+  type PayloadFormat,
+  type SdpOrigin,
+  type SessionDescription,
+} from './session-description.js';

@@ -1,0 +1,40 @@
+import type { MediaDirection } from './media-direction.js';
+import { isNullAddress, type MediaStream, type PayloadFormat } from './session-description.js';
+
+/** What an offer/answer exchange settled for the audio stream, seen from voxgate's side. */
+export interface NegotiatedAudio {
+  /** Position of the audio stream among the m= lines. */
+  readonly streamIndex: number;
+  /** Where to send RTP; 0.0.0.0 when the peer put the call on hold the RFC 2543 way. */
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly remoteRtcpPort: number;
+  /** The format to send and expect, with the payload type the peer uses for it. */
+  readonly codec: PayloadFormat;
+  /** The peer's telephone-event format (RFC 4733), null when DTMF must go in band. */
+  readonly telephoneEvent: PayloadFormat | null;
+  /** Packet duration in ms to send with: the peer's a=ptime, else 20. */
+  readonly ptime: number;
+  /** voxgate's direction: whether it sends, receives, both or neither. */
+  readonly direction: MediaDirection;
+  /** The peer does not want to receive: it sent sendonly, inactive or a null address. */
+  readonly heldByPeer: boolean;
+}
+
+export const DEFAULT_PTIME = 20;
+
+/**
+ * The direction a peer means for a stream. RFC 3264 8.4: a c= address of 0.0.0.0 (RFC 2543
+ * hold) says the peer does not want to receive, so sendrecv reads as sendonly.
+ */
+export function peerDirection(stream: MediaStream): MediaDirection {
+  if (!isNullAddress(stream.address)) return stream.direction;
+  if (stream.direction === 'sendrecv') return 'sendonly';
+  if (stream.direction === 'recvonly') return 'inactive';
+  return stream.direction;
+}
+
+export function isHeldByPeer(stream: MediaStream): boolean {
+  const direction = peerDirection(stream);
+  return direction === 'sendonly' || direction === 'inactive';
+}

@@ -1,0 +1,128 @@
+import { codecOf, commonEvents, isTelephoneEvent, type AudioCodec } from './audio-codecs.js';
+import { answerDirection, type MediaDirection } from './media-direction.js';
+import {
+  DEFAULT_PTIME,
+  isHeldByPeer,
+  peerDirection,
+  type NegotiatedAudio,
+} from './negotiated-audio.js';
+import type { OutgoingStream } from './sdp-writer.js';
+import type { MediaStream, PayloadFormat, SessionDescription } from './session-description.js';
+
+/** What voxgate offers or accepts for its one audio stream. */
+export interface LocalAudio {
+  readonly port: number;
+  /** Codecs voxgate can serve, in its order of preference (used when it offers). */
+  readonly codecs: readonly AudioCodec[];
+  readonly telephoneEvent: boolean;
+  readonly ptime: number;
+  /** What voxgate wants: sendrecv normally, sendonly to hold the peer. */
+  readonly direction: MediaDirection;
+}
+
+export interface AcceptedAnswer {
+  readonly ok: true;
+  readonly streams: readonly OutgoingStream[];
+  readonly audio: NegotiatedAudio;
+}
+
+/** RFC 3261 21.4.26 / RFC 3264 6: an offer none of whose media voxgate can take: answer 488. */
+export interface RejectedOffer {
+  readonly ok: false;
+  readonly status: 488;
+  readonly reason: string;
+}
+
+const AUDIO_PROFILE = 'RTP/AVP';
+
+function rejected(stream: MediaStream): OutgoingStream {
+  // RFC 3264 6: a rejected stream keeps its m= line, with port 0.
+  return {
+    kind: stream.kind,
+    port: 0,
+    protocol: stream.protocol,
+    formats: stream.formats,
+    payloads: [],
+    ptime: null,
+    direction: null,
+  };
+}
+
+function pickTelephoneEvent(stream: MediaStream, codec: PayloadFormat): PayloadFormat | null {
+  const offered = stream.payloads.filter(isTelephoneEvent);
+  const event = offered.find((p) => p.clockRate === codec.clockRate) ?? offered[0];
+  if (event === undefined) return null;
+  const events = commonEvents(event.fmtp);
+  return events === null ? null : { ...event, fmtp: events };
+}
+
+function pickCodec(stream: MediaStream, local: LocalAudio): PayloadFormat | null {
+  // RFC 3264 6.1: the offerer lists formats in its order of preference; take the first we serve.
+  for (const payload of stream.payloads) {
+    const codec = codecOf(payload);
+    if (codec !== null && local.codecs.includes(codec)) return payload;
+  }
+  return null;
+}
+
+function isServable(stream: MediaStream): boolean {
+  return stream.kind === 'audio' && stream.port !== 0 && stream.protocol === AUDIO_PROFILE;
+}
+
+function acceptAudio(stream: MediaStream, codec: PayloadFormat, local: LocalAudio) {
+  const event = local.telephoneEvent ? pickTelephoneEvent(stream, codec) : null;
+  const direction = answerDirection(peerDirection(stream), local.direction);
+  const payloads = event === null ? [codec] : [codec, event];
+  const outgoing: OutgoingStream = {
+    kind: 'audio',
+    port: local.port,
+    protocol: AUDIO_PROFILE,
+    formats: payloads.map((p) => String(p.payloadType)),
+    payloads,
+    ptime: local.ptime,
+    direction,
+  };
+  const audio: NegotiatedAudio = {
+    streamIndex: stream.index,
+    remoteAddress: stream.address ?? '0.0.0.0',
+    remotePort: stream.port,
+    remoteRtcpPort: stream.rtcpPort,
+    codec,
+    telephoneEvent: event,
+    ptime: stream.ptime ?? DEFAULT_PTIME,
+    direction,
+    heldByPeer: isHeldByPeer(stream),
+  };
+  return { outgoing, audio };
+}
+
+/**
+ * Answers an offer (RFC 3264 6): accepts the first audio stream with a codec voxgate serves,
+ * rejects every other stream with port 0, and fails with 488 when no audio stream is left.
+ */
+export function answerStreams(
+  offer: SessionDescription,
+  local: LocalAudio,
+): AcceptedAnswer | RejectedOffer {
+  let audio: NegotiatedAudio | null = null;
+  let sawAudio = false;
+  const streams: OutgoingStream[] = [];
+  for (const stream of offer.streams) {
+    const codec = audio === null && isServable(stream) ? pickCodec(stream, local) : null;
+    sawAudio ||= audio === null && isServable(stream);
+    if (codec === null) {
+      streams.push(rejected(stream));
+      continue;
+    }
+    const accepted = acceptAudio(stream, codec, local);
+    audio = accepted.audio;
+    streams.push(accepted.outgoing);
+  }
+  if (audio === null) {
+    const reason = sawAudio
+      ? `no common audio codec (voxgate serves ${local.codecs.join(', ')})`
+      : 'the offer has no RTP/AVP audio stream';
+    return { ok: false, status: 488, reason };
+  }
+  return { ok: true, streams, audio };
+}

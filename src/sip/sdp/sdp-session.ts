@@ -1,0 +1,160 @@
+import { randomInt } from 'node:crypto';
+import { answerStreams, type LocalAudio, type RejectedOffer } from './sdp-answerer.js';
+import { readAnswerStreams, type RejectedAudio } from './answer-reading.js';
+import {
+  codecPayload,
+  DEFAULT_AUDIO_CODECS,
+  SUPPORTED_EVENTS,
+  TELEPHONE_EVENT,
+  TELEPHONE_EVENT_PAYLOAD_TYPES,
+  type AudioCodec,
+} from './audio-codecs.js';
+import type { MediaDirection } from './media-direction.js';
+import { DEFAULT_PTIME, type NegotiatedAudio } from './negotiated-audio.js';
+import { SdpParseError } from './sdp-parse-error.js';
+import { writeSessionDescription, type OutgoingOrigin, type OutgoingStream } from './sdp-writer.js';
+import { parseSessionDescription, type SessionDescription } from './session-description.js';
+
+export interface SdpSessionOptions {
+  /** Address put in o= and c= (VOXGATE_PUBLIC_HOST). */
+  readonly address: string;
+  /** The local RTP port. */
+  readonly port: number;
+  /** Codecs in voxgate's order of preference; PCMU and PCMA by default. */
+  readonly codecs?: readonly AudioCodec[];
+  /** Offer and accept telephone-event (RFC 4733); true by default. */
+  readonly telephoneEvent?: boolean;
+  readonly ptime?: number;
+  /** The o= sess-id; a random one by default. */
+  readonly sessionId?: string;
+  readonly username?: string;
+}
+
+export interface OfferOptions {
+  /** sendrecv by default; sendonly puts the peer on hold (RFC 3264 8.4). */
+  readonly direction?: MediaDirection;
+  /** A new local RTP port, for a re-offer that moves the stream. */
+  readonly port?: number;
+}
+
+export interface AcceptedOffer {
+  readonly ok: true;
+  /** The answer body to send. */
+  readonly sdp: string;
+  readonly offer: SessionDescription;
+  readonly audio: NegotiatedAudio;
+}
+
+export type AnswerOutcome = AcceptedOffer | RejectedOffer;
+export type AnswerReading = { readonly ok: true; readonly audio: NegotiatedAudio } | RejectedAudio;
+
+function checkPort(port: number): void {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new RangeError(`Expected an integer between 1 and 65535 for port but received ${port}`);
+  }
+}
+
+/**
+ * voxgate's side of the SDP of one SIP session: it makes offers and answers (RFC 3264) with one
+ * o= line whose version grows by one with each body sent (RFC 3264 8), and keeps what was
+ * negotiated last.
+ */
+export class SdpSession {
+  private readonly origin: Omit<OutgoingOrigin, 'sessionVersion'>;
+  private version: number;
+  private local: LocalAudio;
+  private pendingOffer: readonly OutgoingStream[] | null = null;
+  private negotiated: NegotiatedAudio | null = null;
+
+  constructor(options: SdpSessionOptions) {
+    checkPort(options.port);
+    const sessionId = options.sessionId ?? String(randomInt(1, 2 ** 47));
+    if (!/^\d+$/.test(sessionId)) {
+      throw new RangeError(`Expected digits for sessionId but received "${sessionId}"`);
+    }
+    this.origin = { username: options.username ?? 'voxgate', sessionId, address: options.address };
+    this.version = Number(sessionId) % 1_000_000;
+    this.local = {
+      port: options.port,
+      codecs: options.codecs ?? DEFAULT_AUDIO_CODECS,
+      telephoneEvent: options.telephoneEvent ?? true,
+      ptime: options.ptime ?? DEFAULT_PTIME,
+      direction: 'sendrecv',
+    };
+  }
+
+  /** What the last completed offer/answer settled, null before the first. */
+  get current(): NegotiatedAudio | null {
+    return this.negotiated;
+  }
+
+  /** The version in the next o= line. */
+  get nextVersion(): number {
+    return this.version;
+  }
+
+  /** Makes an offer (or a re-offer, for hold, resume or a port change). */
+  createOffer(options: OfferOptions = {}): string {
+    if (options.port !== undefined) checkPort(options.port);
+    this.local = {
+      ...this.local,
+      port: options.port ?? this.local.port,
+      direction: options.direction ?? 'sendrecv',
+    };
+    const payloads = this.local.codecs.map(codecPayload);
+    if (this.local.telephoneEvent) {
+      const rates = new Set(payloads.map((payload) => payload.clockRate));
+      for (const [clockRate, payloadType] of TELEPHONE_EVENT_PAYLOAD_TYPES) {
+        if (!rates.has(clockRate)) continue;
+        const fmtp = `${SUPPORTED_EVENTS.first}-${SUPPORTED_EVENTS.last}`;
+        payloads.push({ payloadType, encoding: TELEPHONE_EVENT, clockRate, channels: 1, fmtp });
+      }
+    }
+    const stream: OutgoingStream = {
+      kind: 'audio',
+      port: this.local.port,
+      protocol: 'RTP/AVP',
+      formats: payloads.map((payload) => String(payload.payloadType)),
+      payloads,
+      ptime: this.local.ptime,
+      direction: this.local.direction,
+    };
+    this.pendingOffer = [stream];
+    return this.write([stream]);
+  }
+
+  /**
+   * Reads the answer to the last offer. A rejected audio stream is a result, not an error;
+   * a body that is not SDP, or breaks RFC 3264, throws an SdpParseError.
+   */
+  readAnswer(text: string): AnswerReading {
+    if (this.pendingOffer === null) throw new SdpParseError('an answer came with no offer out');
+    const reading = readAnswerStreams(this.pendingOffer, parseSessionDescription(text));
+    this.pendingOffer = null;
+    if (reading.ok) this.negotiated = reading.audio;
+    return reading;
+  }
+
+  /**
+   * Answers an offer (an INVITE's or a re-INVITE's). When no audio codec matches the outcome
+   * is a 488 to send; a body that is not SDP throws an SdpParseError (400).
+   */
+  answer(text: string, direction: MediaDirection = 'sendrecv'): AnswerOutcome {
+    const offer = parseSessionDescription(text);
+    const outcome = answerStreams(offer, { ...this.local, direction });
+    if (!outcome.ok) return outcome;
+    this.negotiated = outcome.audio;
+    return { ok: true, sdp: this.write(outcome.streams), offer, audio: outcome.audio };
+  }
+
+  private write(streams: readonly OutgoingStream[]): string {
+    const sdp = writeSessionDescription({
+      origin: { ...this.origin, sessionVersion: this.version },
+      address: this.origin.address,
+      streams,
+    });
+    // RFC 3264 8: each new SDP of the session carries the previous version plus one.
+    this.version += 1;
+    return sdp;
+  }
+}
