@@ -1,0 +1,26 @@
+{
+  "targets": [
+    {
+      "target_name": "voxgate_native",
+      "sources": [
+        "src/addon.cc",
+        "src/g711.cc",
+        "src/frame.cc",
+        "src/resampler.cc",
+        "src/noise-suppressor.cc"
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17"],
+      "cflags_cc": [
+        "-std=c++17",
+        "-fexceptions",
+        "-Wall",
+        "-Wextra",
+        "<!@(pkg-config --cflags speexdsp webrtc-audio-processing)"
+      ],
+      "libraries": ["<!@(pkg-config --libs speexdsp webrtc-audio-processing)"]
+    }
+  ]
+}

@@ -1,0 +1,30 @@
+// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers. Arguments are
+// checked by the TypeScript wrappers in src/media/codec; this side trusts them.
+#include <napi.h>
+
+#include "frame.h"
+#include "g711.h"
+#include "noise-suppressor.h"
+#include "resampler.h"
+
+namespace voxgate {
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  InitG711Tables();
+  exports.Set("muLawEncode", Napi::Function::New<MuLawEncode>(env, "muLawEncode"));
+  exports.Set("muLawDecode", Napi::Function::New<MuLawDecode>(env, "muLawDecode"));
+  exports.Set("aLawEncode", Napi::Function::New<ALawEncode>(env, "aLawEncode"));
+  exports.Set("aLawDecode", Napi::Function::New<ALawDecode>(env, "aLawDecode"));
+  exports.Set("l16FromNetwork", Napi::Function::New<L16FromNetwork>(env, "l16FromNetwork"));
+  exports.Set("l16ToNetwork", Napi::Function::New<L16ToNetwork>(env, "l16ToNetwork"));
+  exports.Set("mix", Napi::Function::New<Mix>(env, "mix"));
+  exports.Set("gain", Napi::Function::New<Gain>(env, "gain"));
+  exports.Set("energyDbfs", Napi::Function::New<EnergyDbfs>(env, "energyDbfs"));
+  exports.Set("Resampler", Resampler::Define(env));
+  exports.Set("NoiseSuppressor", NoiseSuppressor::Define(env));
+  return exports;
+}
+
+NODE_API_MODULE(voxgate_native, Init)
+
+}  // namespace voxgate

@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** The C++ addon's surface (native/src). It checks nothing: callers pass valid arguments. */
+export interface NativeAddon {
+  muLawEncode(pcm: Int16Array): Buffer;
+  muLawDecode(codes: Uint8Array): Int16Array;
+  aLawEncode(pcm: Int16Array): Buffer;
+  aLawDecode(codes: Uint8Array): Int16Array;
+  l16FromNetwork(bytes: Uint8Array): Int16Array;
+  l16ToNetwork(pcm: Int16Array): Buffer;
+  mix(frames: Int16Array[]): Int16Array;
+  gain(pcm: Int16Array, factor: number): Int16Array;
+  energyDbfs(pcm: Int16Array): number;
+  Resampler: new (fromRate: number, toRate: number, quality: number) => NativeResampler;
+  NoiseSuppressor: new (rate: number, level: number) => NativeNoiseSuppressor;
+}
+
+export interface NativeResampler {
+  process(pcm: Int16Array): Int16Array;
+  inputLatency(): number;
+}
+
+export interface NativeNoiseSuppressor {
+  process(frame: Int16Array): Int16Array;
+}
+
+// This module runs from src/media/codec (tsx) and from dist/src/media/codec (after tsc); the
+// addon is built once into native/build at the repository root.
+const ADDON_CANDIDATES = [
+  '../../../native/build/Release/voxgate_native.node',
+  '../../../../native/build/Release/voxgate_native.node',
+];
+
+function loadAddon(): NativeAddon {
+  const paths = ADDON_CANDIDATES.map((p) => fileURLToPath(new URL(p, import.meta.url)));
+  const found = paths.find((p) => existsSync(p));
+  if (found === undefined) {
+    throw new Error(
+      `The native addon is not built (looked for ${paths.join(' and ')}); run npm run build:native`,
+    );
+  }
+  return createRequire(import.meta.url)(found) as NativeAddon;
+}
+
+export const addon: NativeAddon = loadAddon();
