@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { PcmCache } from './pcm-cache.js';
 import { readWav, type Pcm } from './wav.js';
 
 export type SpeechVoice = 'MAN' | 'WOMAN';
@@ -50,13 +51,16 @@ export interface SpeechRendererOptions {
  * at espeak-ng's own rate; the call resamples it to its own.
  */
 export class SpeechRenderer {
-  private readonly cache = new Map<string, Promise<Pcm>>();
-  private cachedBytes = 0;
-  private readonly sizes = new Map<string, number>();
-  /** Renderings started (cache misses). */
-  rendered = 0;
+  private readonly cache: PcmCache;
 
-  constructor(private readonly options: SpeechRendererOptions = {}) {}
+  constructor(private readonly options: SpeechRendererOptions = {}) {
+    this.cache = new PcmCache(options.cacheBytes ?? 64 * 1024 * 1024);
+  }
+
+  /** Renderings started (cache misses). */
+  get rendered(): number {
+    return this.cache.misses;
+  }
 
   /** Throws with a specific message when the voice document does not offer the pair. */
   static check(language: string, voice: SpeechVoice): void {
@@ -82,21 +86,9 @@ export class SpeechRenderer {
     if (text.trim() === '')
       return Promise.reject(new Error('Expected text to speak but received nothing'));
     const key = `${language}\u0000${voice}\u0000${text}`;
-    const hit = this.cache.get(key);
-    if (hit) {
-      // Least recently used goes first: a hit moves to the end.
-      this.cache.delete(key);
-      this.cache.set(key, hit);
-      return hit;
-    }
-    this.rendered++;
-    const pending = this.spawn(text, `${LANGUAGES[language]!.voice}+${VARIANT[voice]}`);
-    this.cache.set(key, pending);
-    pending.then(
-      (pcm) => this.account(key, pcm.samples.byteLength),
-      () => this.cache.delete(key),
+    return this.cache.get(key, () =>
+      this.spawn(text, `${LANGUAGES[language]!.voice}+${VARIANT[voice]}`),
     );
-    return pending;
   }
 
   private spawn(text: string, voice: string): Promise<Pcm> {
@@ -125,20 +117,5 @@ export class SpeechRenderer {
       });
       child.stdin.end(text);
     });
-  }
-
-  private account(key: string, bytes: number): void {
-    if (!this.cache.has(key)) return;
-    this.sizes.set(key, bytes);
-    this.cachedBytes += bytes;
-    const limit = this.options.cacheBytes ?? 64 * 1024 * 1024;
-    for (const old of this.cache.keys()) {
-      if (this.cachedBytes <= limit || old === key) break;
-      const size = this.sizes.get(old);
-      if (size === undefined) continue; // still rendering
-      this.cache.delete(old);
-      this.sizes.delete(old);
-      this.cachedBytes -= size;
-    }
   }
 }
