@@ -1,0 +1,103 @@
+import { createSocket, type Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+/** Reads a range like VOXGATE_RTP_PORTS's "20000-29999". */
+export function parsePortRange(text: string): PortRange {
+  const match = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(text);
+  if (!match)
+    throw new RangeError(`Expected a port range like "20000-29999" but received "${text}"`);
+  const min = Number(match[1]);
+  const max = Number(match[2]);
+  if (min < 1 || max > 65535 || min > max)
+    throw new RangeError(
+      `Expected a port range between 1 and 65535 with min <= max but received "${text}"`,
+    );
+  if (firstEven(min) + 1 > max)
+    throw new RangeError(`The port range "${text}" holds no even port with its odd neighbour`);
+  return { min, max };
+}
+
+const firstEven = (port: number): number => port + (port % 2);
+
+export interface BoundPair {
+  rtp: Socket;
+  rtcp: Socket;
+  port: number;
+}
+
+/**
+ * Walks the range from a starting point and binds the first even port whose odd neighbour is
+ * also free: RFC 3550 11, "RTP SHOULD use an even destination port number and the
+ * corresponding RTCP stream SHOULD use the next higher (odd) destination port number".
+ */
+export class PortAllocator {
+  private readonly first: number;
+  private readonly last: number;
+  private next: number;
+
+  constructor(
+    readonly range: PortRange,
+    private readonly host = '0.0.0.0',
+    random: () => number = Math.random,
+  ) {
+    this.first = firstEven(range.min);
+    this.last = range.max - 1 - ((range.max - 1) % 2);
+    // Start somewhere in the range so that a restart does not reach for the same ports at once.
+    this.next = this.first + 2 * Math.floor(random() * this.pairs);
+  }
+
+  /** How many even/odd pairs the range holds. */
+  get pairs(): number {
+    return (this.last - this.first) / 2 + 1;
+  }
+
+  async bindPair(): Promise<BoundPair> {
+    for (let tried = 0; tried < this.pairs; tried++) {
+      const port = this.next;
+      this.next = port + 2 > this.last ? this.first : port + 2;
+      const rtp = await bindOrNull(this.host, port);
+      if (!rtp) continue;
+      const rtcp = await bindOrNull(this.host, port + 1);
+      if (!rtcp) {
+        await closeSocket(rtp);
+        continue;
+      }
+      return { rtp, rtcp, port };
+    }
+    throw new Error(`no free even port pair in ${this.range.min}-${this.range.max}`);
+  }
+
+  /** Moves the walk to `port`, rounded up to even; tests aim it at ports they hold. */
+  startAt(port: number): void {
+    this.next = Math.max(this.first, Math.min(firstEven(port), this.last));
+  }
+}
+
+function bindOrNull(host: string, port: number): Promise<Socket | null> {
+  const socket = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', reuseAddr: false });
+  return new Promise((resolve) => {
+    const fail = (): void => {
+      socket.close();
+      resolve(null);
+    };
+    socket.once('error', fail);
+    socket.bind(port, host, () => {
+      socket.off('error', fail);
+      resolve(socket);
+    });
+  });
+}
+
+export const closeSocket = (socket: Socket): Promise<void> =>
+  new Promise((resolve) => {
+    try {
+      socket.close(() => resolve());
+    } catch {
+      resolve();
+    }
+  });

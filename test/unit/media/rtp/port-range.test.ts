@@ -1,0 +1,73 @@
+import { createSocket, type Socket } from 'node:dgram';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parsePortRange, PortAllocator } from '../../../../src/media/rtp/port-range.js';
+
+describe('RTP port range', () => {
+  it('reads "min-max"', () => {
+    expect(parsePortRange('20000-29999')).toEqual({ min: 20000, max: 29999 });
+    expect(parsePortRange(' 10000 - 10001 ')).toEqual({ min: 10000, max: 10001 });
+  });
+
+  it.each(['20000', '2-1', '0-100', '1000-70000', 'a-b', '10001-10002x', '10001-10001'])(
+    'refuses "%s"',
+    (text) => {
+      expect(() => parsePortRange(text)).toThrow(RangeError);
+    },
+  );
+});
+
+describe('PortAllocator', () => {
+  const held: Socket[] = [];
+  const hold = (port: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const socket = createSocket('udp4');
+      socket.once('error', reject);
+      socket.bind(port, '127.0.0.1', () => {
+        held.push(socket);
+        resolve();
+      });
+    });
+
+  afterEach(() => {
+    for (const socket of held.splice(0)) socket.close();
+  });
+
+  /** A free run of `length` ports starting on an even number, found by trying. */
+  async function freeBase(length: number): Promise<number> {
+    for (let base = 41000 + 2 * Math.floor(Math.random() * 5000); ; base += length + 2) {
+      const allocator = new PortAllocator({ min: base, max: base + length - 1 }, '127.0.0.1');
+      allocator.startAt(base);
+      const pair = await allocator.bindPair().catch(() => undefined);
+      if (!pair) continue;
+      pair.rtp.close();
+      pair.rtcp.close();
+      if (pair.port === base) return base;
+    }
+  }
+
+  it('binds even ports with RTCP on the next, skipping pairs with either port taken', async () => {
+    const base = await freeBase(8);
+    await hold(base); // even port taken
+    await hold(base + 3); // odd neighbour of base + 2 taken
+    const allocator = new PortAllocator({ min: base, max: base + 7 }, '127.0.0.1');
+    allocator.startAt(base);
+    const pair = await allocator.bindPair();
+    expect(pair.port).toBe(base + 4);
+    expect(pair.rtp.address().port).toBe(base + 4);
+    expect(pair.rtcp.address().port).toBe(base + 5);
+    const next = await allocator.bindPair();
+    expect(next.port).toBe(base + 6);
+    for (const socket of [pair.rtp, pair.rtcp, next.rtp, next.rtcp]) socket.close();
+  });
+
+  it('starts on an even port for an odd range start and fails when the range is full', async () => {
+    const base = await freeBase(4);
+    const allocator = new PortAllocator({ min: base - 1, max: base + 1 }, '127.0.0.1');
+    expect(allocator.pairs).toBe(1);
+    const pair = await allocator.bindPair();
+    expect(pair.port).toBe(base);
+    await expect(allocator.bindPair()).rejects.toThrow(/no free even port pair/);
+    pair.rtp.close();
+    pair.rtcp.close();
+  });
+});
