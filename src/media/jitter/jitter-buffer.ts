@@ -1,0 +1,214 @@
+/**
+ * A jitter buffer pulled once per frame (20 ms): packets go in as they arrive, in any order,
+ * and come out in sequence, with each missing one signalled so the consumer can conceal it.
+ *
+ * Its depth adapts: a packet arriving after its turn, or an underrun, adds a frame of delay
+ * (one concealed frame is played to make room); a long stretch without either takes a frame
+ * away again, by skipping the oldest frame, one at a time.
+ */
+
+export interface JitterPacket {
+  sequenceNumber: number;
+  timestamp: number;
+  payload: Uint8Array;
+}
+
+export type JitterOutput =
+  | { kind: 'frame'; payload: Uint8Array; seq: number; ts: number }
+  | { kind: 'lost'; seq: number; ts: number }
+  | { kind: 'empty' };
+
+export type PushResult = 'queued' | 'duplicate' | 'late';
+
+export interface JitterBufferOptions {
+  /** Depth in frames to start with, and the least it shrinks to. */
+  minDepth?: number;
+  /** The most depth in frames that lateness can grow it to. */
+  maxDepth?: number;
+  /** The most packets held; beyond it the oldest go. */
+  capacity?: number;
+  /** Timestamp units per frame, to date lost frames: 160 for 20 ms at 8 kHz. */
+  frameSamples?: number;
+  /** Frames without lateness or underrun before the depth shrinks by one. */
+  shrinkAfterFrames?: number;
+}
+
+export interface JitterBufferStats {
+  /** Arrived after their turn had been played or signalled lost. */
+  late: number;
+  /** Signalled lost, or skipped over after an underrun. */
+  lost: number;
+  duplicates: number;
+  /** Target depth in frames now. */
+  depth: number;
+  /** Packets held now. */
+  buffered: number;
+  underruns: number;
+  /** Dropped because the buffer was full, or skipped to shrink the depth. */
+  discarded: number;
+}
+
+/** A jump this far from the playout point means the sender restarted (RFC 3550 A.1's dropout). */
+const RESTART_DISTANCE = 3000;
+
+export class JitterBuffer {
+  private readonly minDepth: number;
+  private readonly maxDepth: number;
+  private readonly capacity: number;
+  private readonly frameSamples: number;
+  private readonly shrinkAfter: number;
+  private readonly held = new Map<number, JitterPacket>();
+  private depth: number;
+  /** Extended sequence number of the next frame to play; undefined until playout starts. */
+  private next: number | undefined;
+  /** The highest extended sequence number seen, the reference for unwrapping. */
+  private highest: number | undefined;
+  /** After an underrun, the frame playout stopped at. */
+  private resumeFrom: number | undefined;
+  private lastTimestamp: number | undefined;
+  private stretch = 0;
+  private calmFrames = 0;
+  private readonly counts = { late: 0, lost: 0, duplicates: 0, underruns: 0, discarded: 0 };
+
+  constructor(options: JitterBufferOptions = {}) {
+    this.minDepth = positiveInteger(options.minDepth ?? 2, 'minDepth');
+    this.maxDepth = positiveInteger(options.maxDepth ?? 10, 'maxDepth');
+    this.capacity = positiveInteger(options.capacity ?? 50, 'capacity');
+    this.frameSamples = positiveInteger(options.frameSamples ?? 160, 'frameSamples');
+    this.shrinkAfter = positiveInteger(options.shrinkAfterFrames ?? 500, 'shrinkAfterFrames');
+    if (this.maxDepth < this.minDepth || this.capacity < this.maxDepth)
+      throw new RangeError(
+        `Expected minDepth <= maxDepth <= capacity but received ${this.minDepth}, ${this.maxDepth}, ${this.capacity}`,
+      );
+    this.depth = this.minDepth;
+  }
+
+  get stats(): JitterBufferStats {
+    return { ...this.counts, depth: this.depth, buffered: this.held.size };
+  }
+
+  push(packet: JitterPacket): PushResult {
+    let seq = this.unwrap(packet.sequenceNumber);
+    if (this.floor !== undefined && Math.abs(seq - this.floor) > RESTART_DISTANCE) {
+      this.restart();
+      seq = this.unwrap(packet.sequenceNumber);
+    }
+    if (this.floor !== undefined && seq < this.floor) {
+      this.counts.late++;
+      this.grow();
+      return 'late';
+    }
+    if (this.held.has(seq)) {
+      this.counts.duplicates++;
+      return 'duplicate';
+    }
+    this.held.set(seq, packet);
+    if (this.highest === undefined || seq > this.highest) this.highest = seq;
+    if (this.held.size > this.capacity) this.discardOldest();
+    return 'queued';
+  }
+
+  /** Called once per frame period; says what to play. */
+  pull(): JitterOutput {
+    if (this.next === undefined && !this.startPlayout()) return { kind: 'empty' };
+    if (this.stretch > 0) {
+      this.stretch--;
+      return { kind: 'empty' };
+    }
+    if (this.held.size === 0) return this.underrun();
+    this.maybeShrink();
+    const seq = this.next!;
+    this.next = seq + 1;
+    const packet = this.held.get(seq);
+    if (packet) {
+      this.held.delete(seq);
+      this.lastTimestamp = packet.timestamp;
+      return { kind: 'frame', payload: packet.payload, seq: seq & 0xffff, ts: packet.timestamp };
+    }
+    this.counts.lost++;
+    const ts = ((this.lastTimestamp ?? 0) + this.frameSamples) >>> 0;
+    this.lastTimestamp = ts;
+    return { kind: 'lost', seq: seq & 0xffff, ts };
+  }
+
+  /** Forgets everything held; the next packet starts playout afresh. */
+  restart(): void {
+    this.held.clear();
+    this.next = undefined;
+    this.resumeFrom = undefined;
+    this.highest = undefined;
+    this.stretch = 0;
+  }
+
+  /** Packets numbered below this are late: their turn has passed. */
+  private get floor(): number | undefined {
+    return this.next ?? this.resumeFrom;
+  }
+
+  private startPlayout(): boolean {
+    if (this.held.size < this.depth) return false;
+    const oldest = this.oldest();
+    // Frames whose turn passed during an underrun are gone.
+    if (this.resumeFrom !== undefined) this.counts.lost += oldest - this.resumeFrom;
+    this.resumeFrom = undefined;
+    this.next = oldest;
+    return true;
+  }
+
+  /** Nothing to play: wait for `depth` packets again, one frame deeper, and resume there. */
+  private underrun(): JitterOutput {
+    this.counts.underruns++;
+    this.grow();
+    this.stretch = 0;
+    this.resumeFrom = this.next;
+    this.next = undefined;
+    return { kind: 'empty' };
+  }
+
+  private oldest(): number {
+    let oldest = Infinity;
+    for (const seq of this.held.keys()) if (seq < oldest) oldest = seq;
+    return oldest;
+  }
+
+  private grow(): void {
+    this.calmFrames = 0;
+    if (this.depth >= this.maxDepth) return;
+    this.depth++;
+    if (this.next !== undefined) this.stretch++;
+  }
+
+  private maybeShrink(): void {
+    if (++this.calmFrames < this.shrinkAfter) return;
+    this.calmFrames = 0;
+    if (this.depth <= this.minDepth) return;
+    this.depth--;
+    const span = this.highest! - this.next! + 1;
+    if (span > this.depth && this.held.has(this.next!)) {
+      this.held.delete(this.next!);
+      this.next!++;
+      this.counts.discarded++;
+    }
+  }
+
+  private discardOldest(): void {
+    const oldest = this.oldest();
+    this.held.delete(oldest);
+    this.counts.discarded++;
+    if (this.next !== undefined && this.next <= oldest) this.next = oldest + 1;
+  }
+
+  /** The extended number nearest the highest seen for a 16-bit sequence number. */
+  private unwrap(seq: number): number {
+    const reference = this.highest ?? this.floor;
+    if (reference === undefined) return seq + 65536;
+    const delta = ((seq - (reference & 0xffff) + 32768) & 0xffff) - 32768;
+    return reference + delta;
+  }
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new RangeError(`Expected a positive integer for ${name} but received ${value}`);
+  return value;
+}
