@@ -8,7 +8,7 @@ import {
   type ReceivedDigit,
   type TelephoneEventPacket,
 } from '../../../../src/media/dtmf/index.js';
-import { readPcapRtp } from './pcap-rtp.js';
+import { readPcapRtp } from '../../../support/pcap.js';
 
 describe('the telephone-event payload (RFC 4733 2.3)', () => {
   it('round-trips event, E bit, volume and duration byte for byte', () => {

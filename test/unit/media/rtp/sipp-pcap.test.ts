@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRtpPacket, serializeRtpPacket } from '../../../../src/media/rtp/rtp-packet.js';
-import { readPcapUdp } from './pcap.js';
+import { readPcapUdp } from '../../../support/pcap.js';
 
 /** The captures that ship with SIPp for play_pcap_audio. */
 const SIPP_PCAPS = '/usr/share/sip-tester';

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { RtpParseError, parseRtpPacket, type RtpPacket } from '../../src/media/rtp/rtp-packet.js';
 
 /** One UDP datagram out of a capture. */
 export interface CapturedDatagram {
@@ -69,4 +70,17 @@ function udpIn(frame: Buffer): Omit<CapturedDatagram, 'atMicros'> | undefined {
     destinationPort: frame.readUInt16BE(udp + 2),
     payload: frame.subarray(udp + 8, end),
   };
+}
+
+/** The RTP packets of a capture's UDP datagrams, in capture order (others skipped). */
+export function readPcapRtp(path: string): RtpPacket[] {
+  const packets: RtpPacket[] = [];
+  for (const { payload } of readPcapUdp(path)) {
+    try {
+      packets.push(parseRtpPacket(payload));
+    } catch (error) {
+      if (!(error instanceof RtpParseError)) throw error;
+    }
+  }
+  return packets;
 }
