@@ -1,0 +1,80 @@
+import { mix } from '../codec/pcm-frame.js';
+import type { PlayoutSource } from './playout-source.js';
+
+export type PlayoutMode = 'mix' | 'replace';
+
+interface Playing {
+  source: PlayoutSource;
+  onDone?: () => void;
+}
+
+/**
+ * What one call leg plays out: several sources at once (speech, files, a stream's audio),
+ * each added to mix with the others or to replace them. frame() gives the next frame, the
+ * sources summed with saturation, silence when nothing plays; a source that ends is dropped
+ * and its onDone called.
+ */
+export class PlayoutQueue {
+  private playing: Playing[] = [];
+  private readonly silence: Int16Array;
+
+  constructor(readonly frameSamples: number) {
+    if (!Number.isInteger(frameSamples) || frameSamples < 1) {
+      throw new RangeError(`Expected a frame of at least 1 sample but received ${frameSamples}`);
+    }
+    this.silence = new Int16Array(frameSamples);
+  }
+
+  get active(): number {
+    return this.playing.length;
+  }
+
+  play(source: PlayoutSource, options: { mode?: PlayoutMode; onDone?: () => void } = {}): void {
+    if ((options.mode ?? 'mix') === 'replace') this.stop();
+    this.playing.push({ source, onDone: options.onDone });
+  }
+
+  /** Stops every source (each is told it is done). */
+  stop(): void {
+    const stopped = this.playing;
+    this.playing = [];
+    for (const p of stopped) p.onDone?.();
+  }
+
+  /** Stops one source. */
+  remove(source: PlayoutSource): void {
+    const found = this.playing.find((p) => p.source === source);
+    if (!found) return;
+    this.playing = this.playing.filter((p) => p !== found);
+    found.onDone?.();
+  }
+
+  frame(): Int16Array {
+    if (this.playing.length === 0) return this.silence;
+    const frames: Int16Array[] = [];
+    for (const p of [...this.playing]) {
+      const frame = this.fill(p);
+      if (frame) frames.push(frame);
+    }
+    if (frames.length === 0) return this.silence;
+    return frames.length === 1 ? frames[0]! : mix(frames);
+  }
+
+  /** One frame of a source, padded with silence; null (and the source dropped) at its end. */
+  private fill(p: Playing): Int16Array | null {
+    const out = new Int16Array(this.frameSamples);
+    let filled = 0;
+    while (filled < this.frameSamples) {
+      const chunk = p.source.read(this.frameSamples - filled);
+      if (chunk === null) {
+        this.playing = this.playing.filter((q) => q !== p);
+        p.onDone?.();
+        return filled > 0 ? out : null;
+      }
+      if (chunk.length === 0) break; // nothing yet (a pushed source waiting for audio)
+      out.set(chunk, filled);
+      filled += chunk.length;
+    }
+    return out;
+  }
+}

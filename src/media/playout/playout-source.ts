@@ -1,0 +1,76 @@
+/** Audio a playout queue pulls from, a frame at a time. */
+export interface PlayoutSource {
+  /** Up to `samples` samples; fewer at the end; null once it has nothing more to give. */
+  read(samples: number): Int16Array | null;
+}
+
+/** Rendered or decoded audio (Speak, Play), once or looped. */
+export class PcmSource implements PlayoutSource {
+  private at = 0;
+
+  constructor(
+    private readonly samples: Int16Array,
+    private readonly loop = false,
+  ) {
+    if (samples.length === 0) throw new RangeError('Expected audio to play but received none');
+  }
+
+  read(count: number): Int16Array | null {
+    if (this.at >= this.samples.length) {
+      if (!this.loop) return null;
+      this.at = 0;
+    }
+    const out = this.samples.subarray(this.at, Math.min(this.at + count, this.samples.length));
+    this.at += out.length;
+    return out;
+  }
+}
+
+/**
+ * Audio pushed in as it arrives (a stream's playAudio): read at the frame clock however fast
+ * it came. `end()` lets it finish once drained; until then an empty queue is silence, not
+ * the end.
+ */
+export class PushedSource implements PlayoutSource {
+  private readonly chunks: Int16Array[] = [];
+  private offset = 0;
+  private ended = false;
+  queued = 0;
+
+  push(pcm: Int16Array): void {
+    if (this.ended) throw new Error('Expected no audio after end()');
+    if (pcm.length === 0) return;
+    this.chunks.push(pcm);
+    this.queued += pcm.length;
+  }
+
+  end(): void {
+    this.ended = true;
+  }
+
+  /** Drops everything queued (clearAudio). */
+  clear(): void {
+    this.chunks.length = 0;
+    this.offset = 0;
+    this.queued = 0;
+  }
+
+  read(count: number): Int16Array | null {
+    if (this.queued === 0) return this.ended ? null : new Int16Array(0);
+    const out = new Int16Array(Math.min(count, this.queued));
+    let filled = 0;
+    while (filled < out.length) {
+      const chunk = this.chunks[0]!;
+      const take = Math.min(chunk.length - this.offset, out.length - filled);
+      out.set(chunk.subarray(this.offset, this.offset + take), filled);
+      filled += take;
+      this.offset += take;
+      if (this.offset === chunk.length) {
+        this.chunks.shift();
+        this.offset = 0;
+      }
+    }
+    this.queued -= filled;
+    return out;
+  }
+}
