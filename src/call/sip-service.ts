@@ -86,7 +86,7 @@ export class SipService {
     });
     this.stack.onClose(() => this.registrar.close());
     const warn = (message: string) => log.warn({ sip: true }, message);
-    this.dialogs = new DialogLayer(this.stack, { scheduler, onWarning: warn });
+    this.dialogs = new DialogLayer(this.stack, { onWarning: warn });
     this.invites = new InviteClient(this.stack, this.dialogs);
     this.incoming = new InviteServer(this.stack, this.dialogs, warn);
     // A WebSocket client's contact (an .invalid host, RFC 7118 5.2) is reachable only over its

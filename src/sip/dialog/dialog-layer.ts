@@ -1,7 +1,7 @@
 import type { Scheduler } from '../../core/scheduler.js';
 import { SipHeaders, headerKey, type SipRequest, type SipResponse } from '../message/index.js';
 import { responseTo } from '../transaction/response-to.js';
-import { DEFAULT_TIMERS, type TimerSettings } from '../transaction/timers.js';
+import type { TimerSettings } from '../transaction/timers.js';
 import type {
   ClientTransaction,
   ClientTransactionUser,
@@ -28,10 +28,6 @@ export interface DialogStack {
 }
 
 export interface DialogLayerOptions {
-  /** The stack's scheduler: 2xx retransmissions run on it. */
-  scheduler: Scheduler;
-  /** The stack's timers (T1, T2). */
-  timers?: TimerSettings;
   /** Resolves host names in remote targets and routes (default: the system resolver). */
   resolve?: HostResolver;
   /** Told of a delegate that threw, and other faults that lose nothing but a message. */
@@ -70,10 +66,11 @@ export class DialogLayer implements DialogRouter {
 
   constructor(
     readonly stack: DialogStack,
-    private readonly options: DialogLayerOptions,
+    private readonly options: DialogLayerOptions = {},
   ) {
-    this.scheduler = options.scheduler;
-    this.timers = options.timers ?? DEFAULT_TIMERS;
+    // The stack's own clock and timers: 2xx retransmissions run on them.
+    this.scheduler = stack.transactions.scheduler;
+    this.timers = stack.transactions.timers;
     this.resolver = options.resolve ?? systemResolver;
     this.channel = {
       request: (dialog, method, requestOptions) =>

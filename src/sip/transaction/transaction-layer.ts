@@ -100,8 +100,9 @@ export class TransactionLayer {
   private readonly servers = new Map<string, ServerTransaction>();
   private readonly clients = new Map<string, ClientTransaction>();
   private readonly merged = new Map<string, string>();
-  private readonly timers: TimerSettings;
-  private readonly scheduler: Scheduler;
+  /** T1, T2 and T4, for the layers above that time things of their own (2xx retransmission). */
+  readonly timers: TimerSettings;
+  readonly scheduler: Scheduler;
   readonly metrics: SipMetrics;
   private user: TransactionUser | null = null;
 

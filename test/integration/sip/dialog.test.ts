@@ -1,57 +1,32 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { systemScheduler } from '../../../src/core/scheduler.js';
 import type { Dialog } from '../../../src/sip/dialog/dialog.js';
 import type { DialogEnd, SessionOffer } from '../../../src/sip/dialog/dialog-delegate.js';
-import { DialogLayer } from '../../../src/sip/dialog/dialog-layer.js';
 import { SipRequest, SipResponse } from '../../../src/sip/message/index.js';
-import { SipStack } from '../../../src/sip/sip-stack.js';
 import { responseTo } from '../../../src/sip/transaction/response-to.js';
-import type { TimerSettings } from '../../../src/sip/transaction/timers.js';
-import { InviteClient } from '../../../src/sip/ua/invite-client.js';
-import { InviteServer } from '../../../src/sip/ua/invite-server.js';
 import { RawUdpPeer } from '../../support/sip-client.js';
+import { TEST_TIMERS, openSipPeer, type SipPeer } from '../../support/sip-peer.js';
 import { sleep, until } from '../../support/wait.js';
 
-const TIMERS: TimerSettings = { t1: 20, t2: 160, t4: 200 };
+const TIMERS = TEST_TIMERS;
 
 const sdp = (version: number, port: number) =>
   `v=0\r\no=x 1 ${version} IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio ${port} RTP/AVP 0\r\n`;
 
-interface Peer {
-  stack: SipStack;
-  dialogs: DialogLayer;
-  uac: InviteClient;
-  uas: InviteServer;
-  port: number;
-  tcpPort: number;
+interface Peer extends SipPeer {
   /** Requests received, as "PROTOCOL METHOD". */
   trace: string[];
 }
 
 async function openPeer(): Promise<Peer> {
-  const stack = new SipStack({
-    scheduler: systemScheduler,
-    publicHost: '127.0.0.1',
-    timers: TIMERS,
-  });
-  const { udp, tcp } = await stack.listenUdpTcp('127.0.0.1', 0);
-  const dialogs = new DialogLayer(stack, { scheduler: systemScheduler, timers: TIMERS });
+  const peer = await openSipPeer({ timers: TIMERS });
   const trace: string[] = [];
-  stack.transport.trace = (direction, data, peer) => {
+  peer.stack.transport.trace = (direction, data, from) => {
     const line = data.toString('latin1', 0, data.indexOf('\r\n'));
     if (direction === 'in' && !line.startsWith('SIP/2.0')) {
-      trace.push(`${peer.split(' ')[0]} ${line.split(' ')[0]}`);
+      trace.push(`${from.split(' ')[0]} ${line.split(' ')[0]}`);
     }
   };
-  return {
-    stack,
-    dialogs,
-    uac: new InviteClient(stack, dialogs),
-    uas: new InviteServer(stack, dialogs),
-    port: udp.port,
-    tcpPort: tcp.port,
-    trace,
-  };
+  return { ...peer, trace };
 }
 
 let a: Peer;

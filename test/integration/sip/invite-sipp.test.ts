@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemScheduler } from '../../../src/core/scheduler.js';
-import { DialogLayer } from '../../../src/sip/dialog/dialog-layer.js';
-import { SipStack } from '../../../src/sip/sip-stack.js';
+import type { SipStack } from '../../../src/sip/sip-stack.js';
 import type { TimerSettings } from '../../../src/sip/transaction/timers.js';
-import { InviteClient } from '../../../src/sip/ua/invite-client.js';
-import { InviteServer } from '../../../src/sip/ua/invite-server.js';
+import type { InviteClient } from '../../../src/sip/ua/invite-client.js';
+import type { InviteServer } from '../../../src/sip/ua/invite-server.js';
 import { startLossyUdpRelay, type LossyUdpRelay } from '../../support/lossy-udp-relay.js';
+import { openSipPeer } from '../../support/sip-peer.js';
 import { runSipp, startSippUas, type SippResult } from '../../support/sipp.js';
 
 /** T1 of 100 ms: losses recover quickly; SIPp keeps its own 500 ms. */
@@ -24,13 +23,7 @@ let server: InviteServer;
 const endedByCaller = new Map<string, number>();
 
 beforeAll(async () => {
-  stack = new SipStack({ scheduler: systemScheduler, publicHost: '127.0.0.1', timers: TIMERS });
-  ({
-    udp: { port },
-  } = await stack.listenUdpTcp('127.0.0.1', 0));
-  const dialogs = new DialogLayer(stack, { scheduler: systemScheduler, timers: TIMERS });
-  client = new InviteClient(stack, dialogs);
-  server = new InviteServer(stack, dialogs);
+  ({ stack, port, uac: client, uas: server } = await openSipPeer({ timers: TIMERS }));
   server.onInvite = (invite) => {
     const uri = invite.request.requestUri();
     const user = 'user' in uri ? (uri.user ?? '') : '';

@@ -2,33 +2,23 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemScheduler } from '../../../src/core/scheduler.js';
 import { DigestAuthenticator } from '../../../src/sip/auth/digest-authenticator.js';
 import { digestHash } from '../../../src/sip/auth/digest.js';
-import { DialogLayer } from '../../../src/sip/dialog/dialog-layer.js';
 import type { DialogEnd } from '../../../src/sip/dialog/dialog-delegate.js';
 import { SipRequest, SipResponse } from '../../../src/sip/message/index.js';
-import { SipStack } from '../../../src/sip/sip-stack.js';
 import type { SipMetrics } from '../../../src/sip/transaction/sip-metrics.js';
-import type { TimerSettings } from '../../../src/sip/transaction/timers.js';
 import type { IncomingInvite } from '../../../src/sip/ua/incoming-invite.js';
-import { InviteClient } from '../../../src/sip/ua/invite-client.js';
-import { InviteServer } from '../../../src/sip/ua/invite-server.js';
 import type { InviteProgress } from '../../../src/sip/ua/outgoing-invite.js';
 import { RawUdpPeer } from '../../support/sip-client.js';
+import { TEST_TIMERS, openSipPeer, type SipPeer } from '../../support/sip-peer.js';
 import { sleep, until } from '../../support/wait.js';
 
 /** Short timers: 64*T1 is 1.28 s. */
-const TIMERS: TimerSettings = { t1: 20, t2: 160, t4: 200 };
+const TIMERS = TEST_TIMERS;
 
 const OFFER =
   'v=0\r\no=a 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n';
 const ANSWER = OFFER.replace('o=a', 'o=b').replace('4000', '5000');
 
-interface Peer {
-  stack: SipStack;
-  dialogs: DialogLayer;
-  uac: InviteClient;
-  uas: InviteServer;
-  port: number;
-  tcpPort: number;
+interface Peer extends SipPeer {
   /** 2xx retransmissions this stack sent. */
   retransmitted2xx: () => number;
 }
@@ -46,23 +36,8 @@ async function openPeer(): Promise<Peer> {
       if (method === '2xx') retransmitted++;
     },
   };
-  const stack = new SipStack({
-    scheduler: systemScheduler,
-    publicHost: '127.0.0.1',
-    timers: TIMERS,
-    metrics,
-  });
-  const { udp, tcp } = await stack.listenUdpTcp('127.0.0.1', 0);
-  const dialogs = new DialogLayer(stack, { scheduler: systemScheduler, timers: TIMERS });
-  return {
-    stack,
-    dialogs,
-    uac: new InviteClient(stack, dialogs),
-    uas: new InviteServer(stack, dialogs),
-    port: udp.port,
-    tcpPort: tcp.port,
-    retransmitted2xx: () => retransmitted,
-  };
+  const peer = await openSipPeer({ timers: TIMERS, metrics });
+  return { ...peer, retransmitted2xx: () => retransmitted };
 }
 
 /** A promise with its resolve, for events. */
