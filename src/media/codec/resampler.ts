@@ -43,3 +43,29 @@ export class Resampler {
     return this.#native.process(checkInt16Array(pcm, 'pcm'));
   }
 }
+
+/**
+ * Converts a whole recording (rendered speech, a decoded file) to a call's rate in one go.
+ * Unlike the streaming Resampler, the filter's delay is trimmed and its tail flushed, so the
+ * output lines up with the input and is exactly floor(length * to / from) samples. The
+ * source may be at any rate from 8000 to 48000 Hz (espeak-ng speaks at 22050).
+ */
+export function convertRate(
+  pcm: Int16Array,
+  fromRate: number,
+  toRate: SampleRate,
+  options: ResamplerOptions = {},
+): Int16Array {
+  checkInt16Array(pcm, 'pcm');
+  checkIntegerInRange(fromRate, 8000, 48000, 'fromRate');
+  checkRate(toRate, 'toRate');
+  if (fromRate === toRate) return pcm;
+  const quality = checkIntegerInRange(options.quality ?? 3, 0, 10, 'quality');
+  const native = new addon.Resampler(fromRate, toRate, quality);
+  const latency = native.inputLatency();
+  const padded = new Int16Array(pcm.length + latency);
+  padded.set(pcm);
+  const out = native.process(padded);
+  const skip = Math.floor((latency * toRate) / fromRate);
+  return out.slice(skip, skip + Math.floor((pcm.length * toRate) / fromRate));
+}

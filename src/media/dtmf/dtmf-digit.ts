@@ -35,3 +35,20 @@ export function eventOfDigit(digit: DtmfDigit): number {
 export function digitOfEvent(event: number): DtmfDigit | null {
   return DTMF_DIGITS[event] ?? null;
 }
+
+/** ITU-T Q.23: the low (row) and high (column) group frequencies in Hz, and the keypad. */
+export const ROWS = [697, 770, 852, 941] as const;
+export const COLUMNS = [1209, 1336, 1477, 1633] as const;
+export const KEYPAD: readonly (readonly DtmfDigit[])[] = [
+  ['1', '2', '3', 'A'],
+  ['4', '5', '6', 'B'],
+  ['7', '8', '9', 'C'],
+  ['*', '0', '#', 'D'],
+];
+
+/** The row and column frequencies a digit's tone is made of. */
+export function toneFrequencies(digit: DtmfDigit): [number, number] {
+  const row = KEYPAD.findIndex((keys) => keys.includes(digit));
+  const column = KEYPAD[row]!.indexOf(digit);
+  return [ROWS[row]!, COLUMNS[column]!];
+}

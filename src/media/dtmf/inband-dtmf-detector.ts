@@ -1,4 +1,4 @@
-import type { DtmfDigit } from './dtmf-digit.js';
+import { COLUMNS, KEYPAD, ROWS, type DtmfDigit } from './dtmf-digit.js';
 import { goertzelPower } from './goertzel.js';
 
 /** A key press found in the audio. */
@@ -7,15 +7,6 @@ export interface DetectedDigit {
   /** Sample index (from the first sample given) where the tone was first seen. */
   readonly sampleOffset: number;
 }
-
-const ROWS = [697, 770, 852, 941] as const;
-const COLUMNS = [1209, 1336, 1477, 1633] as const;
-const KEYPAD: readonly (readonly DtmfDigit[])[] = [
-  ['1', '2', '3', 'A'],
-  ['4', '5', '6', 'B'],
-  ['7', '8', '9', 'C'],
-  ['*', '0', '#', 'D'],
-];
 
 const SAMPLE_RATE = 8000;
 /** 102 samples (12.75 ms): enough resolution for the DTMF grid, short enough for 40 ms tones. */

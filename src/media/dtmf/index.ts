@@ -4,8 +4,10 @@ export {
   digitOfEvent,
   eventOfDigit,
   isDtmfDigit,
+  toneFrequencies,
   type DtmfDigit,
 } from './dtmf-digit.js';
+export { dtmfTone } from './dtmf-tone.js';
 export { DtmfParseError } from './dtmf-parse-error.js';
 export { DtmfReceiver, type ReceivedDigit, type TelephoneEventPacket } from './dtmf-receiver.js';
 export { digitPackets, type DigitSendOptions, type OutgoingEventPacket } from './dtmf-sender.js';

@@ -7,14 +7,15 @@
  * away again, by skipping the oldest frame, one at a time.
  */
 
-export interface JitterPacket {
+/** A packet in; the payload is held as given (raw octets, or audio already decoded). */
+export interface JitterPacket<P = Uint8Array> {
   sequenceNumber: number;
   timestamp: number;
-  payload: Uint8Array;
+  payload: P;
 }
 
-export type JitterOutput =
-  | { kind: 'frame'; payload: Uint8Array; seq: number; ts: number }
+export type JitterOutput<P = Uint8Array> =
+  | { kind: 'frame'; payload: P; seq: number; ts: number }
   | { kind: 'lost'; seq: number; ts: number }
   | { kind: 'empty' };
 
@@ -51,13 +52,13 @@ export interface JitterBufferStats {
 /** A jump this far from the playout point means the sender restarted (RFC 3550 A.1's dropout). */
 const RESTART_DISTANCE = 3000;
 
-export class JitterBuffer {
+export class JitterBuffer<P = Uint8Array> {
   private readonly minDepth: number;
   private readonly maxDepth: number;
   private readonly capacity: number;
   private readonly frameSamples: number;
   private readonly shrinkAfter: number;
-  private readonly held = new Map<number, JitterPacket>();
+  private readonly held = new Map<number, JitterPacket<P>>();
   private depth: number;
   /** Extended sequence number of the next frame to play; undefined until playout starts. */
   private next: number | undefined;
@@ -87,7 +88,7 @@ export class JitterBuffer {
     return { ...this.counts, depth: this.depth, buffered: this.held.size };
   }
 
-  push(packet: JitterPacket): PushResult {
+  push(packet: JitterPacket<P>): PushResult {
     let seq = this.unwrap(packet.sequenceNumber);
     if (this.floor !== undefined && Math.abs(seq - this.floor) > RESTART_DISTANCE) {
       this.restart();
@@ -109,7 +110,7 @@ export class JitterBuffer {
   }
 
   /** Called once per frame period; says what to play. */
-  pull(): JitterOutput {
+  pull(): JitterOutput<P> {
     if (this.next === undefined && !this.startPlayout()) return { kind: 'empty' };
     if (this.stretch > 0) {
       this.stretch--;
@@ -156,7 +157,7 @@ export class JitterBuffer {
   }
 
   /** Nothing to play: wait for `depth` packets again, one frame deeper, and resume there. */
-  private underrun(): JitterOutput {
+  private underrun(): JitterOutput<P> {
     this.counts.underruns++;
     this.grow();
     this.stretch = 0;

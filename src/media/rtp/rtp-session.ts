@@ -38,6 +38,8 @@ export interface RtpSendOptions {
   /** Samples the payload covers, by which the timestamp advances after it. */
   samples: number;
   marker?: boolean;
+  /** This packet's timestamp, when it is not the running one (an RFC 4733 event's start). */
+  timestamp?: number;
 }
 
 /** What a session reports upward; a throwing listener does not stop the session. */
@@ -144,7 +146,7 @@ export class RtpSession {
     const to = this.destination;
     if (!to) throw new Error('RTP session has no remote address to send to');
     const now = this.scheduler.now();
-    const position = this.sender.advance(options.samples, payload.length, now);
+    const position = this.sender.advance(options.samples, payload.length, now, options.timestamp);
     const data = serializeRtpPacket({
       marker: options.marker ?? false,
       payloadType: options.payloadType,

@@ -48,16 +48,29 @@ export class RtpSendStream {
 
   /**
    * Hands out the sequence number and timestamp for the next packet carrying `samples`
-   * samples; the sequence wraps at 2^16 and the timestamp at 2^32.
+   * samples; the sequence wraps at 2^16 and the timestamp at 2^32. A packet that must carry
+   * another timestamp (each packet of an RFC 4733 event carries the event's start) passes
+   * it as `timestamp`; the running timestamp still advances by `samples`.
    */
-  advance(samples: number, payloadOctets: number, nowMs: number): RtpSendPosition {
-    const position = { sequenceNumber: this.sequence, timestamp: this.nextTimestamp };
+  advance(
+    samples: number,
+    payloadOctets: number,
+    nowMs: number,
+    timestamp = this.nextTimestamp,
+  ): RtpSendPosition {
+    const position = { sequenceNumber: this.sequence, timestamp: timestamp >>> 0 };
+    // The SR's clock follows the running timestamp, whatever this packet carries.
+    this.last = { timestamp: this.nextTimestamp, atMs: nowMs };
     this.sequence = (this.sequence + 1) & 0xffff;
     this.nextTimestamp = (this.nextTimestamp + samples) >>> 0;
     this.packets = (this.packets + 1) >>> 0;
     this.octets = (this.octets + payloadOctets) >>> 0;
-    this.last = { timestamp: position.timestamp, atMs: nowMs };
     return position;
+  }
+
+  /** The timestamp the next packet gets by default. */
+  get timestamp(): number {
+    return this.nextTimestamp;
   }
 
   get packetCount(): number {

@@ -6,7 +6,7 @@ import {
   l16ToNetwork,
   mix,
 } from '../../../../src/media/codec/pcm-frame.js';
-import { tone } from './signal.js';
+import { tone } from '../../../support/signal.js';
 
 describe('L16 byte order', () => {
   it('sends the most significant byte first (RFC 3551 4.5.11)', () => {

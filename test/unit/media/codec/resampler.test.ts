@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SUPPORTED_RATES } from '../../../../src/media/codec/argument-checks.js';
-import { Resampler } from '../../../../src/media/codec/resampler.js';
-import { chunks, concat, strongestFrequency, tone } from './signal.js';
+import { convertRate, Resampler } from '../../../../src/media/codec/resampler.js';
+import { chunks, concat, strongestFrequency, tone } from '../../../support/signal.js';
 
 const ODD_CHUNKS = [1, 7, 161, 333, 13, 479, 2, 1021];
 
@@ -52,5 +52,27 @@ describe('Resampler', () => {
     const resampler = new Resampler(8000, 16000);
     expect(resampler.inputLatency).toBeGreaterThan(0);
     expect(resampler.inputLatency).toBeLessThan(80);
+  });
+});
+
+describe('convertRate', () => {
+  it('converts espeak-ng rate audio to a call rate, exact in length and not delayed', () => {
+    for (const to of [8000, 16000, 24000] as const) {
+      // Silence with one short burst at 0.5 s: the burst must stay at 0.5 s.
+      const input = new Int16Array(22050);
+      input.set(tone(22050, 1000, 0.01, 12000), 11025);
+      const out = convertRate(input, 22050, to);
+      expect(out.length).toBe(Math.floor((22050 * to) / 22050));
+      const firstLoud = out.findIndex((s) => Math.abs(s) > 3000);
+      expect(Math.abs(firstLoud - to / 2)).toBeLessThanOrEqual(to / 1000);
+      expect(strongestFrequency(out.subarray(to / 2, to / 2 + to / 100), to, 50)).toBe(1000);
+    }
+  });
+
+  it('returns the audio as it is at the same rate, and names a bad rate', () => {
+    const pcm = tone(8000, 440, 0.1, 1000);
+    expect(convertRate(pcm, 8000, 8000)).toBe(pcm);
+    expect(() => convertRate(pcm, 4000, 8000)).toThrow(/fromRate/);
+    expect(() => convertRate(pcm, 22050, 11025 as 8000)).toThrow(/toRate/);
   });
 });

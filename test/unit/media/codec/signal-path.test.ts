@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../../src/media/codec/g711.js';
 import { l16FromNetwork, l16ToNetwork } from '../../../../src/media/codec/pcm-frame.js';
 import { Resampler } from '../../../../src/media/codec/resampler.js';
-import { chunks, concat, sineSnrDb, strongestFrequency, tone } from './signal.js';
+import { chunks, concat, sineSnrDb, strongestFrequency, tone } from '../../../support/signal.js';
 
 describe('the inbound and outbound signal path', () => {
   // The telephony test tone is 1004 Hz rather than 1000 (ITU-T O.132): at 8 kHz a 1000 Hz tone
