@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Command, Results, SessionEvent, WorkerMessage } from './protocol.js';
+import type { Command, Results, SessionEvent, WorkerMessage, WorkerSettings } from './protocol.js';
 
 export interface ChannelUser {
   onEvent(sessionId: string, event: SessionEvent): void;
@@ -43,8 +43,11 @@ export class MediaWorkerChannel {
   private closing = false;
   private dead = false;
 
-  constructor(private readonly user: ChannelUser) {
-    this.worker = new Worker(workerScript());
+  constructor(
+    settings: WorkerSettings,
+    private readonly user: ChannelUser,
+  ) {
+    this.worker = new Worker(workerScript(), { workerData: settings });
     this.worker.on('message', (message: WorkerMessage) => this.receive(message));
     this.worker.on('error', (error) => this.die(error));
     this.worker.on('exit', (code) => this.die(new Error(`media worker exited with code ${code}`)));

@@ -1,36 +1,23 @@
-import { parentPort } from 'node:worker_threads';
-import type { Command, Reply, Request, Results } from './protocol.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Reply, Request, WorkerSettings } from './protocol.js';
+import { WorkerSessions } from './worker-sessions.js';
 
 /**
- * The entry of a media worker thread: it owns its sessions and answers the main thread's
- * commands. Sessions hold nothing yet but their id; RTP, jitter buffers and the audio
- * pipeline attach to them as the media plane grows.
+ * The entry of a media worker thread: it owns its sessions, their RTP sockets and their
+ * audio, and answers the main thread's commands, each with one reply of the same id. A
+ * command may take its time (a play answers when the audio ends); others run meanwhile.
  */
-const sessions = new Map<string, { created: number }>();
-
-function handle(command: Command): Results[Command['type']] {
-  switch (command.type) {
-    case 'createSession':
-      if (sessions.has(command.sessionId)) {
-        throw new Error(`session ${command.sessionId} already exists on this worker`);
-      }
-      sessions.set(command.sessionId, { created: Date.now() });
-      return { sessionId: command.sessionId };
-    case 'destroySession':
-      return { sessionId: command.sessionId, existed: sessions.delete(command.sessionId) };
-    case 'stats':
-      return { sessions: sessions.size, heapUsed: process.memoryUsage().heapUsed };
-  }
-}
-
 const port = parentPort;
 if (!port) throw new Error('media-worker runs inside a worker thread');
+
+const sessions = new WorkerSessions(workerData as WorkerSettings, (sessionId, event) =>
+  port.postMessage({ kind: 'event', sessionId, event }),
+);
+
 port.on('message', (request: Request) => {
-  let reply: Reply;
-  try {
-    reply = { kind: 'reply', id: request.id, ok: true, result: handle(request) };
-  } catch (error) {
-    reply = { kind: 'reply', id: request.id, ok: false, error: (error as Error).message };
-  }
-  port.postMessage(reply);
+  sessions.handle(request).then(
+    (result) => port.postMessage({ kind: 'reply', id: request.id, ok: true, result } as Reply),
+    (error: Error) =>
+      port.postMessage({ kind: 'reply', id: request.id, ok: false, error: error.message } as Reply),
+  );
 });

@@ -5,6 +5,9 @@ import { until } from '../../support/wait.js';
 
 /** Real worker threads: sessions spread across them, and a crash ends its sessions cleanly. */
 let pool: MediaWorkerPool | null = null;
+const base = 30000 + 2 * Math.floor(Math.random() * 5000);
+const RTP_PORTS = { min: base, max: base + 199 };
+const SPEC = { formats: [{ encoding: 'PCMU' as const, payloadType: 0, rate: 8000 as const }] };
 
 afterEach(async () => {
   await pool?.close();
@@ -19,7 +22,7 @@ function start(size: number) {
       onEvent: (sessionId, event) => events.push([sessionId, event]),
       onWorkerCrash: (_error, sessions) => crashes.push(sessions),
     },
-    size,
+    { size, settings: { rtpPorts: RTP_PORTS, rtpHost: '127.0.0.1', cname: 'pool-test' } },
   );
   return { pool, events, crashes };
 }
@@ -27,23 +30,23 @@ function start(size: number) {
 describe('MediaWorkerPool', () => {
   it('spreads sessions across its worker threads, least loaded first', async () => {
     const { pool } = start(2);
-    for (const id of ['a', 'b', 'c', 'd']) await pool.createSession(id);
+    for (const id of ['a', 'b', 'c', 'd']) await pool.createSession(id, SPEC);
     const threads = ['a', 'b', 'c', 'd'].map((id) => pool.threadOf(id));
     expect(new Set(threads).size).toBe(2);
     expect(threads.filter((t) => t === threads[0])).toHaveLength(2);
-    expect(await pool.destroySession('a')).toBe(true);
-    expect(await pool.destroySession('a')).toBe(false);
+    expect(await pool.destroySession('a')).toMatchObject({ existed: true });
+    expect(await pool.destroySession('a')).toBeNull();
   });
 
   it('refuses a session id it already has, with a specific error', async () => {
     const { pool } = start(1);
-    await pool.createSession('x');
-    await expect(pool.createSession('x')).rejects.toThrow('session x already exists');
+    await pool.createSession('x', SPEC);
+    await expect(pool.createSession('x', SPEC)).rejects.toThrow('session x already exists');
   });
 
   it('ends every session of a crashed worker with a cause, and keeps serving', async () => {
     const { pool, events, crashes } = start(2);
-    for (const id of ['a', 'b', 'c', 'd']) await pool.createSession(id);
+    for (const id of ['a', 'b', 'c', 'd']) await pool.createSession(id, SPEC);
     const victim = pool.threadOf('a');
     const onVictim = ['a', 'b', 'c', 'd'].filter((id) => pool.threadOf(id) === victim).sort();
     await pool.crashWorkerOf('a');
@@ -59,7 +62,7 @@ describe('MediaWorkerPool', () => {
     // The other sessions were not touched, and new sessions still start.
     const survivors = ['a', 'b', 'c', 'd'].filter((id) => !onVictim.includes(id));
     for (const id of survivors) expect(pool.threadOf(id)).not.toBeNull();
-    await pool.createSession('e');
+    await pool.createSession('e', SPEC);
     expect(pool.threadOf('e')).not.toBe(victim);
   });
 });

@@ -1,0 +1,35 @@
+import { Resampler } from '../codec/resampler.js';
+import { PushedSource } from '../playout/playout-source.js';
+import type { MediaSession } from './media-session.js';
+
+/** More than this much audio waiting (100 ms) means the far leg fell behind: start afresh. */
+const MAX_QUEUED_MS = 100;
+
+/**
+ * Joins two legs on one worker (Dial): what each hears is played into the other, mixed with
+ * whatever else plays there, resampled when their rates differ. Returns the function that
+ * parts them again.
+ */
+export function bridgeSessions(a: MediaSession, b: MediaSession): () => void {
+  if (a === b) throw new Error('Expected two different sessions to bridge');
+  const parts = [carry(a, b), carry(b, a)];
+  return () => {
+    for (const part of parts) part();
+  };
+}
+
+function carry(from: MediaSession, to: MediaSession): () => void {
+  const source = new PushedSource();
+  const resampler = from.rate === to.rate ? null : new Resampler(from.rate, to.rate);
+  const limit = (to.rate * MAX_QUEUED_MS) / 1000;
+  void to.play(source, 'mix');
+  const removeTap = from.addTap((frame) => {
+    if (source.queued > limit) source.clear();
+    source.push(resampler ? resampler.process(frame) : frame);
+  });
+  return () => {
+    removeTap();
+    source.clear();
+    source.end();
+  };
+}

@@ -1,0 +1,163 @@
+import type { SampleRate } from '../codec/argument-checks.js';
+import { NoiseSuppressor } from '../codec/noise-suppressor.js';
+import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
+import { InbandDtmfDetector } from '../dtmf/inband-dtmf-detector.js';
+import {
+  JitterBuffer,
+  type JitterBufferOptions,
+  type JitterBufferStats,
+} from '../jitter/jitter-buffer.js';
+import { LossConcealment } from '../jitter/loss-concealment.js';
+import { payloadCodec, type AudioFormat, type PayloadCodec } from './audio-format.js';
+
+export interface InboundPathOptions {
+  rate: SampleRate;
+  /** The formats the peer may send; a packet of any other payload type is refused. */
+  formats: readonly AudioFormat[];
+  /** 60-100 turns noise suppression on at that strength; absent leaves the audio alone. */
+  noiseCancellationLevel?: number;
+  /** Listen for DTMF tones in the audio (8 kHz calls only). */
+  onInbandDigit?: (digit: DtmfDigit) => void;
+  jitter?: JitterBufferOptions;
+}
+
+export interface InboundPacket {
+  payloadType: number;
+  sequenceNumber: number;
+  timestamp: number;
+  payload: Uint8Array;
+}
+
+export type InboundVerdict = 'queued' | 'duplicate' | 'late' | 'unknown-payload-type';
+
+export interface InboundStats extends JitterBufferStats {
+  /** Packets of a payload type that was not negotiated. */
+  unknownPayloadType: number;
+  /** Frames made up by concealment. */
+  concealed: number;
+}
+
+/**
+ * The receiving half of a call leg: RTP audio packets in (any order, any packet length),
+ * one 20 ms frame of 16-bit PCM at the call's rate out per tick, through the jitter buffer,
+ * the decoder, loss concealment and, when asked, noise suppression and in-band DTMF
+ * detection. Nothing is resampled here; whoever takes the audio at another rate does that.
+ */
+export class InboundPath {
+  readonly frameSamples: number;
+  private readonly codecs = new Map<number, PayloadCodec>();
+  private readonly jitter: JitterBuffer<Int16Array>;
+  private readonly concealment = new LossConcealment();
+  private readonly suppressor: NoiseSuppressor | null;
+  private readonly detector: InbandDtmfDetector | null;
+  /** Decoded audio not yet handed out, at most one packet's worth beyond a frame. */
+  private pending: Int16Array = new Int16Array(0);
+  private lastPacketSamples: number;
+  private unknownPayloadType = 0;
+  private concealed = 0;
+
+  constructor(private readonly options: InboundPathOptions) {
+    this.frameSamples = options.rate / 50;
+    this.lastPacketSamples = this.frameSamples;
+    this.setFormats(options.formats);
+    this.jitter = new JitterBuffer<Int16Array>({
+      frameSamples: this.frameSamples,
+      ...options.jitter,
+    });
+    this.suppressor =
+      options.noiseCancellationLevel === undefined
+        ? null
+        : new NoiseSuppressor(options.rate, options.noiseCancellationLevel);
+    this.detector =
+      options.onInbandDigit && options.rate === 8000 ? new InbandDtmfDetector() : null;
+  }
+
+  /** The formats accepted from now on (a re-INVITE may change them; the rate stays). */
+  setFormats(formats: readonly AudioFormat[]): void {
+    const codecs = formats.map(payloadCodec);
+    for (const codec of codecs) {
+      if (codec.format.rate !== this.options.rate) {
+        throw new RangeError(
+          `Expected formats at the call's rate of ${this.options.rate} Hz but ${codec.format.encoding}/${codec.format.payloadType} is at ${codec.format.rate} Hz`,
+        );
+      }
+    }
+    this.codecs.clear();
+    for (const codec of codecs) this.codecs.set(codec.format.payloadType, codec);
+  }
+
+  get stats(): InboundStats {
+    return {
+      ...this.jitter.stats,
+      unknownPayloadType: this.unknownPayloadType,
+      concealed: this.concealed,
+    };
+  }
+
+  push(packet: InboundPacket): InboundVerdict {
+    const codec = this.codecs.get(packet.payloadType);
+    if (!codec) {
+      this.unknownPayloadType++;
+      return 'unknown-payload-type';
+    }
+    return this.jitter.push({
+      sequenceNumber: packet.sequenceNumber,
+      timestamp: packet.timestamp,
+      payload: codec.decode(packet.payload),
+    });
+  }
+
+  /** The next 20 ms heard, or null while nothing arrives (before the first packet, on hold). */
+  frame(): Int16Array | null {
+    while (this.pending.length < this.frameSamples) {
+      const next = this.nextPacketAudio();
+      if (next === null) break;
+      this.pending = this.pending.length === 0 ? next : concat(this.pending, next);
+    }
+    if (this.pending.length === 0) return null;
+    let frame: Int16Array;
+    if (this.pending.length >= this.frameSamples) {
+      frame = this.pending.subarray(0, this.frameSamples);
+      this.pending = this.pending.subarray(this.frameSamples);
+    } else {
+      // The stream stalled mid-frame: the rest of the frame is silence.
+      frame = new Int16Array(this.frameSamples);
+      frame.set(this.pending);
+      this.pending = new Int16Array(0);
+    }
+    if (this.suppressor) frame = this.denoise(this.suppressor, frame);
+    if (this.detector) {
+      for (const found of this.detector.process(frame)) this.options.onInbandDigit?.(found.digit);
+    }
+    return frame;
+  }
+
+  private nextPacketAudio(): Int16Array | null {
+    const out = this.jitter.pull();
+    if (out.kind === 'empty') return null;
+    if (out.kind === 'lost') {
+      this.concealed++;
+      return this.concealment.conceal(this.lastPacketSamples);
+    }
+    if (out.payload.length === 0) return null;
+    this.lastPacketSamples = out.payload.length;
+    this.concealment.played(out.payload);
+    return out.payload;
+  }
+
+  private denoise(suppressor: NoiseSuppressor, frame: Int16Array): Int16Array {
+    const out = new Int16Array(frame.length);
+    const step = suppressor.frameSamples;
+    for (let at = 0; at + step <= frame.length; at += step) {
+      out.set(suppressor.process(frame.subarray(at, at + step)), at);
+    }
+    return out;
+  }
+}
+
+function concat(a: Int16Array, b: Int16Array): Int16Array {
+  const out = new Int16Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

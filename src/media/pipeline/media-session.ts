@@ -1,0 +1,313 @@
+import type { FrameClock } from '../playout/frame-clock.js';
+import type { PlayoutMode } from '../playout/playout-queue.js';
+import type { PlayoutSource } from '../playout/playout-source.js';
+import { DtmfReceiver } from '../dtmf/dtmf-receiver.js';
+import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
+import type { PortAllocator } from '../rtp/port-range.js';
+import type { RtpPacket } from '../rtp/rtp-packet.js';
+import { RtpSession, type MediaAddress } from '../rtp/rtp-session.js';
+import type { Scheduler } from '../../core/scheduler.js';
+import { noiseSuppressionLevel } from '../codec/noise-suppressor.js';
+import { payloadCodec, type AudioFormat, type PayloadCodec } from './audio-format.js';
+import { InboundPath, type InboundStats } from './inbound-path.js';
+import { OutboundPath, type DigitOptions, type OutboundItem } from './outbound-path.js';
+
+/** SDP's direction attribute, from this side's point of view. */
+export type MediaDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
+
+export interface TelephoneEventFormat {
+  payloadType: number;
+  rate: number;
+}
+
+/** What a call leg's media is, as offer/answer settled it. */
+export interface MediaSessionSpec {
+  /** Audio formats the peer may send; the first is the one this side sends. */
+  formats: AudioFormat[];
+  telephoneEvent?: TelephoneEventFormat | null;
+  /** Where to send until the peer's own RTP is seen (symmetric RTP latches onto that). */
+  remote?: MediaAddress | null;
+  direction?: MediaDirection;
+  /** 60-100: noise suppression on the audio received, at that strength. */
+  noiseCancellationLevel?: number;
+  /** Listen for DTMF tones in the audio received (8 kHz calls). */
+  inbandDtmf?: boolean;
+  /** No RTP for this long raises onMediaTimeout (not while the peer is not meant to send). */
+  mediaTimeoutMs?: number;
+}
+
+/** What a re-INVITE may change; the call's rate stays. */
+export type MediaSessionUpdate = Partial<
+  Pick<MediaSessionSpec, 'formats' | 'telephoneEvent' | 'remote' | 'direction'>
+>;
+
+/** What a worker gives each of its sessions. */
+export interface MediaEnvironment {
+  allocator: PortAllocator;
+  clock: FrameClock;
+  cname: string;
+  scheduler?: Scheduler;
+}
+
+export interface ReceivedDtmf {
+  digit: DtmfDigit;
+  source: 'rfc4733' | 'inband';
+  /** Known for RFC 4733 events. */
+  durationMs?: number;
+}
+
+export interface MediaSessionListener {
+  onDigit?(digit: ReceivedDtmf): void;
+  onMediaTimeout?(silentForMs: number): void;
+  onLatched?(rtp: MediaAddress): void;
+  onError?(error: Error): void;
+}
+
+export interface MediaSessionStats {
+  port: number;
+  packetsSent: number;
+  octetsSent: number;
+  packetsReceived: number;
+  malformed: number;
+  foreign: number;
+  inbound: InboundStats;
+}
+
+/** Audio heard on the leg, 20 ms at a time at the call's rate. */
+export type AudioTap = (frame: Int16Array) => void;
+
+/**
+ * One call leg's media inside a worker: an RTP session on its port pair, the inbound path
+ * (jitter buffer, decode, concealment, noise suppression, DTMF) feeding taps, and the
+ * outbound path (playout, digits, encode) sending on the worker's one 20 ms clock.
+ */
+export class MediaSession {
+  readonly rate: AudioFormat['rate'];
+  private readonly inbound: InboundPath;
+  private readonly outbound: OutboundPath;
+  private readonly taps = new Set<AudioTap>();
+  private readonly playing = new Set<{ stopped: boolean }>();
+  private readonly digits: DtmfReceiver;
+  private sendCodec: PayloadCodec;
+  private telephoneEvent: TelephoneEventFormat | null;
+  private direction: MediaDirection;
+  private eventTimestamp = 0;
+  private marker = true;
+  private received = 0;
+  private stopTicking: () => void;
+  private closed = false;
+
+  private constructor(
+    private readonly rtp: RtpSession,
+    spec: MediaSessionSpec,
+    env: MediaEnvironment,
+    private readonly listener: MediaSessionListener,
+  ) {
+    const rate = spec.formats[0]!.rate;
+    this.rate = rate;
+    this.sendCodec = payloadCodec(spec.formats[0]!);
+    this.telephoneEvent = spec.telephoneEvent ?? null;
+    this.direction = spec.direction ?? 'sendrecv';
+    this.digits = new DtmfReceiver(this.telephoneEvent?.rate ?? 8000);
+    this.inbound = new InboundPath({
+      rate,
+      formats: spec.formats,
+      noiseCancellationLevel: spec.noiseCancellationLevel,
+      onInbandDigit: spec.inbandDtmf
+        ? (digit) => this.report('onDigit', { digit, source: 'inband' })
+        : undefined,
+    });
+    this.outbound = new OutboundPath({
+      rate,
+      telephoneEventRate: this.telephoneEvent?.rate ?? null,
+    });
+    if (spec.remote) rtp.setRemote(spec.remote);
+    this.stopTicking = env.clock.add(() => this.tick());
+  }
+
+  static async open(
+    spec: MediaSessionSpec,
+    env: MediaEnvironment,
+    listener: MediaSessionListener = {},
+  ): Promise<MediaSession> {
+    if (spec.formats.length === 0) throw new Error('Expected at least one audio format');
+    // Checked before a port is taken, so a bad spec costs nothing.
+    new InboundPath({ rate: spec.formats[0]!.rate, formats: spec.formats });
+    if (spec.noiseCancellationLevel !== undefined)
+      noiseSuppressionLevel(spec.noiseCancellationLevel);
+    let session: MediaSession | undefined;
+    const rtp = await RtpSession.open(
+      {
+        allocator: env.allocator,
+        clockRate: spec.formats[0]!.rate,
+        cname: env.cname,
+        scheduler: env.scheduler,
+        mediaTimeoutMs: spec.mediaTimeoutMs ?? 0,
+      },
+      {
+        onPacket: (packet) => session?.receive(packet),
+        onLatched: (from) => session?.report('onLatched', from),
+        onMediaTimeout: (ms) => session?.timedOut(ms),
+        onError: (error) => session?.report('onError', error),
+      },
+    );
+    try {
+      session = new MediaSession(rtp, spec, env, listener);
+    } catch (error) {
+      await rtp.close();
+      throw error;
+    }
+    return session;
+  }
+
+  get port(): number {
+    return this.rtp.port;
+  }
+
+  get rtcpPort(): number {
+    return this.rtp.rtcpPort;
+  }
+
+  update(changes: MediaSessionUpdate): void {
+    if (changes.formats) {
+      if (changes.formats.length === 0) throw new Error('Expected at least one audio format');
+      const codec = payloadCodec(changes.formats[0]!);
+      this.inbound.setFormats(changes.formats);
+      this.sendCodec = codec;
+    }
+    if (changes.telephoneEvent !== undefined) {
+      this.telephoneEvent = changes.telephoneEvent;
+      this.outbound.setTelephoneEventRate(changes.telephoneEvent?.rate ?? null);
+    }
+    if (changes.remote) this.rtp.setRemote(changes.remote);
+    if (changes.direction) this.direction = changes.direction;
+  }
+
+  /** Plays a source; resolves true when it played to its end, false when it was stopped. */
+  play(source: PlayoutSource, mode: PlayoutMode = 'mix'): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (mode === 'replace') for (const entry of this.playing) entry.stopped = true;
+    const entry = { stopped: false };
+    this.playing.add(entry);
+    return new Promise((resolve) =>
+      this.outbound.playout.play(source, {
+        mode,
+        onDone: () => {
+          this.playing.delete(entry);
+          resolve(!entry.stopped);
+        },
+      }),
+    );
+  }
+
+  /** Stops everything playing. */
+  stopPlayback(): void {
+    for (const entry of this.playing) entry.stopped = true;
+    this.outbound.playout.stop();
+  }
+
+  /** Sends a digit string; see OutboundPath.sendDigits. */
+  sendDigits(text: string, options?: DigitOptions): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    return this.outbound.sendDigits(text, options);
+  }
+
+  /** Hands every frame heard to `tap` until the returned function is called. */
+  addTap(tap: AudioTap): () => void {
+    this.taps.add(tap);
+    return () => this.taps.delete(tap);
+  }
+
+  get stats(): MediaSessionStats {
+    return {
+      port: this.rtp.port,
+      packetsSent: this.rtp.sender.packetCount,
+      octetsSent: this.rtp.sender.octetCount,
+      packetsReceived: this.received,
+      malformed: this.rtp.counters.malformed,
+      foreign: this.rtp.counters.foreign,
+      inbound: this.inbound.stats,
+    };
+  }
+
+  /** Stops the clock, ends playback and digits, sends RTCP BYE and frees the ports. */
+  async close(reason?: string): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopTicking();
+    this.taps.clear();
+    this.outbound.stopDigits();
+    this.stopPlayback();
+    for (const digit of this.digits.flush()) this.reportRfc4733(digit);
+    await this.rtp.close(reason);
+  }
+
+  private get receiving(): boolean {
+    return this.direction === 'sendrecv' || this.direction === 'recvonly';
+  }
+
+  private get sending(): boolean {
+    return this.direction === 'sendrecv' || this.direction === 'sendonly';
+  }
+
+  private receive(packet: RtpPacket): void {
+    if (this.closed) return;
+    this.received++;
+    if (this.telephoneEvent && packet.payloadType === this.telephoneEvent.payloadType) {
+      for (const digit of this.digits.process(packet)) this.reportRfc4733(digit);
+      return;
+    }
+    if (this.receiving) this.inbound.push(packet);
+  }
+
+  private reportRfc4733(digit: { digit: DtmfDigit; durationMs: number }): void {
+    this.report('onDigit', { digit: digit.digit, source: 'rfc4733', durationMs: digit.durationMs });
+  }
+
+  private timedOut(silentForMs: number): void {
+    if (!this.closed && this.receiving) this.report('onMediaTimeout', silentForMs);
+  }
+
+  private tick(): void {
+    if (this.closed) return;
+    if (this.receiving) {
+      const frame = this.inbound.frame();
+      if (frame) for (const tap of this.taps) tap(frame);
+    }
+    const item = this.outbound.next();
+    if (this.sending && this.rtp.destination) this.send(item);
+  }
+
+  private send(item: OutboundItem): void {
+    if (item.kind === 'audio') {
+      this.rtp.send(this.sendCodec.encode(item.pcm), {
+        payloadType: this.sendCodec.format.payloadType,
+        samples: item.pcm.length,
+        marker: this.marker,
+      });
+      this.marker = false;
+      return;
+    }
+    const { packet } = item;
+    if (packet.marker) this.eventTimestamp = this.rtp.sender.timestamp;
+    this.rtp.send(packet.payload, {
+      payloadType: this.telephoneEvent!.payloadType,
+      samples: this.outbound.frameSamples,
+      marker: packet.marker,
+      timestamp: this.eventTimestamp,
+    });
+    // The audio after an event starts a new talkspurt.
+    this.marker = true;
+  }
+
+  private report<K extends keyof MediaSessionListener>(
+    event: K,
+    ...args: Parameters<NonNullable<MediaSessionListener[K]>>
+  ): void {
+    try {
+      (this.listener[event] as ((...a: typeof args) => void) | undefined)?.(...args);
+    } catch (error) {
+      if (event !== 'onError') this.report('onError', error as Error);
+    }
+  }
+}

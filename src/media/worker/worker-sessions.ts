@@ -1,0 +1,196 @@
+import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
+import { convertRate } from '../codec/resampler.js';
+import { bridgeSessions } from '../pipeline/bridge.js';
+import { MediaSession } from '../pipeline/media-session.js';
+import { FrameClock } from '../playout/frame-clock.js';
+import { PcmSource } from '../playout/playout-source.js';
+import { PortAllocator } from '../rtp/port-range.js';
+import { AudioFileSource } from '../sources/audio-file-source.js';
+import { SpeechRenderer } from '../sources/speech.js';
+import type { Command, PlaySource, Results, SessionEvent, WorkerSettings } from './protocol.js';
+
+type Emit = (sessionId: string, event: SessionEvent) => void;
+
+/**
+ * Everything one media worker holds: its sessions, their bridges, the one frame clock that
+ * ticks them all, a port allocator over the RTP range, and the speech and file caches.
+ * `handle` runs one command and resolves with its result.
+ */
+export class WorkerSessions {
+  private readonly sessions = new Map<string, MediaSession>();
+  private readonly bridges = new Map<string, { peerId: string; part: () => void }>();
+  private readonly clock: FrameClock;
+  private readonly allocator: PortAllocator;
+  private readonly speech = new SpeechRenderer();
+  private readonly files: AudioFileSource;
+
+  constructor(
+    private readonly settings: WorkerSettings,
+    private readonly emit: Emit,
+    private readonly scheduler: Scheduler = systemScheduler,
+  ) {
+    this.clock = new FrameClock(scheduler, 20, (error) =>
+      emit('', { type: 'warning', message: `frame tick failed: ${error.message}` }),
+    );
+    this.allocator = new PortAllocator(settings.rtpPorts, settings.rtpHost);
+    this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes });
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  async handle(command: Command): Promise<Results[Command['type']]> {
+    switch (command.type) {
+      case 'createSession':
+        return this.create(command.sessionId, command.spec);
+      case 'updateSession':
+        this.get(command.sessionId).update(command.changes);
+        return { sessionId: command.sessionId };
+      case 'play':
+        return this.play(command.sessionId, command.source, command.mode, command.loop);
+      case 'stopPlayback':
+        this.get(command.sessionId).stopPlayback();
+        return { sessionId: command.sessionId };
+      case 'sendDigits': {
+        const completed = await this.get(command.sessionId).sendDigits(command.digits, {
+          toneMs: command.toneMs,
+        });
+        return { completed };
+      }
+      case 'bridge':
+        return this.bridge(command.sessionId, command.peerId);
+      case 'unbridge':
+        return { sessionId: command.sessionId, bridged: this.unbridge(command.sessionId) };
+      case 'sessionStats':
+        return this.get(command.sessionId).stats;
+      case 'destroySession':
+        return this.destroy(command.sessionId, command.reason);
+      case 'stats': {
+        const memory = process.memoryUsage();
+        return { sessions: this.sessions.size, heapUsed: memory.heapUsed, rss: memory.rss };
+      }
+    }
+  }
+
+  /** Closes every session (the worker is going away). */
+  async closeAll(reason: string): Promise<void> {
+    await Promise.all([...this.sessions.keys()].map((id) => this.destroy(id, reason)));
+  }
+
+  private async create(
+    sessionId: string,
+    spec: Parameters<typeof MediaSession.open>[0],
+  ): Promise<Results['createSession']> {
+    if (this.sessions.has(sessionId)) {
+      throw new Error(`session ${sessionId} already exists on this worker`);
+    }
+    const session = await MediaSession.open(
+      spec,
+      {
+        allocator: this.allocator,
+        clock: this.clock,
+        cname: this.settings.cname,
+        scheduler: this.scheduler,
+      },
+      {
+        onDigit: (digit) => this.emit(sessionId, { type: 'dtmf', ...digit }),
+        onMediaTimeout: (silentForMs) =>
+          this.emit(sessionId, { type: 'mediaTimeout', silentForMs }),
+        onLatched: (rtp) => this.emit(sessionId, { type: 'latched', ...rtp }),
+        onError: (error) => this.emit(sessionId, { type: 'warning', message: error.message }),
+      },
+    );
+    if (this.sessions.has(sessionId)) {
+      // Created twice at once: the second one loses.
+      await session.close();
+      throw new Error(`session ${sessionId} already exists on this worker`);
+    }
+    this.sessions.set(sessionId, session);
+    return { sessionId, port: session.port, rtcpPort: session.rtcpPort };
+  }
+
+  private async play(
+    sessionId: string,
+    source: PlaySource,
+    mode: 'mix' | 'replace' = 'mix',
+    loop = false,
+  ): Promise<Results['play']> {
+    const session = this.get(sessionId);
+    const samples = await this.render(source, session.rate);
+    if (samples.length === 0) throw new Error('Expected audio to play but the source has none');
+    return { completed: await session.play(new PcmSource(samples, loop), mode) };
+  }
+
+  private async render(source: PlaySource, rate: MediaSession['rate']): Promise<Int16Array> {
+    switch (source.kind) {
+      case 'speech': {
+        const pcm = await this.speech.render(source.text, source.voice, source.language);
+        return convertRate(pcm.samples, pcm.rate, rate);
+      }
+      case 'file':
+        return (await this.files.load(source.url, rate)).samples;
+      case 'tone':
+        return renderTone(source.frequencies, source.durationMs, rate);
+    }
+  }
+
+  private bridge(sessionId: string, peerId: string): Results['bridge'] {
+    const session = this.get(sessionId);
+    const peer = this.get(peerId);
+    if (this.bridges.has(sessionId) || this.bridges.has(peerId)) {
+      throw new Error(
+        `session ${this.bridges.has(sessionId) ? sessionId : peerId} is already bridged`,
+      );
+    }
+    const part = bridgeSessions(session, peer);
+    this.bridges.set(sessionId, { peerId, part });
+    this.bridges.set(peerId, { peerId: sessionId, part });
+    return { sessionId, peerId };
+  }
+
+  private unbridge(sessionId: string): boolean {
+    const bridge = this.bridges.get(sessionId);
+    if (!bridge) return false;
+    this.bridges.delete(sessionId);
+    this.bridges.delete(bridge.peerId);
+    bridge.part();
+    return true;
+  }
+
+  private async destroy(sessionId: string, reason?: string): Promise<Results['destroySession']> {
+    const session = this.sessions.get(sessionId);
+    if (!session) return { sessionId, existed: false, stats: null };
+    this.sessions.delete(sessionId);
+    this.unbridge(sessionId);
+    const stats = session.stats;
+    await session.close(reason);
+    return { sessionId, existed: true, stats };
+  }
+
+  private get(sessionId: string): MediaSession {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw new Error(`no media session ${sessionId} on this worker`);
+    return session;
+  }
+}
+
+/** Tones summed (ringback, test signals), each at -12 dBFS peak split between them. */
+function renderTone(frequencies: number[], durationMs: number, rate: number): Int16Array {
+  if (frequencies.length === 0 || frequencies.some((f) => !(f > 0 && f < rate / 2))) {
+    throw new RangeError(
+      `Expected tone frequencies between 0 and ${rate / 2} Hz but received ${frequencies.join(', ')}`,
+    );
+  }
+  if (!(durationMs > 0 && durationMs <= 600_000)) {
+    throw new RangeError(`Expected a tone durationMs from 1 to 600000 but received ${durationMs}`);
+  }
+  const amplitude = (0.25 * 32767) / frequencies.length;
+  const out = new Int16Array(Math.round((durationMs * rate) / 1000));
+  for (let i = 0; i < out.length; i++) {
+    let sum = 0;
+    for (const f of frequencies) sum += Math.sin((2 * Math.PI * f * i) / rate);
+    out[i] = Math.round(amplitude * sum);
+  }
+  return out;
+}
