@@ -68,6 +68,12 @@ export class RtpPeer {
     this.socket.send(data, port, '127.0.0.1');
   }
 
+  /** Numbers a packet and drops it, as a lossy network would. */
+  lose(samples = 160): void {
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.timestamp = (this.timestamp + samples) >>> 0;
+  }
+
   /** The timestamp the next packet gets. */
   get nextTimestamp(): number {
     return this.timestamp;

@@ -33,3 +33,17 @@ function carry(from: MediaSession, to: MediaSession): () => void {
     source.end();
   };
 }
+
+/**
+ * Joins two legs that share a codec by forwarding each one's RTP to the other undecoded
+ * (MediaSession.relayTo). Returns the function that parts them again.
+ */
+export function relaySessions(a: MediaSession, b: MediaSession): () => void {
+  if (a === b) throw new Error('Expected two different sessions to bridge');
+  a.relayTo(b);
+  b.relayTo(a);
+  return () => {
+    a.relayTo(null);
+    b.relayTo(null);
+  };
+}

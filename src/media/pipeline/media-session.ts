@@ -71,6 +71,8 @@ export interface MediaSessionStats {
   malformed: number;
   foreign: number;
   inbound: InboundStats;
+  /** Relayed packets this leg could not send (an encoding it did not negotiate). */
+  relayDropped: number;
 }
 
 /** Audio heard on the leg, 20 ms at a time at the call's rate. */
@@ -94,6 +96,11 @@ export class MediaSession {
   private eventTimestamp = 0;
   private marker = true;
   private received = 0;
+  private formats: AudioFormat[];
+  private relayTarget: MediaSession | null = null;
+  private relayedInto = 0;
+  private relaySource: { ssrc: number; offset: number } | null = null;
+  private relayDropped = 0;
   private stopTicking: () => void;
   private closed = false;
 
@@ -106,6 +113,7 @@ export class MediaSession {
     const rate = spec.formats[0]!.rate;
     this.rate = rate;
     this.sendCodec = payloadCodec(spec.formats[0]!);
+    this.formats = [...spec.formats];
     this.telephoneEvent = spec.telephoneEvent ?? null;
     this.direction = spec.direction ?? 'sendrecv';
     this.digits = new DtmfReceiver(this.telephoneEvent?.rate ?? 8000);
@@ -174,6 +182,7 @@ export class MediaSession {
       const codec = payloadCodec(changes.formats[0]!);
       this.inbound.setFormats(changes.formats);
       this.sendCodec = codec;
+      this.formats = [...changes.formats];
     }
     if (changes.telephoneEvent !== undefined) {
       this.telephoneEvent = changes.telephoneEvent;
@@ -212,6 +221,19 @@ export class MediaSession {
     return this.outbound.sendDigits(text, options);
   }
 
+  /**
+   * Forwards this leg's RTP audio to `target` as it arrives, undecoded (Dial between legs
+   * that share a codec): the least latency and work. The target sends no audio of its own
+   * while relayed into, unless something plays on it or it sends digits; then that audio
+   * takes the place of the relayed packets. Null stops relaying.
+   */
+  relayTo(target: MediaSession | null): void {
+    if (target === this) throw new Error('Expected another session to relay to');
+    if (this.relayTarget) this.relayTarget.relayedInto--;
+    this.relayTarget = target;
+    if (target) target.relayedInto++;
+  }
+
   /** Hands every frame heard to `tap` until the returned function is called. */
   addTap(tap: AudioTap): () => void {
     this.taps.add(tap);
@@ -227,6 +249,7 @@ export class MediaSession {
       malformed: this.rtp.counters.malformed,
       foreign: this.rtp.counters.foreign,
       inbound: this.inbound.stats,
+      relayDropped: this.relayDropped,
     };
   }
 
@@ -235,6 +258,7 @@ export class MediaSession {
     if (this.closed) return;
     this.closed = true;
     this.stopTicking();
+    this.relayTo(null);
     this.taps.clear();
     this.outbound.stopDigits();
     this.stopPlayback();
@@ -257,7 +281,39 @@ export class MediaSession {
       for (const digit of this.digits.process(packet)) this.reportRfc4733(digit);
       return;
     }
-    if (this.receiving) this.inbound.push(packet);
+    if (!this.receiving) return;
+    if (this.relayTarget) {
+      this.relayTarget.forward(packet, this.formats);
+      if (this.taps.size === 0) return;
+    }
+    this.inbound.push(packet);
+  }
+
+  /** Sends a packet relayed from another leg, in this leg's payload type for its encoding. */
+  private forward(packet: RtpPacket, formats: readonly AudioFormat[]): void {
+    if (this.closed || !this.sending || !this.rtp.destination) return;
+    if (this.outbound.playout.active > 0 || this.outbound.sendingDigits) return;
+    const encoding = formats.find((f) => f.payloadType === packet.payloadType)?.encoding;
+    const format = this.formats.find((f) => f.encoding === encoding);
+    if (!format) {
+      this.relayDropped++;
+      return;
+    }
+    // The far side's timing is kept: its timestamps are shifted onto ours, gaps and all.
+    if (this.relaySource?.ssrc !== packet.ssrc) {
+      this.relaySource = {
+        ssrc: packet.ssrc,
+        offset: this.rtp.sender.timestamp - packet.timestamp,
+      };
+    }
+    const samples = format.encoding === 'L16' ? packet.payload.length / 2 : packet.payload.length;
+    this.rtp.send(packet.payload, {
+      payloadType: format.payloadType,
+      samples,
+      marker: packet.marker || this.marker,
+      timestamp: (packet.timestamp + this.relaySource.offset) >>> 0,
+    });
+    this.marker = false;
   }
 
   private reportRfc4733(digit: { digit: DtmfDigit; durationMs: number }): void {
@@ -274,8 +330,12 @@ export class MediaSession {
       const frame = this.inbound.frame();
       if (frame) for (const tap of this.taps) tap(frame);
     }
+    const ownAudio = this.outbound.playout.active > 0 || this.outbound.sendingDigits;
     const item = this.outbound.next();
-    if (this.sending && this.rtp.destination) this.send(item);
+    if (!this.sending || !this.rtp.destination) return;
+    // Relayed into and nothing of its own to say: the relayed packets are the audio.
+    if (this.relayedInto > 0 && !ownAudio) return;
+    this.send(item);
   }
 
   private send(item: OutboundItem): void {

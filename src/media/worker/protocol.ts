@@ -66,6 +66,11 @@ export interface Bridge {
   type: 'bridge';
   sessionId: string;
   peerId: string;
+  /**
+   * `mix` (default) decodes each leg and plays it into the other, so other audio can mix
+   * in; `relay` forwards the RTP undecoded, for legs that share a codec.
+   */
+  mode?: 'mix' | 'relay';
 }
 
 export interface Unbridge {

@@ -1,6 +1,6 @@
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { convertRate } from '../codec/resampler.js';
-import { bridgeSessions } from '../pipeline/bridge.js';
+import { bridgeSessions, relaySessions } from '../pipeline/bridge.js';
 import { MediaSession } from '../pipeline/media-session.js';
 import { FrameClock } from '../playout/frame-clock.js';
 import { PcmSource } from '../playout/playout-source.js';
@@ -59,7 +59,7 @@ export class WorkerSessions {
         return { completed };
       }
       case 'bridge':
-        return this.bridge(command.sessionId, command.peerId);
+        return this.bridge(command.sessionId, command.peerId, command.mode);
       case 'unbridge':
         return { sessionId: command.sessionId, bridged: this.unbridge(command.sessionId) };
       case 'sessionStats':
@@ -135,7 +135,7 @@ export class WorkerSessions {
     }
   }
 
-  private bridge(sessionId: string, peerId: string): Results['bridge'] {
+  private bridge(sessionId: string, peerId: string, mode = 'mix'): Results['bridge'] {
     const session = this.get(sessionId);
     const peer = this.get(peerId);
     if (this.bridges.has(sessionId) || this.bridges.has(peerId)) {
@@ -143,7 +143,7 @@ export class WorkerSessions {
         `session ${this.bridges.has(sessionId) ? sessionId : peerId} is already bridged`,
       );
     }
-    const part = bridgeSessions(session, peer);
+    const part = mode === 'relay' ? relaySessions(session, peer) : bridgeSessions(session, peer);
     this.bridges.set(sessionId, { peerId, part });
     this.bridges.set(peerId, { peerId: sessionId, part });
     return { sessionId, peerId };

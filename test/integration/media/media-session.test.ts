@@ -100,6 +100,33 @@ describe('media sessions in worker threads', () => {
     }
   });
 
+  it('relays RTP undecoded between legs that share a codec, keeping its timing', async () => {
+    const pool = startPool(1);
+    const [alice, bob] = [await peer(), await peer()];
+    const a = await pool.createSession('a', spec(alice));
+    await pool.createSession('b', spec(bob, { formats: [{ ...PCMU, payloadType: 0 }] }), {
+      near: 'a',
+    });
+    await pool.send({ type: 'bridge', sessionId: 'a', peerId: 'b', mode: 'relay' });
+    const sent = frames(tone(8000, 1004, 0.4, 8000));
+    // Every fourth packet lost on the way in: the timestamps out keep the gap.
+    for (let i = 0; i < sent.length; i++) {
+      if (i % 4 === 3) alice.lose();
+      else alice.send(a.port, sent[i]!, { payloadType: 0, samples: 160, marker: i === 0 });
+    }
+    await until(() => bob.received.length >= 15);
+    await sleep(100);
+    // Nothing but the relayed packets reached Bob: no silence of Bob's own leg in between.
+    const out = bob.received;
+    expect(out.map((p) => [...p.payload])).toEqual(
+      sent.filter((_, i) => i % 4 !== 3).map((p) => [...p]),
+    );
+    expect((out[3]!.timestamp - out[2]!.timestamp) >>> 0).toBe(320);
+    expect(out[0]!.marker).toBe(true);
+    const stats = await pool.send({ type: 'sessionStats', sessionId: 'b' });
+    expect(stats.relayDropped).toBe(0);
+  });
+
   it('plays speech into a call and says when it is done, or stopped', async () => {
     const pool = startPool(1);
     const phone = await peer();
