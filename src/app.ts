@@ -17,6 +17,7 @@ import {
   type CallbackJob,
   type SigningKeys,
 } from './callbacks/index.js';
+import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -44,6 +45,8 @@ export interface Gateway {
   callbacks: CallbackDelivery;
   /** The SIP stack, its listeners (after listen) and the registrar. */
   sip: SipService;
+  /** The media plane; its worker threads start with the first session. */
+  media: MediaService;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -138,12 +141,15 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     registry,
   });
 
+  const media = new MediaService({ config, log: app.log, registry });
+
   return {
     app,
     state,
     mainAccount,
     callbacks,
     sip,
+    media,
     listen: async () => {
       await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -152,6 +158,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     close: async () => {
       listening = false;
       await sip.close();
+      await media.shutdown();
       await callbacks.close();
       await app.close();
       await store.close();

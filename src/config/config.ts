@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 /**
  * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
@@ -31,6 +32,10 @@ export interface Config {
   /** Logs every SIP message in and out (SIGUSR2 toggles it while running). */
   sipTrace: boolean;
   rtpPorts: PortRange;
+  /** Address the RTP sockets bind (VOXGATE_RTP_HOST, default VOXGATE_SIP_HOST). */
+  rtpHost: string;
+  /** Media worker threads (VOXGATE_MEDIA_WORKERS, default one less than the cores, at least 1). */
+  mediaWorkers: number;
   publicHost: string;
   /** Base put before resource URIs; '' means URIs are paths. */
   publicUrl: string;
@@ -265,6 +270,8 @@ export function loadConfig(processEnv: Env = process.env): Config {
       .filter(Boolean),
     sipTrace: flag(env, 'VOXGATE_SIP_TRACE'),
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
+    rtpHost: host(env, 'VOXGATE_RTP_HOST', host(env, 'VOXGATE_SIP_HOST', httpHost)),
+    mediaWorkers: whole(env, 'VOXGATE_MEDIA_WORKERS', Math.max(1, availableParallelism() - 1), 1),
     publicHost: host(env, 'VOXGATE_PUBLIC_HOST', '127.0.0.1'),
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : '',
     redisUrl: url(env, 'VOXGATE_REDIS_URL', ['redis', 'rediss']),

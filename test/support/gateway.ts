@@ -59,6 +59,10 @@ export async function startGateway(
     VOXGATE_DATA_DIR: '',
     VOXGATE_RATE_LIMIT: '0',
     VOXGATE_LOG_LEVEL: 'info',
+    // One media worker, on a range of its own so parallel test files do not meet.
+    VOXGATE_MEDIA_WORKERS: '1',
+    VOXGATE_RTP_PORTS: randomRtpRange(),
+    VOXGATE_RTP_HOST: '127.0.0.1',
     ...(options.redisUrl ? { VOXGATE_REDIS_URL: options.redisUrl } : {}),
     ...(options.listen
       ? {
@@ -113,3 +117,8 @@ export async function startGateway(
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function randomRtpRange(): string {
+  const min = 20000 + 2 * Math.floor(Math.random() * 15000);
+  return `${min}-${min + 399}`;
+}

@@ -33,6 +33,8 @@ interface Slot {
  * dropped silently.
  */
 export class MediaWorkerPool {
+  readonly size: number;
+  /** Started with the first session, so a gateway that carries no audio runs no threads. */
   private readonly workers: Slot[] = [];
   private readonly bySession = new Map<string, Slot>();
 
@@ -40,15 +42,15 @@ export class MediaWorkerPool {
     private readonly user: PoolUser,
     private readonly options: PoolOptions,
   ) {
-    const size = options.size ?? Math.max(1, availableParallelism() - 1);
-    if (!Number.isInteger(size) || size < 1) {
-      throw new RangeError(`Expected a pool size of at least 1 but received ${size}`);
+    this.size = options.size ?? Math.max(1, availableParallelism() - 1);
+    if (!Number.isInteger(this.size) || this.size < 1) {
+      throw new RangeError(`Expected a pool size of at least 1 but received ${this.size}`);
     }
-    for (let i = 0; i < size; i++) this.workers.push(this.spawn());
   }
 
-  get size(): number {
-    return this.workers.length;
+  /** Sessions open now. */
+  get sessions(): number {
+    return this.bySession.size;
   }
 
   /** The thread a session runs on (for tests and stats). */
@@ -66,6 +68,7 @@ export class MediaWorkerPool {
     placement: { near?: string } = {},
   ): Promise<Results['createSession']> {
     if (this.bySession.has(sessionId)) throw new Error(`session ${sessionId} already exists`);
+    this.start();
     let slot = this.workers.reduce((a, b) => (b.sessions.size < a.sessions.size ? b : a));
     if (placement.near !== undefined) {
       const near = this.bySession.get(placement.near);
@@ -104,6 +107,7 @@ export class MediaWorkerPool {
 
   /** Each worker's own figures. */
   stats(): Promise<Results['stats'][]> {
+    this.start();
     return Promise.all(this.workers.map((w) => w.channel.request({ type: 'stats' })));
   }
 
@@ -114,6 +118,10 @@ export class MediaWorkerPool {
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.channel.close()));
+  }
+
+  private start(): void {
+    while (this.workers.length < this.size) this.workers.push(this.spawn());
   }
 
   private spawn(): Slot {

@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config/config.js';
@@ -23,6 +23,8 @@ describe('loadConfig', () => {
       sipMd5OnlyAgents: ['baresip'],
       sipTrace: false,
       rtpPorts: { min: 20000, max: 29999 },
+      rtpHost: '0.0.0.0',
+      mediaWorkers: Math.max(1, availableParallelism() - 1),
       publicHost: '127.0.0.1',
       publicUrl: '',
       redisUrl: null,
@@ -42,6 +44,8 @@ describe('loadConfig', () => {
       VOXGATE_SIP_PORT: '5070',
       VOXGATE_SIP_WS_PORT: '5067',
       VOXGATE_RTP_PORTS: '30000-30100',
+      VOXGATE_RTP_HOST: '10.0.0.5',
+      VOXGATE_MEDIA_WORKERS: '3',
       VOXGATE_PUBLIC_HOST: 'gw.example.com',
       VOXGATE_PUBLIC_URL: 'https://api.example.com/',
       VOXGATE_REDIS_URL: 'redis://10.0.0.1:6379/2',
@@ -57,6 +61,8 @@ describe('loadConfig', () => {
       sipPort: 5070,
       sipWsPort: 5067,
       rtpPorts: { min: 30000, max: 30100 },
+      rtpHost: '10.0.0.5',
+      mediaWorkers: 3,
       publicHost: 'gw.example.com',
       publicUrl: 'https://api.example.com',
       redisUrl: 'redis://10.0.0.1:6379/2',
@@ -85,6 +91,10 @@ describe('loadConfig', () => {
     [
       { VOXGATE_SIP_TLS_CERT: 'cert.pem' },
       'VOXGATE_SIP_TLS_KEY="" is invalid: must be set together with the other of VOXGATE_SIP_TLS_CERT and VOXGATE_SIP_TLS_KEY',
+    ],
+    [
+      { VOXGATE_MEDIA_WORKERS: '0' },
+      'VOXGATE_MEDIA_WORKERS="0" is invalid: must be a whole number of at least 1',
     ],
     [
       { VOXGATE_SIP_MIN_EXPIRES: '0' },

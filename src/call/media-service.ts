@@ -1,0 +1,124 @@
+import { hostname } from 'node:os';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Config } from '../config/config.js';
+import type { MediaSessionSpec } from '../media/pipeline/media-session.js';
+import { MediaWorkerPool, type SessionCommand } from '../media/worker/media-worker-pool.js';
+import type { Results, SessionEvent } from '../media/worker/protocol.js';
+
+export interface MediaLogger {
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface MediaServiceOptions {
+  config: Config;
+  log: MediaLogger;
+  registry: Registry;
+}
+
+/** A session's events go to the call leg that opened it. */
+export type MediaEventHandler = (event: SessionEvent) => void;
+
+export type OpenedMedia = Results['createSession'] & {
+  /** The address to put in SDP's c= line. */
+  address: string;
+};
+
+/**
+ * The media plane as the call layer sees it: sessions opened on the worker pool with their
+ * events routed to the leg that opened them, warnings logged, and the figures on /metrics.
+ * A worker's crash reaches each of its legs as an `ended` event with the cause.
+ */
+export class MediaService {
+  private readonly pool: MediaWorkerPool;
+  private readonly handlers = new Map<string, MediaEventHandler>();
+  private readonly crashes: Counter;
+  private readonly warnings: Counter;
+
+  constructor(private readonly options: MediaServiceOptions) {
+    const { config, log, registry } = options;
+    this.pool = new MediaWorkerPool(
+      {
+        onEvent: (sessionId, event) => this.route(sessionId, event),
+        onWorkerCrash: (error, sessions) => {
+          this.crashes.inc();
+          log.error({ err: error, sessions: sessions.length }, 'media worker crashed');
+        },
+      },
+      {
+        size: config.mediaWorkers,
+        settings: {
+          rtpPorts: config.rtpPorts,
+          rtpHost: config.rtpHost,
+          cname: `voxgate@${hostname()}`,
+        },
+      },
+    );
+    this.crashes = new Counter({
+      name: 'voxgate_media_worker_crashes_total',
+      help: 'Media worker threads that died; their calls ended with the cause',
+      registers: [registry],
+    });
+    this.warnings = new Counter({
+      name: 'voxgate_media_warnings_total',
+      help: 'Media problems that did not end a call (socket errors, failed ticks)',
+      registers: [registry],
+    });
+    const sessions = this.handlers;
+    new Gauge({
+      name: 'voxgate_media_sessions',
+      help: 'Media sessions (call legs with RTP) open now',
+      registers: [registry],
+      collect() {
+        this.set(sessions.size);
+      },
+    });
+  }
+
+  /** Opens a leg's RTP and pipeline; `near` puts it on the worker of a leg it will bridge to. */
+  async open(
+    sessionId: string,
+    spec: MediaSessionSpec,
+    onEvent: MediaEventHandler,
+    placement: { near?: string } = {},
+  ): Promise<OpenedMedia> {
+    this.handlers.set(sessionId, onEvent);
+    try {
+      const opened = await this.pool.createSession(sessionId, spec, placement);
+      return { ...opened, address: this.options.config.publicHost };
+    } catch (error) {
+      this.handlers.delete(sessionId);
+      throw error;
+    }
+  }
+
+  send<C extends SessionCommand>(command: C): Promise<Results[C['type']]> {
+    return this.pool.send(command);
+  }
+
+  /** Closes a leg's media; resolves with its last figures (null if it was gone already). */
+  async close(sessionId: string, reason?: string): Promise<Results['destroySession'] | null> {
+    this.handlers.delete(sessionId);
+    return this.pool.destroySession(sessionId, reason);
+  }
+
+  get sessions(): number {
+    return this.pool.sessions;
+  }
+
+  async shutdown(): Promise<void> {
+    this.handlers.clear();
+    await this.pool.close();
+  }
+
+  private route(sessionId: string, event: SessionEvent): void {
+    if (event.type === 'warning') {
+      this.warnings.inc();
+      this.options.log.warn({ sessionId: sessionId || undefined }, `media: ${event.message}`);
+      return;
+    }
+    const handler = this.handlers.get(sessionId);
+    if (event.type === 'ended') this.handlers.delete(sessionId);
+    handler?.(event);
+  }
+}
