@@ -1,0 +1,168 @@
+import type { MediaSessionSpec } from '../../src/media/pipeline/media-session.js';
+import { MediaWorkerPool } from '../../src/media/worker/media-worker-pool.js';
+import type { Results } from '../../src/media/worker/protocol.js';
+import { processCpuSeconds } from '../api/process-cpu.js';
+import {
+  threadCpuSeconds,
+  threadIds,
+  threadPreemptions,
+  threadsCpuSeconds,
+} from './relay-threads.js';
+
+const PCMU = { encoding: 'PCMU' as const, payloadType: 0, rate: 8000 as const };
+const EVENTS = { payloadType: 101, rate: 8000 };
+/** Sessions opened or asked for stats at once. */
+const CONCURRENCY = 100;
+
+export const legSpec = (
+  remotePort: number,
+  extra: Partial<MediaSessionSpec> = {},
+): MediaSessionSpec => ({
+  formats: [PCMU],
+  telephoneEvent: EVENTS,
+  remote: { address: '127.0.0.1', port: remotePort },
+  ...extra,
+});
+
+/** One bridged call: leg a and leg b, on the same worker. */
+export interface Pair {
+  a: string;
+  b: string;
+  aPort: number;
+  bPort: number;
+}
+
+/** Packets sent and received, summed over some sessions. */
+export interface SessionTotals {
+  packetsSent: number;
+  packetsReceived: number;
+}
+
+async function inBatches<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += CONCURRENCY) {
+    out.push(...(await Promise.all(items.slice(i, i + CONCURRENCY).map(work))));
+  }
+  return out;
+}
+
+/**
+ * A one-worker media pool in this process, with the OS threads it started, so that the
+ * worker's own CPU can be read from /proc apart from the main thread's.
+ */
+export class Gateway {
+  private sessions: string[] = [];
+  private created = 0;
+
+  private constructor(
+    readonly pool: MediaWorkerPool,
+    /** Threads that appeared with the pool: the worker, and any helper it started. */
+    readonly threads: number[],
+    /** The first warnings the worker raised (socket errors, failed ticks). */
+    readonly warnings: string[],
+  ) {}
+
+  static async start(ports: { min: number; max: number }): Promise<Gateway> {
+    const before = new Set(threadIds());
+    const warnings: string[] = [];
+    const pool = new MediaWorkerPool(
+      {
+        onEvent: (_id, event) => {
+          if (event.type === 'warning' && warnings.length < 20) warnings.push(event.message);
+        },
+      },
+      { size: 1, settings: { rtpPorts: ports, rtpHost: '127.0.0.1', cname: 'bench-relay' } },
+    );
+    await pool.stats();
+    return new Gateway(
+      pool,
+      threadIds().filter((tid) => !before.has(tid)),
+      warnings,
+    );
+  }
+
+  /** CPU seconds of the threads the pool started so far. */
+  workerThreadCpuSeconds(): number {
+    return threadsCpuSeconds(this.threads);
+  }
+
+  /**
+   * CPU seconds of every thread but the main one: the worker, and V8's and libuv's helper
+   * threads, which do the worker's concurrent GC (the main thread, holding only the pool,
+   * gives them next to nothing to do).
+   */
+  offMainCpuSeconds(): number {
+    return processCpuSeconds(process.pid) - threadCpuSeconds(process.pid);
+  }
+
+  /** Times the pool's threads were preempted so far. */
+  workerPreemptions(): number {
+    return this.threads.reduce((n, tid) => n + (threadPreemptions(tid) || 0), 0);
+  }
+
+  /** Each worker thread's CPU so far, by thread id. */
+  threadCpu(): Record<string, number> {
+    return Object.fromEntries(this.threads.map((tid) => [tid, threadCpuSeconds(tid)]));
+  }
+
+  /** CPU seconds of this process's main thread so far. */
+  mainThreadCpuSeconds(): number {
+    return threadCpuSeconds(process.pid);
+  }
+
+  async open(spec: MediaSessionSpec): Promise<{ id: string; port: number }> {
+    const id = `s${++this.created}`;
+    const near = this.sessions[0];
+    const { port } = await this.pool.createSession(id, spec, near ? { near } : {});
+    this.sessions.push(id);
+    return { id, port };
+  }
+
+  openMany(specs: readonly MediaSessionSpec[]): Promise<Array<{ id: string; port: number }>> {
+    return inBatches(specs, (spec) => this.open(spec));
+  }
+
+  /** Opens `count` pairs, each leg sending to `remote(i)`, and bridges them in `mode`. */
+  async bridgedPairs(
+    count: number,
+    mode: 'relay' | 'mix',
+    remote: (leg: number) => number,
+  ): Promise<Pair[]> {
+    const legs = await this.openMany(
+      Array.from({ length: 2 * count }, (_, i) => legSpec(remote(i))),
+    );
+    const pairs = Array.from({ length: count }, (_, i) => ({
+      a: legs[2 * i]!.id,
+      b: legs[2 * i + 1]!.id,
+      aPort: legs[2 * i]!.port,
+      bPort: legs[2 * i + 1]!.port,
+    }));
+    await inBatches(pairs, (p) =>
+      this.pool.send({ type: 'bridge', sessionId: p.a, peerId: p.b, mode }),
+    );
+    return pairs;
+  }
+
+  async totals(ids: readonly string[]): Promise<SessionTotals> {
+    const stats = await inBatches(ids, (sessionId) =>
+      this.pool.send({ type: 'sessionStats', sessionId }),
+    );
+    return {
+      packetsSent: stats.reduce((n, s) => n + s.packetsSent, 0),
+      packetsReceived: stats.reduce((n, s) => n + s.packetsReceived, 0),
+    };
+  }
+
+  async memory(): Promise<Results['stats']> {
+    return (await this.pool.stats())[0]!;
+  }
+
+  async destroyAll(): Promise<void> {
+    const ids = this.sessions.splice(0);
+    await inBatches(ids, (id) => this.pool.destroySession(id));
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
