@@ -1,4 +1,5 @@
 import { attemptCallback, type AttemptOutcome } from './callback-attempt.js';
+import { fetchSignedDocument, type FetchedDocument } from './document-fetch.js';
 import {
   DEFAULT_CALLBACK_TIMEOUT_MS,
   redactCallbackUrl,
@@ -91,6 +92,22 @@ export class CallbackDelivery {
     const attempt = this.attempt(job).finally(() => this.firstAttempts.delete(attempt));
     this.firstAttempts.add(attempt);
     return attempt;
+  }
+
+  /**
+   * Fetches a document from a client URL (answer XML), signed like every callback: one
+   * attempt, no retry queue; the caller decides what a failure leads to.
+   */
+  async fetchDocument(request: CallbackRequest): Promise<FetchedDocument> {
+    const checked = validateCallbackRequest(request);
+    let tokens: SigningTokens | null;
+    try {
+      tokens = await this.keys.keysFor(checked.accountId);
+    } catch (error) {
+      return { ok: false, error: `signing keys unavailable: ${(error as Error).message}` };
+    }
+    if (tokens === null) return { ok: false, error: 'the account no longer exists' };
+    return fetchSignedDocument(checked, tokens, checked.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS);
   }
 
   /** Lets first attempts finish (and queue their retries), then closes the retry queue. */

@@ -12,6 +12,7 @@ export {
   MESSAGE_CALLBACK_RETRY_DELAYS_SECONDS,
   type CallbackRequest,
 } from './callback-request.js';
+export { fetchSignedDocument, MAX_DOCUMENT_BYTES, type FetchedDocument } from './document-fetch.js';
 export type { RetryHandler, RetryQueue } from './retry-queue.js';
 export { TimerRetryQueue } from './timer-retry-queue.js';
 export {

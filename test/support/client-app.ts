@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import { signatureV2, signatureV3, type SigningTokens } from '../../../src/callbacks/signature.js';
+import { signatureV2, signatureV3, type SigningTokens } from '../../src/callbacks/signature.js';
 
 /** A request as the client application received it. */
 export interface ReceivedCallback {
@@ -16,10 +16,16 @@ export interface ReceivedCallback {
 /** An HTTP status to answer with, or 'hang' to never answer. */
 export type Reply = number | 'hang';
 
+/** A document the application serves at a path (answer XML): fixed, or made per request. */
+export type Document =
+  | { status?: number; body: string; contentType?: string }
+  | ((request: ReceivedCallback) => { status?: number; body: string; contentType?: string });
+
 /** A real HTTP server on a random loopback port playing the client application. */
 export class ClientApp {
   readonly received: ReceivedCallback[] = [];
   private readonly replies: Reply[] = [];
+  private readonly documents = new Map<string, Document>();
   private readonly waiters = new Set<() => void>();
 
   private constructor(
@@ -43,7 +49,16 @@ export class ClientApp {
           body: Buffer.concat(chunks).toString('utf8'),
           receivedAt: Date.now(),
         });
+        const received = app.received.at(-1)!;
         for (const wake of app.waiters) wake();
+        const document = app.documents.get(new URL(received.url).pathname);
+        if (document) {
+          const made = typeof document === 'function' ? document(received) : document;
+          res
+            .writeHead(made.status ?? 200, { 'Content-Type': made.contentType ?? 'text/xml' })
+            .end(made.body);
+          return;
+        }
         const reply = app.replies.shift() ?? 200;
         if (reply !== 'hang') res.writeHead(reply).end();
       });
@@ -56,9 +71,22 @@ export class ClientApp {
     this.replies.push(...replies);
   }
 
+  /** Serves `document` at `path` (any method) from now on. */
+  serve(path: string, document: Document): void {
+    this.documents.set(path, document);
+  }
+
+  /** The requests that reached `path`, their parameters parsed (query and form body). */
+  requestsTo(path: string): (ReceivedCallback & { params: Record<string, string> })[] {
+    return this.received
+      .filter((r) => new URL(r.url).pathname === path)
+      .map((r) => ({ ...r, params: paramsOf(r) }));
+  }
+
   reset(): void {
     this.received.length = 0;
     this.replies.length = 0;
+    this.documents.clear();
   }
 
   /** Resolves once `count` requests arrived in all; fails after a generous deadline. */
@@ -114,4 +142,12 @@ export function expectValidSignatures(callback: ReceivedCallback, tokens: Signin
   expect(header(callback, 'X-Service-Signature-Ma-V3')).toBe(
     signatureV3(tokens.mainToken, signed, v3Nonce),
   );
+}
+
+/** A callback's parameters: the query string's, then the form body's. */
+export function paramsOf(callback: ReceivedCallback): Record<string, string> {
+  const params = Object.fromEntries(new URL(callback.url).searchParams);
+  if (callback.method === 'POST')
+    Object.assign(params, Object.fromEntries(new URLSearchParams(callback.body)));
+  return params;
 }
