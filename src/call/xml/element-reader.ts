@@ -1,0 +1,211 @@
+import { AnswerXmlError } from './answer-xml-error.js';
+import type { HttpMethod } from './answer-document.js';
+import type { XmlElement } from './xml-tree.js';
+
+export interface IntegerRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * Reads one element against its rules: the attributes it may carry, each attribute's type, and
+ * whether it may hold text or child elements. Every failure is an AnswerXmlError naming the
+ * element and the attribute.
+ */
+export class ElementReader {
+  readonly name: string;
+
+  constructor(
+    readonly element: XmlElement,
+    allowedAttributes: readonly string[],
+  ) {
+    this.name = element.name;
+    for (const attribute of Object.keys(element.attributes)) {
+      if (!allowedAttributes.includes(attribute)) {
+        const allowed = allowedAttributes.length === 0 ? 'none' : allowedAttributes.join(', ');
+        throw new AnswerXmlError(
+          this.name,
+          `attribute "${attribute}" is not allowed (allowed: ${allowed})`,
+          attribute,
+        );
+      }
+    }
+  }
+
+  private raw(attribute: string): string | null {
+    return Object.hasOwn(this.element.attributes, attribute)
+      ? (this.element.attributes[attribute] as string).trim()
+      : null;
+  }
+
+  private fail(attribute: string, expected: string, value: string): never {
+    throw new AnswerXmlError(
+      this.name,
+      `${attribute} must be ${expected}, got "${value}"`,
+      attribute,
+    );
+  }
+
+  /** Free text; absent or empty reads as null. */
+  string(attribute: string): string | null {
+    const value = this.raw(attribute);
+    return value === null || value === '' ? null : value;
+  }
+
+  requiredString(attribute: string): string {
+    const value = this.string(attribute);
+    if (value === null) {
+      throw new AnswerXmlError(this.name, `${attribute} is required`, attribute);
+    }
+    return value;
+  }
+
+  /** An http or https URL; absent or empty reads as null. */
+  url(attribute: string): string | null {
+    const value = this.string(attribute);
+    if (value !== null && !isUrl(value, HTTP_PROTOCOLS)) {
+      this.fail(attribute, 'an http or https URL', value);
+    }
+    return value;
+  }
+
+  method(attribute: string, fallback: HttpMethod): HttpMethod {
+    return this.oneOf(attribute, ['GET', 'POST'], fallback);
+  }
+
+  boolean(attribute: string, fallback: boolean): boolean {
+    const value = this.raw(attribute);
+    if (value === null) return fallback;
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    return this.fail(attribute, '"true" or "false"', value);
+  }
+
+  integer(attribute: string, fallback: number, range: IntegerRange): number;
+  integer(attribute: string, fallback: null, range: IntegerRange): number | null;
+  integer(attribute: string, fallback: number | null, range: IntegerRange): number | null {
+    const value = this.raw(attribute);
+    if (value === null) return fallback;
+    return this.parseInteger(attribute, value, range);
+  }
+
+  parseInteger(attribute: string, value: string, range: IntegerRange): number {
+    const parsed = /^\d{1,9}$/.test(value) ? Number(value) : NaN;
+    if (!(parsed >= range.min && parsed <= range.max)) {
+      this.fail(attribute, `an integer from ${range.min} to ${range.max}`, value);
+    }
+    return parsed;
+  }
+
+  oneOf<const T extends string>(attribute: string, values: readonly T[], fallback: T): T;
+  oneOf<const T extends string>(attribute: string, values: readonly T[], fallback: null): T | null;
+  oneOf<const T extends string>(
+    attribute: string,
+    values: readonly T[],
+    fallback: T | null,
+  ): T | null {
+    const value = this.raw(attribute);
+    if (value === null) return fallback;
+    if (!(values as readonly string[]).includes(value)) {
+      this.fail(attribute, describeChoices(values), value);
+    }
+    return value as T;
+  }
+
+  /** The trimmed text content; child elements are refused. */
+  text(): string {
+    let text = '';
+    for (const child of this.element.children) {
+      if (child.type === 'element') {
+        throw new AnswerXmlError(this.name, `<${child.name}> is not allowed inside <${this.name}>`);
+      }
+      text += child.text;
+    }
+    return text.trim();
+  }
+
+  requiredText(what: string): string {
+    const text = this.text();
+    if (text === '') throw new AnswerXmlError(this.name, `text (${what}) is required`);
+    return text;
+  }
+
+  /** Text that must be a URL using one of `protocols`, e.g. `['http:', 'https:']`. */
+  urlText(protocols: readonly string[], description: string): string {
+    const url = this.requiredText(description);
+    if (!isUrl(url, protocols)) {
+      throw new AnswerXmlError(this.name, `text must be ${description}, got "${clip(url)}"`);
+    }
+    return url;
+  }
+
+  /**
+   * A `name=value,name=value` list (SIP or WebSocket headers). Names are header tokens; values
+   * may not hold whitespace or control characters; a name may appear once.
+   */
+  headerList(attribute: string): Record<string, string> {
+    const value = this.string(attribute);
+    const headers: Record<string, string> = {};
+    if (value === null) return headers;
+    for (const pair of value.split(',')) {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair.trim() : pair.slice(0, eq).trim();
+      const headerValue = eq < 0 ? '' : pair.slice(eq + 1).trim();
+      if (eq < 0 || !/^[A-Za-z0-9._-]+$/.test(name) || !/^[^\s\x00-\x1f\x7f]+$/.test(headerValue)) {
+        this.fail(attribute, 'a list of name=value pairs separated by commas', value);
+      }
+      if (Object.hasOwn(headers, name)) {
+        throw new AnswerXmlError(this.name, `${attribute} names "${name}" twice`, attribute);
+      }
+      Object.defineProperty(headers, name, { value: headerValue, enumerable: true });
+    }
+    return headers;
+  }
+
+  /** An element that takes neither text nor children. */
+  empty(): void {
+    const text = this.text();
+    if (text !== '')
+      throw new AnswerXmlError(this.name, `text is not allowed, got "${clip(text)}"`);
+  }
+
+  /** Child elements, each checked against `allowed`; text between them is refused. */
+  children(allowed: readonly string[]): XmlElement[] {
+    const children: XmlElement[] = [];
+    for (const child of this.element.children) {
+      if (child.type === 'text') {
+        if (child.text.trim() !== '') {
+          throw new AnswerXmlError(this.name, `text is not allowed, got "${clip(child.text)}"`);
+        }
+      } else if (!allowed.includes(child.name)) {
+        throw new AnswerXmlError(
+          this.name,
+          `<${child.name}> is not allowed inside <${this.name}> (allowed: ${allowed.join(', ')})`,
+        );
+      } else {
+        children.push(child);
+      }
+    }
+    return children;
+  }
+}
+
+export const HTTP_PROTOCOLS = ['http:', 'https:'] as const;
+export const WEBSOCKET_PROTOCOLS = ['ws:', 'wss:'] as const;
+
+export function isUrl(value: string, protocols: readonly string[]): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return protocols.includes(url.protocol) && url.hostname !== '';
+}
+
+/** `MAN or WOMAN`, `inbound, outbound or both`. */
+export function describeChoices(values: readonly string[]): string {
+  if (values.length <= 1) return values.join('');
+  return `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+}
+
+function clip(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length > 40 ? `${trimmed.slice(0, 40)}...` : trimmed;
+}
