@@ -125,12 +125,13 @@ export class SdpSession {
 
   /**
    * Reads the answer to the last offer. A rejected audio stream is a result, not an error;
-   * a body that is not SDP, or breaks RFC 3264, throws an SdpParseError.
+   * a body that is not SDP, or breaks RFC 3264, throws an SdpParseError. An early answer
+   * (a 183's SDP) leaves the offer open, so the 2xx's answer can still be read.
    */
-  readAnswer(text: string): AnswerReading {
+  readAnswer(text: string, options: { early?: boolean } = {}): AnswerReading {
     if (this.pendingOffer === null) throw new SdpParseError('an answer came with no offer out');
     const reading = readAnswerStreams(this.pendingOffer, parseSessionDescription(text));
-    this.pendingOffer = null;
+    if (!options.early) this.pendingOffer = null;
     if (reading.ok) this.negotiated = reading.audio;
     return reading;
   }

@@ -227,6 +227,15 @@ a=sendrecv
     expect(ours.current).toEqual(reading.ok ? reading.audio : null);
   });
 
+  it('reads an early answer (183) and still the 2xx answer after it, but no third', () => {
+    const ours = session();
+    ours.createOffer();
+    expect(ours.readAnswer(answer, { early: true })).toMatchObject({ ok: true });
+    const final = ours.readAnswer(answer.replace('m=audio 30000', 'm=audio 30002'));
+    expect(final).toMatchObject({ ok: true, audio: { remotePort: 30002 } });
+    expect(() => ours.readAnswer(answer)).toThrow('an answer came with no offer out');
+  });
+
   it('reads a recvonly answer to our sendonly hold', () => {
     const ours = session();
     ours.createOffer({ direction: 'sendonly' });
