@@ -5,6 +5,7 @@ import type { ApiContext, RouteModule, TypedApp } from './api-context.js';
 import { installAuthentication } from './auth.js';
 import { accountRoutes } from './routes/accounts.js';
 import { applicationRoutes } from './routes/applications.js';
+import { callRoutes } from './routes/calls.js';
 import { numberRoutes } from './routes/numbers.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
 
@@ -14,6 +15,7 @@ const RESOURCES: RouteModule[] = [
   applicationRoutes,
   numberRoutes,
   sipDirectoryRoutes,
+  callRoutes,
 ];
 
 export interface RestApiOptions {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { constants, accessSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 /**
@@ -48,6 +48,8 @@ export interface Config {
   smppUrl: string | null;
   /** Requests per second allowed per auth id per API endpoint; 0 turns the limit off. */
   rateLimit: number;
+  /** CSV rate deck (prefix,rate_per_minute,description) the call records are billed from. */
+  rateDeck: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -147,6 +149,21 @@ function host(env: Env, name: string, fallback: string): string {
     throw new ConfigError(name, 'must be a host name or an IP address', raw);
   }
   return raw;
+}
+
+/** The bundled deck, relative to the working directory as the data directory is. */
+export const DEFAULT_RATE_DECK = 'fixtures/rate-deck.csv';
+
+function readableFile(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  try {
+    accessSync(raw, constants.R_OK);
+    if (statSync(raw).isFile()) return raw;
+  } catch {
+    // Reported below, as for a directory.
+  }
+  throw new ConfigError(name, 'must be the path of a readable file', raw);
 }
 
 function readFileDefaults(env: Env): Env {
@@ -281,6 +298,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     carrierUri: url(env, 'VOXGATE_CARRIER_URI', ['sip', 'sips']),
     smppUrl: url(env, 'VOXGATE_SMPP_URL', ['smpp', 'smpps']),
     rateLimit,
+    rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
     logLevel: rawLevel as Config['logLevel'],
   };
 }

@@ -99,3 +99,52 @@ export interface RegistrationRecord extends Owned {
   aor: string;
   bindings: BindingRecord[];
 }
+
+export type CallDirection = 'inbound' | 'outbound';
+
+/** `chatapp_voice` marks a call placed as a chat-app voice call (create call's `call_type`). */
+export type CallType = 'voice' | 'chatapp_voice';
+
+export type HangupSource =
+  'Caller' | 'Callee' | 'Service' | 'API Request' | 'Answer XML' | 'Error' | 'Unknown';
+
+export type StirVerification = 'Verified' | 'Not Verified' | 'Not Applicable';
+
+/**
+ * The detail record (CDR) of one finished call leg, as the voice document's Call table lists
+ * it; `resource_uri` is added when it is read. Times are `YYYY-MM-DD HH:MM:SS+00:00` in UTC and
+ * `created` is the initiation time. The `calls` collection scores it by `end_time`.
+ */
+export interface CallRecord extends Owned {
+  call_uuid: string;
+  /** The create-call request that placed it; null for an inbound call. */
+  request_uuid: string | null;
+  call_type: CallType;
+  from_number: string;
+  to_number: string;
+  /** ISO 3166-1 alpha-2 country of the number; '' for a SIP URI or an unknown number. */
+  from_iso: string;
+  to_iso: string;
+  call_direction: CallDirection;
+  initiation_time: string;
+  /** null when the call was never answered. */
+  answer_time: string | null;
+  end_time: string;
+  call_duration: number;
+  ring_duration: number;
+  bill_duration: number;
+  billed_duration: number;
+  total_amount: string;
+  total_rate: string;
+  parent_call_uuid: string | null;
+  conference_uuid: string | null;
+  hangup_cause_name: string;
+  hangup_cause_code: number;
+  hangup_source: HangupSource;
+  stir_verification: StirVerification;
+  /** `A`, `B`, `C`, or '' when the call carried no attestation. */
+  stir_attestation: string;
+  source_ip: string;
+  /** `ANSWER`, `BUSY`, `NO ANSWER` or `FAILED`. */
+  call_state: string;
+}

@@ -3,6 +3,7 @@ import type { DocumentStore } from './document-store.js';
 import type {
   AccountRecord,
   ApplicationRecord,
+  CallRecord,
   EndpointRecord,
   NumberRecord,
   OriginationUriRecord,
@@ -23,6 +24,7 @@ export interface State {
   originationUris: Collection<OriginationUriRecord>;
   trunks: Collection<TrunkRecord>;
   registrations: Collection<RegistrationRecord>;
+  calls: Collection<CallRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -69,5 +71,16 @@ export function createState(store: DocumentStore): State {
       kind: 'registration',
       id: (r) => r.aor,
     }),
+    calls: new Collection<CallRecord>(store, {
+      kind: 'call',
+      id: (c) => c.call_uuid,
+      // Scored by end time, so a list reads only its time window from the index.
+      score: (c) => recordTimeMs(c.end_time),
+    }),
   };
+}
+
+/** `YYYY-MM-DD HH:MM:SS+00:00` (the records' time format) → ms since the epoch. */
+export function recordTimeMs(time: string): number {
+  return Date.parse(time.replace(' ', 'T'));
 }

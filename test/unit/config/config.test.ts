@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       carrierUri: null,
       smppUrl: null,
       rateLimit: 100,
+      rateDeck: 'fixtures/rate-deck.csv',
       logLevel: 'info',
     });
   });
@@ -55,6 +56,7 @@ describe('loadConfig', () => {
       VOXGATE_SMPP_URL: 'smpp://sys:pw@smsc.example.com:2775',
       VOXGATE_RATE_LIMIT: '0',
       VOXGATE_DATA_DIR: '',
+      VOXGATE_RATE_DECK: 'fixtures/rate-deck.csv',
     });
     expect(config).toMatchObject({
       httpPort: 9000,
@@ -72,6 +74,7 @@ describe('loadConfig', () => {
       smppUrl: 'smpp://sys:pw@smsc.example.com:2775',
       rateLimit: 0,
       dataDir: null,
+      rateDeck: 'fixtures/rate-deck.csv',
     });
   });
 
@@ -141,6 +144,15 @@ describe('loadConfig', () => {
   it.each(bad)('stops on %j naming the variable and the rule', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('stops on a rate deck that is not a readable file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'voxgate-config-'));
+    for (const path of [join(dir, 'missing.csv'), dir]) {
+      expect(() => loadConfig({ VOXGATE_RATE_DECK: path })).toThrow(
+        `VOXGATE_RATE_DECK=${JSON.stringify(path)} is invalid: must be the path of a readable file`,
+      );
+    }
   });
 
   it('never repeats a bad auth token in its message', () => {
