@@ -42,6 +42,10 @@ export function parseXmlTree(document: string, rawContentElements: readonly stri
     const { msg, line, col } = verdict.err;
     throw new AnswerXmlError(ROOT, `XML does not parse (line ${line}, column ${col}): ${msg}`);
   }
+  // The validator and parser both let text after a self-closing root element pass unseen.
+  if (!endsWithMarkup(document)) {
+    throw new AnswerXmlError(ROOT, 'text after the root element is not allowed');
+  }
   const parser = new XMLParser({
     preserveOrder: true,
     ignoreAttributes: false,
@@ -64,6 +68,19 @@ export function parseXmlTree(document: string, rawContentElements: readonly stri
     throw new AnswerXmlError(ROOT, `the root element must be <Response>, got <${root.name}>`);
   }
   return root;
+}
+
+function endsWithMarkup(document: string): boolean {
+  let rest = document.trimEnd();
+  for (;;) {
+    const start = rest.endsWith('-->')
+      ? rest.lastIndexOf('<!--')
+      : rest.endsWith('?>')
+        ? rest.lastIndexOf('<?')
+        : -1;
+    if (start < 0) return rest.endsWith('>');
+    rest = rest.slice(0, start).trimEnd();
+  }
 }
 
 // With preserveOrder, fast-xml-parser yields an array of single-key objects: { Name: [...children],
