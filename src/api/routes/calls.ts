@@ -117,15 +117,18 @@ const CallIds = Type.Object({ api_id: Type.String(), calls: Type.Array(Type.Stri
 /** Inclusive bounds on end_time in ms; the store's index answers them directly. */
 export interface CallWindow {
   min: number;
-  max: number;
+  /** undefined: up to the newest record. */
+  max: number | undefined;
 }
 
 /**
  * The end_time window a list reads. Without end_time filters: the last 7 days. With only an
  * upper bound: the 7 days before it; with only a lower bound: from it to now. A window wider
- * than 30 days is refused; whatever it asks, nothing older than 90 days is read.
+ * than 30 days is refused; whatever it asks, nothing older than 90 days is read. null when the
+ * window is empty.
  */
 export function callWindow(query: Record<string, unknown>, now: number): CallWindow | null {
+  const oldest = now - CALL_RETENTION_MS;
   let min = -Infinity;
   let max = Infinity;
   for (const comparison of COMPARISONS) {
@@ -135,13 +138,15 @@ export function callWindow(query: Record<string, unknown>, now: number): CallWin
     if (bound.min !== undefined) min = Math.max(min, bound.min);
     if (bound.max !== undefined) max = Math.min(max, bound.max);
   }
-  if (min === -Infinity && max === Infinity) min = now - DEFAULT_CALL_WINDOW_MS;
-  else if (min === -Infinity) min = max - DEFAULT_CALL_WINDOW_MS;
+  if (min === -Infinity && max === Infinity) {
+    return { min: Math.max(now - DEFAULT_CALL_WINDOW_MS, oldest), max: undefined };
+  }
+  if (min === -Infinity) min = max - DEFAULT_CALL_WINDOW_MS;
   else if (max === Infinity) max = Math.max(now, min);
   if (max - min > MAX_CALL_WINDOW_MS) {
     throw invalidParameter('invalid end_time: must be a range of at most 30 days');
   }
-  min = Math.max(min, now - CALL_RETENTION_MS);
+  min = Math.max(min, oldest);
   return min > max ? null : { min, max };
 }
 
