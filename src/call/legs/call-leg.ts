@@ -1,0 +1,227 @@
+import type { Scheduler } from '../../core/scheduler.js';
+import type { DtmfDigit } from '../../media/dtmf/dtmf-digit.js';
+import { parseSipInfoDtmf } from '../../media/dtmf/sip-info-dtmf.js';
+import type { PlaySource, SessionEvent } from '../../media/worker/protocol.js';
+import type { Dialog } from '../../sip/dialog/dialog.js';
+import type { OfferReply, SessionOffer } from '../../sip/dialog/dialog-delegate.js';
+import { responseTo } from '../../sip/transaction/response-to.js';
+import { SdpParseError, SdpSession } from '../../sip/sdp/index.js';
+import { hangupCause } from '../hangup-causes.js';
+import { INITIAL_MEDIA, MEDIA_TIMEOUT_MS, mediaUpdateFrom } from '../media-binding.js';
+import type { MediaService, OpenedMedia } from '../media-service.js';
+import type { SipService } from '../sip-service.js';
+import { endAfterAnswer, type LegEnd } from './leg-end.js';
+
+export type LegDirection = 'inbound' | 'outbound';
+export type LegState = 'setup' | 'ringing' | 'early' | 'answered' | 'ended';
+
+/** What every leg runs on. */
+export interface LegEnvironment {
+  sip: SipService;
+  media: MediaService;
+  /** Address put in SDP (VOXGATE_PUBLIC_HOST). */
+  publicHost: string;
+  scheduler: Scheduler;
+  log: { warn(object: object, message: string): void };
+}
+
+export interface LegEvents {
+  /** 180, or 183 (early media), or our own ringing for inbound legs. */
+  onRinging?(): void;
+  onEarlyMedia?(): void;
+  onAnswered?(): void;
+  onDigit?(digit: DtmfDigit, via: 'rfc4733' | 'inband' | 'sip-info'): void;
+  onEnded?(end: LegEnd): void;
+}
+
+/** Epoch ms of a leg's moments. */
+export interface LegTimes {
+  initiation: number;
+  ring?: number;
+  answer?: number;
+  end?: number;
+}
+
+/**
+ * One side of a call: its SIP dialog and its media session (the session id is the leg's
+ * uuid). It plays, speaks and sends digits, reports digits from RTP and SIP INFO, answers
+ * re-INVITEs (hold, moves), and ends exactly once with a cause, freeing its media.
+ */
+export abstract class CallLeg {
+  state: LegState = 'setup';
+  readonly times: LegTimes;
+  result: LegEnd | null = null;
+  readonly ended: Promise<LegEnd>;
+  events: LegEvents = {};
+  protected sdp: SdpSession | null = null;
+  protected dialog: Dialog | null = null;
+  private resolveEnded!: (end: LegEnd) => void;
+  private mediaOpened = false;
+
+  constructor(
+    protected readonly env: LegEnvironment,
+    readonly uuid: string,
+    readonly direction: LegDirection,
+  ) {
+    this.times = { initiation: env.scheduler.now() };
+    this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
+  }
+
+  get isOver(): boolean {
+    return this.state === 'ended';
+  }
+
+  /** Ends the leg from our side (CANCEL, a final response, or BYE as its state asks). */
+  abstract hangup(end: LegEnd): Promise<void>;
+
+  speak(text: string, voice: 'MAN' | 'WOMAN', language: string, options: PlayOptions = {}) {
+    return this.play({ kind: 'speech', text, voice, language }, options);
+  }
+
+  /** Plays into the leg; resolves true when it played to the end, false when stopped. */
+  async play(source: PlaySource, options: PlayOptions = {}): Promise<boolean> {
+    if (!this.mediaOpened || this.isOver) return false;
+    const result = await this.env.media.send({
+      type: 'play',
+      sessionId: this.uuid,
+      source,
+      mode: options.mix === false ? 'replace' : 'mix',
+      loop: options.loop ?? false,
+    });
+    return result.completed;
+  }
+
+  async stopPlayback(): Promise<void> {
+    if (!this.mediaOpened || this.isOver) return;
+    await this.env.media.send({ type: 'stopPlayback', sessionId: this.uuid });
+  }
+
+  /** Sends digits (RFC 4733, or tones when the peer has no telephone-event). */
+  async sendDigits(digits: string): Promise<boolean> {
+    if (!this.mediaOpened || this.isOver) return false;
+    return (await this.env.media.send({ type: 'sendDigits', sessionId: this.uuid, digits }))
+      .completed;
+  }
+
+  /** Opens the media session; its port goes into our SDP. */
+  protected async openMedia(): Promise<OpenedMedia> {
+    const opened = await this.env.media.open(
+      this.uuid,
+      { ...INITIAL_MEDIA, inbandDtmf: true, mediaTimeoutMs: MEDIA_TIMEOUT_MS },
+      (event) => this.mediaEvent(event),
+    );
+    this.mediaOpened = true;
+    this.sdp = new SdpSession({ address: opened.address, port: opened.port });
+    return opened;
+  }
+
+  /** Applies what offer/answer settled to the media session. */
+  protected async applyAudio(audio: Parameters<typeof mediaUpdateFrom>[0]): Promise<void> {
+    if (!this.mediaOpened || this.isOver) return;
+    await this.env.media.send({
+      type: 'updateSession',
+      sessionId: this.uuid,
+      changes: mediaUpdateFrom(audio),
+    });
+  }
+
+  /** Watches the confirmed dialog: BYE, INFO digits, re-INVITE and UPDATE offers. */
+  protected watchDialog(dialog: Dialog, remoteParty: 'Caller' | 'Callee'): void {
+    this.dialog = dialog;
+    dialog.delegate = {
+      onTerminated: (end) => {
+        if (end.kind === 'bye' && end.by === 'local') return;
+        const cause =
+          end.kind === 'bye' ? hangupCause('Normal Hangup') : hangupCause('Network Error');
+        this.finish(endAfterAnswer(cause, end.kind === 'bye' ? remoteParty : 'Error'));
+      },
+      onInfo: (request, transaction) => {
+        try {
+          const found = parseSipInfoDtmf(
+            request.headers.get('Content-Type') ?? '',
+            request.body.toString('utf8'),
+          );
+          transaction.respond(responseTo(request, 200));
+          this.events.onDigit?.(found.digit, 'sip-info');
+        } catch (error) {
+          transaction.respond(
+            responseTo(request, 415, { reason: (error as Error).message.slice(0, 100) }),
+          );
+        }
+      },
+      onOffer: (offer) => this.answerOffer(offer),
+    };
+  }
+
+  /** Ends the leg once: records the time, closes its media, tells the owner. */
+  protected finish(end: LegEnd): void {
+    if (this.state === 'ended') return;
+    this.state = 'ended';
+    this.times.end = this.env.scheduler.now();
+    this.result = end;
+    if (this.mediaOpened) {
+      this.env.media
+        .close(this.uuid, end.cause.name)
+        .catch((error: Error) =>
+          this.env.log.warn({ err: error, callUuid: this.uuid }, 'closing media failed'),
+        );
+    }
+    this.resolveEnded(end);
+    this.events.onEnded?.(end);
+  }
+
+  protected answered(): void {
+    this.state = 'answered';
+    this.times.answer = this.env.scheduler.now();
+    this.events.onAnswered?.();
+  }
+
+  protected ringing(): void {
+    if (this.times.ring === undefined) this.times.ring = this.env.scheduler.now();
+    if (this.state === 'setup') this.state = 'ringing';
+    this.events.onRinging?.();
+  }
+
+  private async answerOffer(offer: SessionOffer): Promise<OfferReply> {
+    if (!this.sdp || offer.sdp === null) return { status: 488, reason: 'An SDP offer is required' };
+    try {
+      const outcome = this.sdp.answer(offer.sdp);
+      if (!outcome.ok) return { status: 488, reason: outcome.reason };
+      await this.applyAudio(outcome.audio);
+      return { sdp: outcome.sdp };
+    } catch (error) {
+      if (error instanceof SdpParseError)
+        return { status: 400, reason: error.message.slice(0, 100) };
+      throw error;
+    }
+  }
+
+  private mediaEvent(event: SessionEvent): void {
+    switch (event.type) {
+      case 'dtmf':
+        this.events.onDigit?.(event.digit, event.source);
+        return;
+      case 'mediaTimeout':
+        void this.hangup(endAfterAnswer(hangupCause('Media Timeout'), 'Service'));
+        return;
+      case 'ended':
+        // The media worker died: the call cannot carry audio any more.
+        this.mediaOpened = false;
+        this.env.log.warn({ callUuid: this.uuid, cause: event.cause }, 'call media ended');
+        void this.hangup({
+          cause: hangupCause('Internal Error'),
+          source: 'Error',
+          status: this.state === 'answered' ? 'completed' : 'failed',
+        });
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+export interface PlayOptions {
+  loop?: boolean;
+  /** False replaces what plays; true (default) mixes with it. */
+  mix?: boolean;
+}

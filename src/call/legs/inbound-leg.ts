@@ -1,0 +1,102 @@
+import type { IncomingInvite } from '../../sip/ua/incoming-invite.js';
+import { SdpParseError } from '../../sip/sdp/index.js';
+import { hangupCause } from '../hangup-causes.js';
+import { CallLeg, type LegEnvironment } from './call-leg.js';
+import type { LegEnd } from './leg-end.js';
+
+/** The SIP final response that a cause turns into when an unanswered inbound call is refused. */
+function rejectionStatus(end: LegEnd): number {
+  if (end.cause.name === 'Busy Line') return 486;
+  if (end.cause.name === 'Rejected') return 603;
+  if (end.cause.name === 'Endpoint Not Registered') return 480;
+  if (end.cause.name === 'Unallocated number') return 404;
+  if (end.cause.name === 'Forbidden') return 403;
+  return 480;
+}
+
+/**
+ * A leg that called us: its offer is answered from a media session opened for it; it rings,
+ * may take early media (183), is answered (200, confirmed by the ACK), or is refused. A
+ * CANCEL from the caller ends it as 1000 Canceled.
+ */
+export class InboundLeg extends CallLeg {
+  private answerSdp: string | null = null;
+
+  constructor(
+    env: LegEnvironment,
+    uuid: string,
+    readonly invite: IncomingInvite,
+  ) {
+    super(env, uuid, 'inbound');
+    invite.delegate = {
+      onCancelled: () =>
+        this.finish({ cause: hangupCause('Canceled'), source: 'Caller', status: 'no-answer' }),
+      onFailed: () =>
+        this.finish({ cause: hangupCause('Network Error'), source: 'Error', status: 'failed' }),
+    };
+  }
+
+  /**
+   * Opens media and answers the SDP offer (without sending it yet). False when the offer is
+   * unusable: the INVITE has then been refused (488 or 400) and the leg has ended.
+   */
+  async prepare(): Promise<boolean> {
+    const offer = this.invite.offer;
+    if (offer === null) {
+      return this.refuse(488, 'An SDP offer is required');
+    }
+    await this.openMedia();
+    if (this.isOver) return false;
+    try {
+      const outcome = this.sdp!.answer(offer);
+      if (!outcome.ok) return this.refuse(488, outcome.reason);
+      this.answerSdp = outcome.sdp;
+      await this.applyAudio(outcome.audio);
+      return !this.isOver;
+    } catch (error) {
+      if (error instanceof SdpParseError) return this.refuse(400, error.message.slice(0, 100));
+      throw error;
+    }
+  }
+
+  ring(): void {
+    if (this.isOver || this.state !== 'setup') return;
+    this.invite.ring();
+    this.ringing();
+  }
+
+  /** 183 Session Progress with our SDP: audio flows both ways before the answer. */
+  earlyMedia(): void {
+    if (this.isOver || this.state === 'answered' || this.state === 'early') return;
+    this.invite.progress(this.answerSdp!);
+    this.ringing();
+    this.state = 'early';
+    this.events.onEarlyMedia?.();
+  }
+
+  answer(): void {
+    if (this.isOver || this.state === 'answered') return;
+    const dialog = this.invite.answer(this.answerSdp!);
+    this.watchDialog(dialog, 'Caller');
+    this.answered();
+  }
+
+  async hangup(end: LegEnd): Promise<void> {
+    if (this.isOver) return;
+    if (this.state === 'answered') {
+      this.finish(end);
+      await this.dialog?.bye().catch(() => null);
+      return;
+    }
+    this.finish(end);
+    const state = this.invite.state;
+    if (state === 'received' || state === 'early') this.invite.reject(rejectionStatus(end));
+  }
+
+  private refuse(status: number, reason: string): false {
+    const state = this.invite.state;
+    if (state === 'received' || state === 'early') this.invite.reject(status, reason);
+    this.finish({ cause: hangupCause('Network Error'), source: 'Error', status: 'failed' });
+    return false;
+  }
+}

@@ -1,0 +1,66 @@
+import { hangupCause, type HangupCause } from '../hangup-causes.js';
+import type { InviteFailure } from '../../sip/ua/outgoing-invite.js';
+
+/** CallStatus as callbacks and records report it. */
+export type CallStatus =
+  'ringing' | 'in-progress' | 'completed' | 'busy' | 'failed' | 'timeout' | 'no-answer';
+
+/** hangup_source values (voice document). */
+export type HangupSource =
+  'Caller' | 'Callee' | 'Service' | 'API Request' | 'Answer XML' | 'Error' | 'Unknown';
+
+/** How a leg ended. */
+export interface LegEnd {
+  cause: HangupCause;
+  source: HangupSource;
+  /** CallStatus on the hangup callback. */
+  status: CallStatus;
+}
+
+/** The leg was answered and then ended: `completed` whatever the cause. */
+export function endAfterAnswer(cause: HangupCause, source: HangupSource): LegEnd {
+  return { cause, source, status: 'completed' };
+}
+
+/**
+ * Why an outbound INVITE did not become a call, as the API reports it:
+ *
+ * | SIP outcome                          | cause                          | CallStatus  |
+ * | ------------------------------------ | ------------------------------ | ----------- |
+ * | 486, 600                             | 3010 Busy Line                 | busy        |
+ * | 480, 487 from the far end            | 3000 No Answer                 | no-answer   |
+ * | 408, no final response (Timer B)     | 3070 Request timeout           | timeout     |
+ * | 403                                  | 3040 Forbidden                 | failed      |
+ * | 603, other 4xx and 6xx               | 3020 Rejected                  | failed      |
+ * | 404, 484, 604                        | 3050 Unallocated number        | failed      |
+ * | 5xx, unreachable, unresolvable       | 2010 Destination Out Of Service| failed      |
+ * | credentials refused                  | 4240 sip_auth_failed           | failed      |
+ * | no answer to our credentials         | 4250 sip_auth_timeout          | timeout     |
+ */
+export function endOfFailedInvite(failure: InviteFailure, authenticated: boolean): LegEnd {
+  const callee = (name: Parameters<typeof hangupCause>[0], status: CallStatus): LegEnd => ({
+    cause: hangupCause(name),
+    source: 'Callee',
+    status,
+  });
+  if (failure.kind === 'auth-failed') return callee('sip_auth_failed', 'failed');
+  if (failure.kind === 'timeout') {
+    return authenticated
+      ? callee('sip_auth_timeout', 'timeout')
+      : callee('Request timeout', 'timeout');
+  }
+  if (failure.kind === 'transport') return callee('Destination Out Of Service', 'failed');
+  const status = failure.status;
+  if (status === 486 || status === 600) return callee('Busy Line', 'busy');
+  if (status === 480 || status === 487) return callee('No Answer', 'no-answer');
+  if (status === 408) {
+    return authenticated
+      ? callee('sip_auth_timeout', 'timeout')
+      : callee('Request timeout', 'timeout');
+  }
+  if (status === 404 || status === 484 || status === 604)
+    return callee('Unallocated number', 'failed');
+  if (status === 403) return callee('Forbidden', 'failed');
+  if (status >= 500 && status < 600) return callee('Destination Out Of Service', 'failed');
+  return callee('Rejected', 'failed');
+}

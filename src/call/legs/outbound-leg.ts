@@ -1,0 +1,149 @@
+import type { OutgoingInvite } from '../../sip/ua/outgoing-invite.js';
+import type { TimerHandle } from '../../core/scheduler.js';
+import { hangupCause } from '../hangup-causes.js';
+import { CallLeg, type LegEnvironment, type LegEvents } from './call-leg.js';
+import { endOfFailedInvite, type LegEnd } from './leg-end.js';
+
+export interface DialOptions {
+  uuid: string;
+  /** The Request-URI (a sip: URI). */
+  target: string;
+  /** The To URI, when it differs from the target (a number dialled through a carrier). */
+  to?: string;
+  /** The From URI and display name (caller_name). */
+  from: string;
+  fromDisplayName?: string;
+  headers?: [string, string][];
+  credentials?: { username: string; password: string };
+  /** Seconds to ring before giving up (6010 Ring Timeout Reached). */
+  ringTimeoutSeconds?: number;
+}
+
+/**
+ * A leg we place: the media session opens first (its port goes in the offer), then the
+ * INVITE; provisional responses ring (183 with SDP starts early media), the 2xx answers, a
+ * failure ends the leg with the cause the SIP outcome maps to.
+ */
+export class OutboundLeg extends CallLeg {
+  private invite: OutgoingInvite | null = null;
+  private ringTimer: TimerHandle | null = null;
+  private pendingEnd: LegEnd | null = null;
+
+  private constructor(
+    env: LegEnvironment,
+    private readonly options: DialOptions,
+  ) {
+    super(env, options.uuid, 'outbound');
+  }
+
+  /** Starts dialling; the leg reports through `events` and settles `ended` once. */
+  static dial(env: LegEnvironment, options: DialOptions, events: LegEvents = {}): OutboundLeg {
+    const leg = new OutboundLeg(env, options);
+    leg.events = events;
+    leg.start().catch((error: Error) => {
+      env.log.warn({ err: error, callUuid: leg.uuid }, 'outbound call could not start');
+      leg.finish({ cause: hangupCause('Internal Error'), source: 'Error', status: 'failed' });
+    });
+    return leg;
+  }
+
+  get inviteSent(): boolean {
+    return this.invite !== null;
+  }
+
+  async hangup(end: LegEnd): Promise<void> {
+    if (this.isOver) return;
+    if (this.state === 'answered') {
+      this.finish(end);
+      await this.dialog?.bye().catch(() => null);
+      return;
+    }
+    // Before the answer: CANCEL (held by the stack until a provisional arrives); the leg
+    // ends with our cause when the INVITE's final response comes.
+    this.pendingEnd = end;
+    if (this.invite) this.invite.cancel();
+    else this.finish(end);
+  }
+
+  private async start(): Promise<void> {
+    const opened = await this.openMedia();
+    if (this.pendingEnd) return this.finish(this.pendingEnd);
+    const offer = this.sdp!.createOffer();
+    const { options } = this;
+    this.invite = this.env.sip.invites.invite({
+      target: options.target,
+      to: options.to,
+      from: options.from,
+      fromDisplayName: options.fromDisplayName,
+      sdp: offer,
+      headers: options.headers,
+      credentials: options.credentials,
+      callId: undefined,
+      delegate: {
+        onProgress: (progress) => {
+          if (progress.sdp) {
+            try {
+              const reading = this.sdp!.readAnswer(progress.sdp, { early: true });
+              if (reading.ok) {
+                void this.applyAudio(reading.audio);
+                this.state = 'early';
+                this.events.onEarlyMedia?.();
+              }
+            } catch (error) {
+              this.env.log.warn({ err: error, callUuid: this.uuid }, 'bad early media SDP');
+            }
+          }
+          this.ringing();
+        },
+      },
+    });
+    void opened;
+    if (options.ringTimeoutSeconds !== undefined) {
+      this.ringTimer = this.env.scheduler.after(options.ringTimeoutSeconds * 1000, () => {
+        if (this.state !== 'answered' && !this.isOver) {
+          void this.hangup({
+            cause: hangupCause('Ring Timeout Reached'),
+            source: 'Service',
+            status: 'no-answer',
+          });
+        }
+      });
+    }
+    const outcome = await this.invite.outcome;
+    this.ringTimer?.cancel();
+    if (!outcome.answered) {
+      const end =
+        this.pendingEnd ?? endOfFailedInvite(outcome.failure, options.credentials !== undefined);
+      return this.finish(end);
+    }
+    if (this.pendingEnd) {
+      // Answered as our CANCEL crossed it: the stack ACKs and BYEs; the leg ends as asked.
+      return this.finish(this.pendingEnd);
+    }
+    const sdp = outcome.sdp;
+    if (sdp) {
+      try {
+        const reading = this.sdp!.readAnswer(sdp);
+        if (!reading.ok) {
+          await this.hangUpAnswered(`the answer's audio was refused: ${reading.reason}`);
+          return;
+        }
+        await this.applyAudio(reading.audio);
+      } catch (error) {
+        await this.hangUpAnswered(`the answer's SDP is unusable: ${(error as Error).message}`);
+        return;
+      }
+    } else if (this.sdp!.current === null) {
+      await this.hangUpAnswered('the 2xx carried no SDP answer');
+      return;
+    }
+    this.watchDialog(outcome.dialog, 'Callee');
+    this.answered();
+  }
+
+  private async hangUpAnswered(reason: string): Promise<void> {
+    this.env.log.warn({ callUuid: this.uuid, reason }, 'answered call dropped');
+    this.finish({ cause: hangupCause('Network Error'), source: 'Error', status: 'failed' });
+    await this.invite?.hangup().catch(() => undefined);
+  }
+}

@@ -1,0 +1,135 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemScheduler } from '../../../src/core/scheduler.js';
+import type { LegEnvironment } from '../../../src/call/legs/call-leg.js';
+import { OutboundLeg } from '../../../src/call/legs/outbound-leg.js';
+import { muLawDecode } from '../../../src/media/codec/g711.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { RtpPeer } from '../../support/rtp-peer.js';
+import { startSippUas, type SippUas } from '../../support/sipp.js';
+import { until } from '../../support/wait.js';
+
+/** Legs we place, against SIPp as the carrier and a plain RTP socket as its media server. */
+let gw: TestGateway;
+let env: LegEnvironment;
+const running: SippUas[] = [];
+let media: RtpPeer | null = null;
+
+beforeAll(async () => {
+  gw = await startGateway({ listen: true });
+  env = {
+    sip: gw.gateway.sip,
+    media: gw.gateway.media,
+    publicHost: '127.0.0.1',
+    scheduler: systemScheduler,
+    log: { warn: () => undefined },
+  };
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((uas) => uas.stop()));
+  await media?.close();
+  media = null;
+});
+
+afterAll(async () => {
+  await gw.close();
+});
+
+async function carrier(scenario: string, variables: Record<string, string> = {}) {
+  const uas = await startSippUas({ scenario, variables });
+  running.push(uas);
+  return uas;
+}
+
+function dial(uas: SippUas, extra: Partial<Parameters<typeof OutboundLeg.dial>[1]> = {}) {
+  const seen: string[] = [];
+  const digits: string[] = [];
+  const leg = OutboundLeg.dial(
+    env,
+    {
+      uuid: crypto.randomUUID(),
+      target: `sip:14155550111@127.0.0.1:${uas.port}`,
+      from: 'sip:+14155550100@127.0.0.1',
+      ...extra,
+    },
+    {
+      onRinging: () => seen.push('ringing'),
+      onAnswered: () => seen.push('answered'),
+      onDigit: (digit) => digits.push(digit),
+    },
+  );
+  return { leg, seen, digits };
+}
+
+const rms = (pcm: Int16Array) => Math.sqrt(pcm.reduce((s, v) => s + v * v, 0) / pcm.length);
+
+describe('outbound legs against a SIPp carrier', () => {
+  it('rings, is answered, speaks into the carrier media, and hangs up with a BYE', async () => {
+    media = await RtpPeer.open();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    const { leg, seen } = dial(uas);
+    await until(() => leg.state === 'answered', 5000);
+    expect(seen).toEqual(['ringing', 'answered']);
+    expect(await leg.speak('Welcome to the gateway.', 'WOMAN', 'en-US')).toBe(true);
+    const heard = muLawDecode(
+      Buffer.concat(media.received.filter((p) => p.payloadType === 0).map((p) => p.payload)),
+    );
+    expect(rms(heard)).toBeGreaterThan(300);
+    await leg.hangup({
+      cause: { code: 4000, name: 'Normal Hangup' },
+      source: 'API Request',
+      status: 'completed',
+    });
+    expect(await leg.ended).toMatchObject({ cause: { code: 4000 }, source: 'API Request' });
+    expect(leg.times.answer).toBeGreaterThanOrEqual(leg.times.ring!);
+    const result = await uas.stop();
+    expect(result.errors).toEqual([]);
+    expect(result.successful).toBe(1);
+    expect(gw.gateway.media.sessions).toBe(0);
+  });
+
+  it('reports busy, unavailable and refused carriers with their causes', async () => {
+    for (const [status, cause, callStatus] of [
+      ['busy', 'Busy Line', 'busy'],
+      ['unavailable', 'Destination Out Of Service', 'failed'],
+      ['not-found', 'Unallocated number', 'failed'],
+      ['decline', 'Rejected', 'failed'],
+    ] as const) {
+      const uas = await carrier(`carrier-${status}.xml`);
+      const { leg } = dial(uas);
+      expect(await leg.ended, status).toMatchObject({
+        cause: { name: cause },
+        status: callStatus,
+        source: 'Callee',
+      });
+      await uas.stop();
+    }
+    await until(() => gw.gateway.media.sessions === 0);
+  });
+
+  it('gives up ringing after ring_timeout with a CANCEL', async () => {
+    const uas = await carrier('carrier-no-answer.xml');
+    const { leg, seen } = dial(uas, { ringTimeoutSeconds: 1 });
+    const end = await leg.ended;
+    expect(end).toMatchObject({
+      cause: { code: 6010, name: 'Ring Timeout Reached' },
+      status: 'no-answer',
+    });
+    expect(seen).toEqual(['ringing']);
+    const result = await uas.stop();
+    expect(result.errors).toEqual([]);
+    expect(result.successful).toBe(1);
+  });
+
+  it("hears the callee's RFC 4733 digits from SIPp's captures", async () => {
+    const uas = await carrier('carrier-dtmf.xml', { wait_ms: '200' });
+    const { leg, digits } = dial(uas);
+    await until(() => digits.length >= 3, 8000);
+    expect(digits).toEqual(['1', '2', '#']);
+    await leg.hangup({
+      cause: { code: 4000, name: 'Normal Hangup' },
+      source: 'API Request',
+      status: 'completed',
+    });
+  });
+});
