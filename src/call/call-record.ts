@@ -1,5 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { formatTime } from '../api/envelope.js';
+import type { Collection } from '../state/collection.js';
 import type {
   CallDirection,
   CallRecord,
@@ -9,6 +10,9 @@ import type {
 } from '../state/records.js';
 import { chargeCall, NO_RATE } from './billing/call-charge.js';
 import { destinationKey, SIP_PREFIX, type RateDeck } from './billing/rate-deck.js';
+
+/** voice-calls-and-streams.md, Limits: call history is retrievable for 90 days. */
+export const CALL_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
 /** What the call engine knows about a leg once it has ended. */
 export interface FinishedLeg {
@@ -109,4 +113,25 @@ export function countryOf(party: string): string {
 function wholeSeconds(time: Date | number): number {
   const ms = typeof time === 'number' ? time : time.getTime();
   return Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * Removes a tenant's call records that ended more than 90 days before `now`, oldest first, at
+ * most `batch` of them per call; returns how many it removed. The API never returns such records
+ * anyway; this only gives their space back, and may run from any periodic task.
+ */
+export async function removeExpiredCallRecords(
+  calls: Collection<CallRecord>,
+  tenant: string,
+  now: number,
+  batch = 500,
+): Promise<number> {
+  const { items } = await calls.page(tenant, {
+    scoreMax: now - CALL_RETENTION_MS - 1,
+    ascending: true,
+    offset: 0,
+    limit: batch,
+  });
+  for (const record of items) await calls.remove(record);
+  return items.length;
 }

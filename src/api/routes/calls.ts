@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { CALL_RETENTION_MS } from '../../call/call-record.js';
 import { invalidParameter, notFound } from '../../core/errors.js';
 import type { CallRecord, HangupSource } from '../../state/records.js';
 import { recordTimeMs } from '../../state/state.js';
@@ -15,8 +16,7 @@ import {
 } from '../schemas.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** voice-calls-and-streams.md, Limits: "90 days; default search window 7 days; max window 30 days". */
-export const CALL_RETENTION_MS = 90 * DAY_MS;
+/** voice-calls-and-streams.md, Limits: "default search window 7 days; max window 30 days". */
 export const DEFAULT_CALL_WINDOW_MS = 7 * DAY_MS;
 export const MAX_CALL_WINDOW_MS = 30 * DAY_MS;
 
@@ -309,8 +309,8 @@ export function callRoutes(app: TypedApp, { state, uris, clock }: ApiContext): v
     },
     handler: async (request) => {
       const { call_uuid } = request.params;
-      if (request.query.status !== undefined)
-        throw notFound(`${request.query.status} call ${call_uuid}`);
+      const { status } = request.query;
+      if (status !== undefined) throw notFound(`${status} call ${call_uuid}`);
       const found = await findCompletedCall(request.principal, call_uuid);
       return { api_id: request.id, ...present(request.principal, found) };
     },
@@ -318,8 +318,9 @@ export function callRoutes(app: TypedApp, { state, uris, clock }: ApiContext): v
 }
 
 /**
- * The UUIDs of the account's live or queued calls. Calls in progress are not kept in the
- * store; until the call engine reports them there are none to list.
+ * The UUIDs of the account's live or queued calls (`?status=` on the list, as the retrieve
+ * route's `?status=` branch answers for one call). Calls in progress are not kept in the call
+ * records; until the call engine reports them there are none, and no live call to retrieve.
  */
 async function callIdsByStatus(_status: 'live' | 'queued'): Promise<string[]> {
   return [];

@@ -1,6 +1,10 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { RateDeck } from '../../../src/call/billing/rate-deck.js';
-import { buildCallRecord, type FinishedLeg } from '../../../src/call/call-record.js';
+import {
+  buildCallRecord,
+  removeExpiredCallRecords,
+  type FinishedLeg,
+} from '../../../src/call/call-record.js';
 import { DEFAULT_RATE_DECK } from '../../../src/config/config.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import type { CallRecord } from '../../../src/state/records.js';
@@ -134,7 +138,7 @@ describeEachStore('call records', (target) => {
     expect((await get(own.call_uuid, a)).status).toBe(404);
     expect((await get(ofB.call_uuid, gw.main)).status).toBe(200);
     // A subaccount's credentials open only its own path.
-    expect((await gw.request('GET', `${base}/${ofA.call_uuid}/`, { as: a })).status).not.toBe(200);
+    expect((await gw.request('GET', `${base}/${ofA.call_uuid}/`, { as: a })).status).toBe(401);
   });
 
   it('searches the last 7 days when no end_time is given, newest first', async () => {
@@ -229,6 +233,24 @@ describeEachStore('call records', (target) => {
     expect(res.body.meta.total_count).toBe(1);
     const onlyOld = await list(`?end_time=${encodeURIComponent(gone.end_time.slice(0, 19))}`);
     expect(uuids(onlyOld)).toEqual([]);
+  });
+
+  it('gives back the space of expired records, oldest first, in batches', async () => {
+    const expired = [await record(NOW - 120 * DAY), await record(NOW - 100 * DAY)];
+    const boundary = await record(NOW - 90 * DAY);
+    const a = await gw.subaccount('a');
+    const expiredOfA = await record(NOW - 91 * DAY, { subaccount: a.id });
+    const calls = gw.gateway.state.calls;
+    expect(await removeExpiredCallRecords(calls, gw.main.id, NOW, 2)).toBe(2);
+    expect(await calls.get(gw.main.id, expired[0]!.call_uuid)).toBeNull();
+    expect(await calls.get(gw.main.id, expired[1]!.call_uuid)).toBeNull();
+    expect(await removeExpiredCallRecords(calls, gw.main.id, NOW)).toBe(1);
+    expect(await calls.get(gw.main.id, expiredOfA.call_uuid)).toBeNull();
+    expect(await removeExpiredCallRecords(calls, gw.main.id, NOW)).toBe(0);
+    // Exactly 90 days old is still kept, and still retrievable.
+    expect((await gw.request('GET', `${base}/${boundary.call_uuid}/`)).status).toBe(200);
+    const sub = await calls.page(gw.main.id, { index: `sub:${a.id}`, offset: 0, limit: 0 });
+    expect(sub.total).toBe(0);
   });
 
   it('filters on numbers, direction, duration, cause, source and STIR', async () => {
