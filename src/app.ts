@@ -17,6 +17,8 @@ import {
   type CallbackJob,
   type SigningKeys,
 } from './callbacks/index.js';
+import { RateDeck } from './call/billing/rate-deck.js';
+import { CallEngine } from './call/call-engine.js';
 import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
@@ -47,6 +49,8 @@ export interface Gateway {
   sip: SipService;
   /** The media plane; its worker threads start with the first session. */
   media: MediaService;
+  /** The calls of this node. */
+  calls: CallEngine;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -58,6 +62,7 @@ const REDACT = [
   'req.headers.cookie',
   'req.body.password',
   'req.body.auth_token',
+  'req.body.sip_auth_password',
   'res.headers["set-cookie"]',
 ];
 
@@ -110,17 +115,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
 
   let listening = false;
   const registry = new Registry();
-  operationalRoutes(app, { isReady: () => listening, registry });
-  const context = {
-    state,
-    uris: new UriBuilder(config.publicUrl),
-    authenticator: new Authenticator(state),
-    clock,
-    sipDomain: config.publicHost,
-  };
-  await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
-  await app.ready();
-
+  const scheduler = options.scheduler ?? systemScheduler;
   const callbacks = new CallbackDelivery({
     keys: signingKeys(state),
     queue: config.redisUrl
@@ -135,13 +130,30 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   const sip = new SipService({
     config,
     state,
-    scheduler: options.scheduler ?? systemScheduler,
+    scheduler,
     mainToken: mainAccount.authToken,
     log: app.log,
     registry,
   });
 
   const media = new MediaService({ config, log: app.log, registry });
+  const calls = new CallEngine({
+    services: { state, callbacks, deck: RateDeck.load(config.rateDeck), scheduler, log: app.log },
+    legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log },
+    carrierUri: config.carrierUri,
+  });
+
+  operationalRoutes(app, { isReady: () => listening, registry });
+  const context = {
+    state,
+    uris: new UriBuilder(config.publicUrl),
+    authenticator: new Authenticator(state),
+    clock,
+    sipDomain: config.publicHost,
+    calls,
+  };
+  await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
+  await app.ready();
 
   return {
     app,
@@ -150,6 +162,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     callbacks,
     sip,
     media,
+    calls,
     listen: async () => {
       await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -157,6 +170,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     },
     close: async () => {
       listening = false;
+      await calls.close();
       await sip.close();
       await media.shutdown();
       await callbacks.close();

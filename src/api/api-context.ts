@@ -6,6 +6,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { CallEngine } from '../call/call-engine.js';
 import type { Clock } from '../core/clock.js';
 import type { State } from '../state/state.js';
 import type { Authenticator } from './auth.js';
@@ -19,6 +20,8 @@ export interface ApiContext {
   clock: Clock;
   /** The host put in endpoint SIP URIs. */
   sipDomain: string;
+  /** Places, lists and ends calls. */
+  calls: CallEngine;
 }
 
 export type TypedApp = FastifyInstance<

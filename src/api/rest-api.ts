@@ -4,6 +4,7 @@ import { ApiError } from '../core/errors.js';
 import type { ApiContext, RouteModule, TypedApp } from './api-context.js';
 import { installAuthentication } from './auth.js';
 import { accountRoutes } from './routes/accounts.js';
+import { callCreateRoutes } from './routes/call-create.js';
 import { applicationRoutes } from './routes/applications.js';
 import { callRoutes } from './routes/calls.js';
 import { numberRoutes } from './routes/numbers.js';
@@ -16,6 +17,7 @@ const RESOURCES: RouteModule[] = [
   numberRoutes,
   sipDirectoryRoutes,
   callRoutes,
+  (scope, context) => callCreateRoutes(scope, context, context.calls),
 ];
 
 export interface RestApiOptions {

@@ -1,3 +1,4 @@
+import type { CallEngine } from '../../../src/call/call-engine.js';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import formbody from '@fastify/formbody';
@@ -75,14 +76,16 @@ async function startApp(): Promise<Harness> {
     if (request.method === 'POST' && request.body === undefined) request.body = {};
   });
   const authenticator = new Authenticator(state);
+  const launcher = new RecordingLauncher();
   const context = {
     state,
     uris: new UriBuilder(''),
     authenticator,
     clock: systemClock,
     sipDomain: 'x',
+    // The route only fires calls; the rest of the engine is not reached here.
+    calls: launcher as unknown as CallEngine,
   };
-  const launcher = new RecordingLauncher();
   await app.register(async (scope: TypedApp) => {
     installAuthentication(scope, authenticator);
     callCreateRoutes(scope, context, launcher);

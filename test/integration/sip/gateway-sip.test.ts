@@ -45,10 +45,10 @@ describe('the gateway on SIP', () => {
     expect(tcp.port).toBe(udp.port);
   });
 
-  it('answers an INVITE with 100 and, with no call layer attached, 480', async () => {
+  it('answers an INVITE for a number nobody holds with 100, then 404', async () => {
     peer.send(invite(), port);
     const [trying, final] = (await peer.waitFor(2)) as SipResponse[];
-    expect([trying!.status, final!.status]).toEqual([100, 480]);
+    expect([trying!.status, final!.status]).toEqual([100, 404]);
     expect(final!.to().tag).not.toBeNull();
   });
 
@@ -56,7 +56,7 @@ describe('the gateway on SIP', () => {
     const metrics = (await gw.request('GET', '/metrics', { as: null })).text;
     expect(metrics).toContain('voxgate_sip_requests_total{direction="in",method="INVITE"} 1');
     expect(metrics).toContain(
-      'voxgate_sip_responses_total{direction="out",method="INVITE",status="480"} 1',
+      'voxgate_sip_responses_total{direction="out",method="INVITE",status="404"} 1',
     );
     expect(metrics).toMatch(/voxgate_sip_transactions\{side="server"\} \d+/);
     expect(metrics).toContain('voxgate_sip_retransmissions_total');

@@ -1,0 +1,403 @@
+import type { Scheduler } from '../../core/scheduler.js';
+import {
+  hangupCause,
+  INVALID_XML_HANGUP_CAUSE,
+  UNREACHABLE_XML_URL_HANGUP_CAUSE,
+  type XmlDocumentSource,
+} from '../hangup-causes.js';
+import type { LegEnd } from '../legs/leg-end.js';
+import { AnswerXmlError } from '../xml/answer-xml-error.js';
+import type {
+  GetDigitsInstruction,
+  GetInputInstruction,
+  PreAnswerChild,
+  PromptInstruction,
+  ResponseInstruction,
+} from '../xml/answer-document.js';
+import { parseAnswerXml } from '../xml/parse-answer-xml.js';
+import type { AppCall, HttpMethod } from './app-call.js';
+
+export interface AppStart {
+  url: string;
+  method: HttpMethod;
+  fallback?: { url: string; method: HttpMethod } | null;
+}
+
+/** answer_url: three attempts, within 60 s, before the fallback_url (voice document). */
+const ANSWER_ATTEMPTS = 3;
+const ANSWER_WINDOW_MS = 60_000;
+const RETRY_PAUSE_MS = 1000;
+
+/** What a step of the document asks next: go on, run another document, or stop. */
+type Next =
+  | { kind: 'continue' }
+  | { kind: 'document'; instructions: readonly ResponseInstruction[] }
+  | { kind: 'stop' };
+
+const CONTINUE: Next = { kind: 'continue' };
+const STOP: Next = { kind: 'stop' };
+
+/**
+ * Runs a call's answer-XML application: fetches the answer_url (then the fallback_url),
+ * executes the instructions in order, follows Redirect and action URLs, and ends the call
+ * the way the document says, or with 4010 when it runs out, 8011/8012/8014 when XML is
+ * invalid and 7011/7012/7014 when a URL cannot be reached.
+ */
+export class AnswerApp {
+  private scheduledHangup: { cancel(): void } | null = null;
+
+  constructor(
+    private readonly call: AppCall,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  async run(start: AppStart): Promise<void> {
+    try {
+      const first = await this.answerDocument(start);
+      if (first === null) return;
+      let instructions = first;
+      for (;;) {
+        const next = await this.execute(instructions);
+        if (next.kind === 'document') {
+          instructions = next.instructions;
+          continue;
+        }
+        if (next.kind === 'continue' && !this.call.over) {
+          await this.end({
+            cause: hangupCause('End Of XML Instructions'),
+            source: 'Answer XML',
+            status: 'completed',
+          });
+        }
+        return;
+      }
+    } catch (error) {
+      this.call.log('the application failed', { err: error });
+      await this.end({ cause: hangupCause('Internal Error'), source: 'Error', status: 'failed' });
+    } finally {
+      this.scheduledHangup?.cancel();
+    }
+  }
+
+  private async answerDocument(start: AppStart): Promise<readonly ResponseInstruction[] | null> {
+    const params = { ...this.call.requestParams(), Event: 'StartApp' };
+    let body = await this.fetchWithRetries(start.url, start.method, params);
+    if (body === null && start.fallback) {
+      body = await this.fetchWithRetries(start.fallback.url, start.fallback.method, params);
+    }
+    if (body === null) {
+      await this.end({
+        cause: UNREACHABLE_XML_URL_HANGUP_CAUSE.answer,
+        source: 'Error',
+        status: this.failedStatus(),
+      });
+      return null;
+    }
+    return this.parse(body, 'answer');
+  }
+
+  private async fetchWithRetries(
+    url: string,
+    method: HttpMethod,
+    params: Record<string, string>,
+  ): Promise<string | null> {
+    const started = this.scheduler.now();
+    for (let attempt = 1; attempt <= ANSWER_ATTEMPTS; attempt++) {
+      if (this.call.over) return null;
+      const fetched = await this.call.fetch(url, method, params);
+      if (fetched.ok) return fetched.body;
+      this.call.log('answer URL failed', { attempt, error: fetched.error, status: fetched.status });
+      if (this.scheduler.now() - started >= ANSWER_WINDOW_MS || attempt === ANSWER_ATTEMPTS) break;
+      await this.sleep(RETRY_PAUSE_MS);
+    }
+    return null;
+  }
+
+  /** Parses a document; invalid XML ends the call with the cause for its source. */
+  private async parse(
+    body: string,
+    source: XmlDocumentSource,
+  ): Promise<readonly ResponseInstruction[] | null> {
+    try {
+      return parseAnswerXml(body).instructions;
+    } catch (error) {
+      if (!(error instanceof AnswerXmlError)) throw error;
+      this.call.log('invalid answer XML', { source, reason: error.message });
+      await this.end({
+        cause: INVALID_XML_HANGUP_CAUSE[source],
+        source: 'Error',
+        status: this.failedStatus(),
+      });
+      return null;
+    }
+  }
+
+  /** Fetches and parses an action or redirect document; null when the call has ended over it. */
+  private async follow(
+    url: string,
+    method: HttpMethod,
+    params: Record<string, string>,
+    source: XmlDocumentSource,
+  ): Promise<Next> {
+    const fetched = await this.call.fetch(url, method, { ...this.call.requestParams(), ...params });
+    if (this.call.over) return STOP;
+    if (!fetched.ok) {
+      this.call.log(`${source} URL failed`, { error: fetched.error, status: fetched.status });
+      await this.end({
+        cause: UNREACHABLE_XML_URL_HANGUP_CAUSE[source],
+        source: 'Error',
+        status: this.failedStatus(),
+      });
+      return STOP;
+    }
+    const instructions = await this.parse(fetched.body, source);
+    return instructions === null ? STOP : { kind: 'document', instructions };
+  }
+
+  private async execute(
+    instructions: readonly (ResponseInstruction | PreAnswerChild)[],
+  ): Promise<Next> {
+    for (const instruction of instructions) {
+      if (this.call.over) return STOP;
+      if (instruction.kind !== 'PreAnswer') this.call.answer();
+      const next = await this.step(instruction);
+      if (next.kind !== 'continue') return next;
+    }
+    return CONTINUE;
+  }
+
+  private async step(instruction: ResponseInstruction | PreAnswerChild): Promise<Next> {
+    switch (instruction.kind) {
+      case 'Speak':
+      case 'Play':
+      case 'Wait':
+        await this.prompt(instruction);
+        return CONTINUE;
+      case 'Hangup':
+        return this.hangupStep(instruction.schedule, instruction.reason);
+      case 'Redirect':
+        return this.follow(instruction.url, instruction.method, {}, 'redirect');
+      case 'DTMF': {
+        const sending = this.call.sendDigits(instruction.digits);
+        if (!instruction.async) await sending;
+        return CONTINUE;
+      }
+      case 'GetDigits':
+        return this.getDigits(instruction);
+      case 'GetInput':
+        return this.getInput(instruction);
+      case 'PreAnswer':
+        this.call.earlyMedia();
+        return this.executePreAnswer(instruction.instructions);
+      case 'Dial': {
+        if (!this.call.dial) return this.unsupported('Dial');
+        const params = await this.call.dial(instruction);
+        if (this.call.over || instruction.action === null) return this.call.over ? STOP : CONTINUE;
+        if (!instruction.redirect) {
+          void this.call.fetch(instruction.action, instruction.method, {
+            ...this.call.requestParams(),
+            ...params,
+          });
+          return CONTINUE;
+        }
+        return this.follow(instruction.action, instruction.method, params, 'action');
+      }
+      case 'Stream':
+        return this.unsupported('Stream');
+      default:
+        return this.unsupported(instruction.kind);
+    }
+  }
+
+  private async executePreAnswer(children: readonly PreAnswerChild[]): Promise<Next> {
+    for (const child of children) {
+      if (this.call.over) return STOP;
+      const next = await this.step(child);
+      if (next.kind !== 'continue') return next;
+    }
+    return CONTINUE;
+  }
+
+  /** An element the gateway cannot run yet ends the call with a cause that says so. */
+  private async unsupported(element: string): Promise<Next> {
+    this.call.log(`${element} is not supported by this gateway yet; ending the call`);
+    await this.end({
+      cause: hangupCause('Internal Error'),
+      source: 'Error',
+      status: this.failedStatus(),
+    });
+    return STOP;
+  }
+
+  private async prompt(instruction: PromptInstruction): Promise<void> {
+    if (instruction.kind === 'Wait') {
+      await this.sleep(instruction.length * 1000);
+      if (instruction.beep && !this.call.over) {
+        await this.call.play({ kind: 'tone', frequencies: [1000], durationMs: 250 }, {});
+      }
+      return;
+    }
+    const source =
+      instruction.kind === 'Speak'
+        ? ({
+            kind: 'speech',
+            text: instruction.text,
+            voice: instruction.voice,
+            language: instruction.language,
+          } as const)
+        : ({ kind: 'file', url: instruction.url } as const);
+    try {
+      if (instruction.loop === 0) {
+        await this.call.play(source, { loop: true });
+        return;
+      }
+      for (let i = 0; i < instruction.loop && !this.call.over; i++) {
+        if (!(await this.call.play(source, {}))) return; // stopped (a key was pressed)
+      }
+    } catch (error) {
+      // A prompt that cannot be rendered or fetched is skipped, as a missing file would be.
+      this.call.log(`${instruction.kind} could not be played`, {
+        reason: (error as Error).message,
+      });
+    }
+  }
+
+  private async hangupStep(schedule: number, reason: 'rejected' | 'busy' | null): Promise<Next> {
+    if (schedule > 0) {
+      this.scheduledHangup?.cancel();
+      this.scheduledHangup = this.scheduler.after(schedule * 1000, () => {
+        void this.end({
+          cause: hangupCause('Scheduled Hangup'),
+          source: 'Answer XML',
+          status: 'completed',
+        });
+      });
+      return CONTINUE;
+    }
+    const cause =
+      reason === 'busy'
+        ? hangupCause('Busy Line')
+        : reason === 'rejected'
+          ? hangupCause('Rejected')
+          : hangupCause('Normal Hangup');
+    await this.end({ cause, source: 'Answer XML', status: 'completed' });
+    return STOP;
+  }
+
+  private async getDigits(instruction: GetDigitsInstruction): Promise<Next> {
+    for (let attempt = 0; attempt < Math.max(1, instruction.retries); attempt++) {
+      const collected = await this.collectWithPrompts(instruction.prompts, {
+        timeout: instruction.timeout,
+        digitTimeout: instruction.digitTimeout,
+        finishOnKey: instruction.finishOnKey,
+        numDigits: instruction.numDigits,
+      });
+      if (this.call.over || collected === null) return STOP;
+      if (collected === '') continue;
+      const valid = [...collected].every((d) => instruction.validDigits.includes(d));
+      if (!valid) {
+        if (instruction.invalidDigitsSound)
+          await this.call
+            .play({ kind: 'file', url: instruction.invalidDigitsSound }, {})
+            .catch(() => false);
+        continue;
+      }
+      if (instruction.action === null) return CONTINUE;
+      if (!instruction.redirect) {
+        void this.call.fetch(instruction.action, instruction.method, {
+          ...this.call.requestParams(),
+          Digits: collected,
+        });
+        return CONTINUE;
+      }
+      return this.follow(instruction.action, instruction.method, { Digits: collected }, 'action');
+    }
+    return CONTINUE;
+  }
+
+  private async getInput(instruction: GetInputInstruction): Promise<Next> {
+    if (instruction.inputType === 'speech') {
+      this.call.log(
+        'GetInput with inputType speech needs speech recognition, which this gateway lacks; ending the call',
+      );
+      return this.unsupported('GetInput speech');
+    }
+    const collected = await this.collectWithPrompts(instruction.prompts, {
+      timeout: instruction.executionTimeout,
+      digitTimeout: instruction.digitEndTimeout === 'auto' ? 5 : instruction.digitEndTimeout,
+      finishOnKey: instruction.finishOnKey,
+      numDigits: instruction.numDigits,
+    });
+    if (this.call.over || collected === null) return STOP;
+    return this.follow(
+      instruction.action,
+      instruction.method,
+      { InputType: 'dtmf', Digits: collected },
+      'action',
+    );
+  }
+
+  /**
+   * Plays the prompts while listening; the first key stops them. Then collects by the rules.
+   * Resolves with the digits ('' for none), or null when the call ended.
+   */
+  private async collectWithPrompts(
+    prompts: readonly PromptInstruction[],
+    rules: Parameters<AppCall['digits']['collect']>[0],
+  ): Promise<string | null> {
+    const digits = this.call.digits;
+    digits.listen();
+    try {
+      for (const prompt of prompts) {
+        if (this.call.over || digits.pressed > 0) break;
+        const playing = this.prompt(prompt);
+        const stopOnKey = this.whenKeyPressed(() => this.call.stopPlayback());
+        await playing;
+        stopOnKey.cancel();
+      }
+      if (this.call.over) return null;
+      const collected = await digits.collect(rules);
+      return collected.reason === 'call-ended' ? null : collected.digits;
+    } finally {
+      digits.stop();
+    }
+  }
+
+  /** Runs `action` when a key is pressed (checked every 20 ms), until cancelled. */
+  private whenKeyPressed(action: () => Promise<void>): { cancel(): void } {
+    let timer: { cancel(): void } | null = null;
+    let done = false;
+    const check = (): void => {
+      if (done) return;
+      if (this.call.digits.pressed > 0) {
+        done = true;
+        void action();
+        return;
+      }
+      timer = this.scheduler.after(20, check);
+    };
+    check();
+    return {
+      cancel: () => {
+        done = true;
+        timer?.cancel();
+      },
+    };
+  }
+
+  private async end(end: LegEnd): Promise<void> {
+    if (this.call.over) return;
+    await this.call.hangup(end);
+  }
+
+  private failedStatus(): LegEnd['status'] {
+    return 'completed';
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = this.scheduler.after(ms, resolve);
+      void timer;
+    });
+  }
+}

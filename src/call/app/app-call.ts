@@ -1,0 +1,31 @@
+import type { FetchedDocument } from '../../callbacks/index.js';
+import type { PlaySource } from '../../media/worker/protocol.js';
+import type { LegEnd } from '../legs/leg-end.js';
+import type { DialInstruction } from '../xml/answer-document.js';
+
+export type HttpMethod = 'GET' | 'POST';
+
+/** What an answer-XML application does to its call (the call layer implements it). */
+export interface AppCall {
+  readonly uuid: string;
+  readonly direction: 'inbound' | 'outbound';
+  /** True once the call has ended; the application stops at its next step. */
+  readonly over: boolean;
+  /** Parameters sent with every request the application makes (CallUUID, From, To...). */
+  requestParams(): Record<string, string>;
+  /** A signed request to the customer's application whose body is wanted. */
+  fetch(url: string, method: HttpMethod, params: Record<string, string>): Promise<FetchedDocument>;
+  /** Answers an inbound call that is not answered yet (200 OK); nothing for outbound. */
+  answer(): void;
+  /** Early media on an inbound call (183 with SDP). */
+  earlyMedia(): void;
+  play(source: PlaySource, options: { loop?: boolean; mix?: boolean }): Promise<boolean>;
+  stopPlayback(): Promise<void>;
+  sendDigits(digits: string): Promise<boolean>;
+  /** Starts keeping the caller's digits; collect() reads them. */
+  digits: import('./digit-collector.js').DigitCollector;
+  hangup(end: LegEnd): Promise<void>;
+  /** Dials out and bridges; resolves with the action parameters once the B leg is over. */
+  dial?(instruction: DialInstruction): Promise<Record<string, string>>;
+  log(message: string, fields?: Record<string, unknown>): void;
+}

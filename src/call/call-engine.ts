@@ -1,0 +1,253 @@
+import { randomUUID } from 'node:crypto';
+import { notFound } from '../core/errors.js';
+import type { IncomingInvite } from '../sip/ua/incoming-invite.js';
+import { Call, type CallAccount, type CallServices } from './call.js';
+import type { CallLauncher, CallOwner } from './call-launcher.js';
+import { hangupCause } from './hangup-causes.js';
+import type { LegEnvironment } from './legs/call-leg.js';
+import { InboundLeg } from './legs/inbound-leg.js';
+import { OutboundLeg } from './legs/outbound-leg.js';
+import {
+  outboundSipHeaders,
+  type Destination,
+  type OutboundCallRequest,
+} from './outbound-request.js';
+import { routeInbound } from './inbound-routing.js';
+
+export interface CallEngineOptions {
+  services: CallServices;
+  legs: LegEnvironment;
+  /** VOXGATE_CARRIER_URI: where calls to phone numbers go; null when none is configured. */
+  carrierUri: string | null;
+}
+
+/** A live call as the API lists it. */
+export interface LiveCall {
+  call: Call;
+  owner: CallAccount;
+}
+
+/**
+ * The calls of this node: places outbound calls (one per destination of a request), takes
+ * inbound ones from the SIP stack, keeps the live ones, and ends them on request. Calls are
+ * independent: one that fails leaves the others of its request untouched.
+ */
+export class CallEngine implements CallLauncher {
+  private readonly live = new Map<string, LiveCall>();
+  private readonly requests = new Map<string, Set<string>>();
+  private closing = false;
+
+  constructor(private readonly options: CallEngineOptions) {
+    options.legs.sip.incoming.onInvite = (invite) => this.incoming(invite);
+  }
+
+  fire(
+    owner: CallOwner,
+    request: OutboundCallRequest,
+    sourceIp: string,
+  ): Promise<{ requestUuid: string }> {
+    const requestUuid = randomUUID();
+    const account = accountOf(owner);
+    const uuids = new Set<string>();
+    this.requests.set(requestUuid, uuids);
+    for (const destination of request.to) {
+      const uuid = randomUUID();
+      uuids.add(uuid);
+      this.placeCall(uuid, requestUuid, account, request, destination, sourceIp);
+    }
+    return Promise.resolve({ requestUuid });
+  }
+
+  /** The live calls an account sees (a main account sees its subaccounts' too). */
+  liveCalls(viewer: CallOwner): LiveCall[] {
+    return [...this.live.values()].filter((entry) => visible(viewer, entry.owner));
+  }
+
+  find(viewer: CallOwner, uuid: string): LiveCall | null {
+    const entry = this.live.get(uuid);
+    return entry && visible(viewer, entry.owner) ? entry : null;
+  }
+
+  /** Ends a live call (DELETE Call/{uuid}/); false when there is none of that uuid. */
+  async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
+    const entry = this.find(viewer, uuid);
+    if (!entry) return false;
+    await entry.call.hangup({
+      cause: hangupCause('Normal Hangup'),
+      source: 'API Request',
+      status: 'completed',
+    });
+    return true;
+  }
+
+  /** Ends every live call the viewer sees (DELETE Call/). */
+  async hangupAll(viewer: CallOwner): Promise<number> {
+    const calls = this.liveCalls(viewer);
+    await Promise.all(calls.map((entry) => this.hangup(viewer, entry.call.uuid)));
+    return calls.length;
+  }
+
+  /** Cancels what is left of a request (DELETE Request/{uuid}/). */
+  async cancelRequest(viewer: CallOwner, requestUuid: string): Promise<void> {
+    const uuids = this.requests.get(requestUuid);
+    const mine = [...(uuids ?? [])]
+      .map((uuid) => this.find(viewer, uuid))
+      .filter((entry) => entry !== null);
+    if (mine.length === 0) throw notFound('request');
+    await Promise.all(
+      mine.map((entry) =>
+        entry.call.hangup({
+          cause: hangupCause('Canceled'),
+          source: 'API Request',
+          status: 'no-answer',
+        }),
+      ),
+    );
+  }
+
+  /** Hangs up every call and waits for their records (shutdown). */
+  async close(): Promise<void> {
+    this.closing = true;
+    const calls = [...this.live.values()].map((entry) => entry.call);
+    await Promise.all(
+      calls.map((call) =>
+        call.hangup({
+          cause: hangupCause('Normal Hangup'),
+          source: 'Service',
+          status: 'completed',
+        }),
+      ),
+    );
+    await Promise.all(calls.map((call) => call.finished));
+  }
+
+  private placeCall(
+    uuid: string,
+    requestUuid: string,
+    owner: CallAccount,
+    request: OutboundCallRequest,
+    destination: Destination,
+    sourceIp: string,
+  ): void {
+    const { legs, services } = this.options;
+    const to = destination.kind === 'number' ? destination.number : destination.uri;
+    const target = this.targetOf(destination);
+    const headers = outboundSipHeaders(request.sipHeaders, { prefixed: true }).map(
+      (h) => [h.name, h.value] as [string, string],
+    );
+    const leg = OutboundLeg.dial(legs, {
+      uuid,
+      target: target ?? `sip:${to.replace(/^\+/, '')}@invalid`,
+      from: `sip:${request.from}@${legs.publicHost}`,
+      fromDisplayName: request.callerName ?? undefined,
+      headers,
+      credentials: request.sipAuth
+        ? { username: request.sipAuth.username, password: request.sipAuth.password }
+        : undefined,
+      ringTimeoutSeconds: request.ringTimeout ?? undefined,
+    });
+    const call = new Call(services, {
+      uuid,
+      requestUuid,
+      leg,
+      from: request.from,
+      to,
+      callerName: request.callerName,
+      owner,
+      sourceIp,
+      callType: request.callType,
+      parentCallUuid: request.parentCallUuid,
+      timeLimit: request.timeLimit,
+      hangupOnRing: request.hangupOnRing,
+      sendDigits: request.sendDigits
+        ? { digits: request.sendDigits, onPreanswer: request.sendOnPreanswer }
+        : null,
+      urls: {
+        answer: {
+          url: request.answerUrl,
+          method: request.answerMethod,
+          fallback: request.fallbackUrl
+            ? { url: request.fallbackUrl, method: request.fallbackMethod }
+            : null,
+        },
+        ring: request.ringUrl ? { url: request.ringUrl, method: request.ringMethod } : null,
+        hangup: request.hangupUrl ? { url: request.hangupUrl, method: request.hangupMethod } : null,
+      },
+    });
+    this.track(call, owner, requestUuid);
+    if (target === null) {
+      void leg.hangup({ cause: hangupCause('Routing Error'), source: 'Service', status: 'failed' });
+    }
+  }
+
+  /** The Request-URI for a destination: SIP URIs as given, numbers through the carrier. */
+  private targetOf(destination: Destination): string | null {
+    if (destination.kind === 'sip') return destination.uri;
+    const carrier = this.options.carrierUri;
+    if (!carrier) return null;
+    const host = carrier.replace(/^sips?:/, '').replace(/^[^@]*@/, '');
+    return `${carrier.startsWith('sips:') ? 'sips' : 'sip'}:${destination.number}@${host}`;
+  }
+
+  private incoming(invite: IncomingInvite): void {
+    if (this.closing) {
+      invite.reject(503, 'Shutting down');
+      return;
+    }
+    const uuid = randomUUID();
+    const leg = new InboundLeg(this.options.legs, uuid, invite);
+    void this.admit(leg, invite).catch((error: Error) => {
+      this.options.services.log.warn({ err: error, callUuid: uuid }, 'inbound call failed');
+      void leg.hangup({ cause: hangupCause('Internal Error'), source: 'Error', status: 'failed' });
+    });
+  }
+
+  private async admit(leg: InboundLeg, invite: IncomingInvite): Promise<void> {
+    const route = await routeInbound(this.options.services.state, invite);
+    if (route.kind === 'refuse') {
+      invite.reject(route.status, route.reason);
+      return;
+    }
+    if (!(await leg.prepare())) return;
+    leg.ring();
+    const call = new Call(this.options.services, {
+      uuid: leg.uuid,
+      requestUuid: null,
+      leg,
+      from: route.from,
+      to: route.to,
+      callerName: route.callerName,
+      owner: route.owner,
+      sourceIp: invite.remote.address,
+      urls: route.urls,
+    });
+    this.track(call, route.owner, null);
+    call.startApplication();
+  }
+
+  private track(call: Call, owner: CallAccount, requestUuid: string | null): void {
+    this.live.set(call.uuid, { call, owner });
+    void call.finished.then(() => {
+      this.live.delete(call.uuid);
+      if (requestUuid) {
+        const uuids = this.requests.get(requestUuid);
+        uuids?.delete(call.uuid);
+        if (uuids?.size === 0) this.requests.delete(requestUuid);
+      }
+    });
+  }
+}
+
+function accountOf(owner: CallOwner): CallAccount {
+  return {
+    authId: owner.authId,
+    account: owner.tenant,
+    subaccount: owner.isMain ? null : owner.authId,
+  };
+}
+
+function visible(viewer: CallOwner, owner: CallAccount): boolean {
+  if (viewer.tenant !== owner.account) return false;
+  // A main account sees its subaccounts' calls too; a subaccount only its own.
+  return viewer.isMain || owner.subaccount === viewer.authId;
+}

@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import type { CallbackDelivery, FetchedDocument } from '../callbacks/index.js';
+import type { Scheduler, TimerHandle } from '../core/scheduler.js';
+import type { PlaySource } from '../media/worker/protocol.js';
+import type { State } from '../state/state.js';
+import { AnswerApp, type AppStart } from './app/answer-app.js';
+import type { AppCall, HttpMethod } from './app/app-call.js';
+import { DigitCollector } from './app/digit-collector.js';
+import type { RateDeck } from './billing/rate-deck.js';
+import { buildCallRecord } from './call-record.js';
+import { hangupCause } from './hangup-causes.js';
+import type { CallLeg } from './legs/call-leg.js';
+import type { LegEnd } from './legs/leg-end.js';
+import type { DialInstruction } from './xml/answer-document.js';
+
+/** What every call runs on. */
+export interface CallServices {
+  state: State;
+  callbacks: CallbackDelivery;
+  deck: RateDeck;
+  scheduler: Scheduler;
+  log: {
+    info(object: object, message: string): void;
+    warn(object: object, message: string): void;
+  };
+}
+
+/** Who a call belongs to: the account that placed it or whose number it reached. */
+export interface CallAccount {
+  /** The auth id whose tokens sign its callbacks (a subaccount's own, or the main account's). */
+  authId: string;
+  /** The main account (the tenant). */
+  account: string;
+  subaccount: string | null;
+}
+
+export interface CallUrls {
+  answer: AppStart;
+  ring?: { url: string; method: HttpMethod } | null;
+  hangup?: { url: string; method: HttpMethod } | null;
+}
+
+export interface CallInit {
+  uuid: string;
+  requestUuid: string | null;
+  leg: CallLeg;
+  from: string;
+  to: string;
+  callerName: string | null;
+  owner: CallAccount;
+  urls: CallUrls;
+  sourceIp: string;
+  callType?: 'voice' | 'chatapp_voice';
+  parentCallUuid?: string | null;
+  /** Seconds after the answer before the call is ended (6000 Scheduled Hangup). */
+  timeLimit?: number;
+  /** Digits sent once answered (or at early media with sendOnPreanswer). */
+  sendDigits?: { digits: string; onPreanswer: boolean } | null;
+  /** Seconds after ringing starts before the call is dropped. */
+  hangupOnRing?: number | null;
+}
+
+/**
+ * One call: its A leg, the answer-XML application that drives it, its ring, answer and hangup
+ * callbacks (signed, with the voice document's parameters), and its record written once it is
+ * over. The application starts when the leg is answered (outbound) or at once (inbound, which
+ * it answers itself).
+ */
+export class Call implements AppCall {
+  readonly uuid: string;
+  readonly digits: DigitCollector;
+  readonly finished: Promise<void>;
+  /** When early media started, for SessionStart. */
+  private sessionStart: number | null = null;
+  private timers: TimerHandle[] = [];
+  private appStarted = false;
+  private rang = false;
+  private resolveFinished!: () => void;
+
+  constructor(
+    private readonly services: CallServices,
+    readonly init: CallInit,
+  ) {
+    this.uuid = init.uuid;
+    this.digits = new DigitCollector(services.scheduler);
+    this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
+    const leg = init.leg;
+    leg.events = {
+      onRinging: () => this.ringing(),
+      onEarlyMedia: () => this.earlyMediaStarted(),
+      onAnswered: () => this.answered(),
+      onDigit: (digit) => this.digits.press(digit),
+      onEnded: (end) => void this.ended(end),
+    };
+  }
+
+  get leg(): CallLeg {
+    return this.init.leg;
+  }
+
+  get direction(): 'inbound' | 'outbound' {
+    return this.init.leg.direction;
+  }
+
+  get over(): boolean {
+    return this.init.leg.isOver;
+  }
+
+  /** Starts the application now (inbound calls: the app answers when it runs). */
+  startApplication(): void {
+    if (this.appStarted) return;
+    this.appStarted = true;
+    void new AnswerApp(this, this.services.scheduler).run(this.init.urls.answer);
+  }
+
+  requestParams(): Record<string, string> {
+    const { init } = this;
+    const params: Record<string, string> = {
+      CallUUID: this.uuid,
+      From: init.from,
+      To: init.to,
+      Direction: this.direction,
+      CallStatus: this.leg.state === 'answered' ? 'in-progress' : 'ringing',
+      ALegUUID: this.uuid,
+      STIRVerification: 'Not Applicable',
+      STIRAttestation: '',
+    };
+    if (init.requestUuid) {
+      params.RequestUUID = init.requestUuid;
+      params.ALegRequestUUID = init.requestUuid;
+    }
+    if (init.callerName) params.CallerName = init.callerName;
+    if (this.sessionStart !== null) params.SessionStart = sessionTime(this.sessionStart);
+    return params;
+  }
+
+  fetch(url: string, method: HttpMethod, params: Record<string, string>): Promise<FetchedDocument> {
+    return this.services.callbacks.fetchDocument({
+      url,
+      method,
+      params,
+      accountId: this.init.owner.authId,
+    });
+  }
+
+  answer(): void {
+    const leg = this.leg as CallLeg & { answer?: () => void };
+    if (this.direction === 'inbound' && leg.state !== 'answered' && !leg.isOver) leg.answer?.();
+  }
+
+  earlyMedia(): void {
+    const leg = this.leg as CallLeg & { earlyMedia?: () => void };
+    if (this.direction === 'inbound') leg.earlyMedia?.();
+  }
+
+  play(source: PlaySource, options: { loop?: boolean; mix?: boolean }): Promise<boolean> {
+    return this.leg.play(source, options);
+  }
+
+  stopPlayback(): Promise<void> {
+    return this.leg.stopPlayback();
+  }
+
+  sendDigits(digits: string): Promise<boolean> {
+    return this.leg.sendDigits(digits);
+  }
+
+  async hangup(end: LegEnd): Promise<void> {
+    const status =
+      this.leg.state === 'answered'
+        ? 'completed'
+        : end.status === 'completed'
+          ? 'failed'
+          : end.status;
+    await this.leg.hangup({ ...end, status });
+  }
+
+  dial?: (instruction: DialInstruction) => Promise<Record<string, string>>;
+
+  log(message: string, fields: Record<string, unknown> = {}): void {
+    this.services.log.warn({ callUuid: this.uuid, ...fields }, message);
+  }
+
+  private ringing(): void {
+    if (this.sessionStart === null) this.sessionStart = this.services.scheduler.now();
+    const { ring } = this.init.urls;
+    if (this.rang) return;
+    this.rang = true;
+    if (ring && this.direction === 'outbound') {
+      this.callback(ring, { ...this.requestParams(), Event: 'Ring', CallStatus: 'ringing' });
+    }
+    const seconds = this.init.hangupOnRing;
+    if (seconds) {
+      this.timers.push(
+        this.services.scheduler.after(seconds * 1000, () => {
+          if (this.leg.state !== 'answered') {
+            void this.hangup({
+              cause: hangupCause('Scheduled Hangup'),
+              source: 'Service',
+              status: 'no-answer',
+            });
+          }
+        }),
+      );
+    }
+  }
+
+  private earlyMediaStarted(): void {
+    const send = this.init.sendDigits;
+    if (send?.onPreanswer) void this.leg.sendDigits(send.digits);
+  }
+
+  private answered(): void {
+    if (this.sessionStart === null)
+      this.sessionStart = this.leg.times.answer ?? this.services.scheduler.now();
+    const limit = this.init.timeLimit;
+    if (limit) {
+      this.timers.push(
+        this.services.scheduler.after(limit * 1000, () => {
+          void this.hangup({
+            cause: hangupCause('Scheduled Hangup'),
+            source: 'Service',
+            status: 'completed',
+          });
+        }),
+      );
+    }
+    const send = this.init.sendDigits;
+    if (send && !send.onPreanswer) void this.leg.sendDigits(send.digits);
+    if (this.direction === 'outbound') this.startApplication();
+  }
+
+  private async ended(end: LegEnd): Promise<void> {
+    for (const timer of this.timers) timer.cancel();
+    this.digits.close();
+    const { init, leg } = this;
+    const times = leg.times;
+    try {
+      const { hangup } = init.urls;
+      if (hangup) {
+        const duration = Math.round(((times.end ?? 0) - times.initiation) / 1000);
+        const billed =
+          times.answer === undefined ? 0 : Math.round(((times.end ?? 0) - times.answer) / 1000);
+        this.callback(hangup, {
+          ...this.requestParams(),
+          Event: 'Hangup',
+          CallStatus: end.status,
+          HangupCause: end.cause.name,
+          HangupCauseName: end.cause.name,
+          HangupCauseCode: String(end.cause.code),
+          HangupSource: end.source,
+          StartTime: sessionTime(times.initiation),
+          AnswerTime: times.answer === undefined ? '' : sessionTime(times.answer),
+          EndTime: sessionTime(times.end ?? times.initiation),
+          Duration: String(duration),
+          BillDuration: String(billed),
+        });
+      }
+      await this.services.state.calls.create(
+        buildCallRecord(
+          {
+            callUuid: this.uuid,
+            requestUuid: init.requestUuid,
+            direction: this.direction,
+            callType: init.callType ?? 'voice',
+            from: init.from,
+            to: init.to,
+            initiatedAt: times.initiation,
+            answeredAt: times.answer ?? null,
+            endedAt: times.end ?? times.initiation,
+            hangupCauseCode: end.cause.code,
+            hangupCauseName: end.cause.name,
+            hangupSource: end.source,
+            parentCallUuid: init.parentCallUuid ?? null,
+            sourceIp: init.sourceIp,
+            account: init.owner.account,
+            subaccount: init.owner.subaccount,
+          },
+          this.services.deck,
+        ),
+      );
+    } catch (error) {
+      this.services.log.warn(
+        { err: error, callUuid: this.uuid },
+        'the call record could not be written',
+      );
+    } finally {
+      this.resolveFinished();
+    }
+  }
+
+  private callback(
+    target: { url: string; method: HttpMethod },
+    params: Record<string, string>,
+  ): void {
+    this.services.callbacks
+      .send({ url: target.url, method: target.method, params, accountId: this.init.owner.authId })
+      .catch((error: Error) => this.log('callback failed', { reason: error.message }));
+  }
+}
+
+/** Callback times: `YYYY-MM-DD HH:MM:SS` in UTC. */
+function sessionTime(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, '');
+}
+
+export const newCallUuid = (): string => randomUUID();

@@ -1,0 +1,201 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { muLawDecode } from '../../../src/media/codec/g711.js';
+import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { RtpPeer } from '../../support/rtp-peer.js';
+import { startSippUas, type SippUas } from '../../support/sipp.js';
+import { until } from '../../support/wait.js';
+
+/**
+ * Calls placed with POST Call/, end to end: the gateway dials SIPp (the carrier), runs the
+ * customer's answer XML from a real HTTP server, sends signed callbacks and writes the record.
+ */
+let gw: TestGateway;
+let app: ClientApp;
+const carriers: SippUas[] = [];
+const peers: RtpPeer[] = [];
+
+beforeAll(async () => {
+  app = await ClientApp.start();
+  gw = await startGateway({ listen: true });
+});
+
+afterEach(async () => {
+  await Promise.all(carriers.splice(0).map((c) => c.stop()));
+  await Promise.all(peers.splice(0).map((p) => p.close()));
+  app.reset();
+});
+
+afterAll(async () => {
+  await gw.close();
+  await app.close();
+});
+
+async function carrier(scenario: string, variables: Record<string, string> = {}) {
+  const uas = await startSippUas({ scenario, variables });
+  carriers.push(uas);
+  return uas;
+}
+
+async function mediaServer(): Promise<RtpPeer> {
+  const peer = await RtpPeer.open();
+  peers.push(peer);
+  return peer;
+}
+
+function placeCall(to: string, extra: Record<string, string> = {}) {
+  return gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+    json: {
+      from: '+14155550100',
+      to,
+      answer_url: `${app.baseUrl}/answer`,
+      hangup_url: `${app.baseUrl}/hangup`,
+      ring_url: `${app.baseUrl}/ring`,
+      ...extra,
+    },
+  });
+}
+
+async function hangupOf(index = 0) {
+  await until(() => app.requestsTo('/hangup').length > index, 15_000);
+  return app.requestsTo('/hangup')[index]!;
+}
+
+const rms = (pcm: Int16Array) =>
+  Math.sqrt(pcm.reduce((s, v) => s + v * v, 0) / Math.max(1, pcm.length));
+
+describe('outbound calls through the REST API', () => {
+  it('dials, speaks the answer XML to the callee, runs off the end (4010), and bills it', async () => {
+    const media = await mediaServer();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    app.serve('/answer', {
+      body: '<Response><Speak>Thank you for calling the test line.</Speak></Response>',
+    });
+    const response = await placeCall(`sip:alice@127.0.0.1:${uas.port}`);
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({
+      message: 'call fired',
+      request_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      api_id: expect.any(String),
+    });
+
+    const hangup = await hangupOf();
+    expect(hangup.params).toMatchObject({
+      Event: 'Hangup',
+      CallStatus: 'completed',
+      Direction: 'outbound',
+      From: '+14155550100',
+      To: `sip:alice@127.0.0.1:${uas.port}`,
+      RequestUUID: response.body.request_uuid,
+      HangupCauseCode: '4010',
+      HangupCauseName: 'End Of XML Instructions',
+      HangupSource: 'Answer XML',
+    });
+    const tokens = { accountToken: gw.main.token, mainToken: gw.main.token };
+    expectValidSignatures(hangup, tokens);
+    const [answer] = app.requestsTo('/answer');
+    expect(answer!.params).toMatchObject({ Event: 'StartApp', CallStatus: 'in-progress' });
+    expectValidSignatures(answer!, tokens);
+    expect(app.requestsTo('/ring')[0]?.params).toMatchObject({
+      Event: 'Ring',
+      CallStatus: 'ringing',
+    });
+
+    // The callee heard speech.
+    const heard = muLawDecode(
+      Buffer.concat(media.received.filter((p) => p.payloadType === 0).map((p) => p.payload)),
+    );
+    expect(rms(heard)).toBeGreaterThan(300);
+
+    // The record: answered, a 60 s minimum at the deck's SIP rate.
+    const uuid = hangup.params.CallUUID!;
+    let record;
+    await until(async () => {
+      record = await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${uuid}/`);
+      return record.status === 200;
+    });
+    expect(record!.body).toMatchObject({
+      call_uuid: uuid,
+      call_direction: 'outbound',
+      from_number: '+14155550100',
+      hangup_cause_code: 4010,
+      hangup_cause_name: 'End Of XML Instructions',
+      billed_duration: 60,
+      total_rate: '0.00300',
+      total_amount: '0.00300',
+      call_state: 'ANSWER',
+      source_ip: '127.0.0.1',
+    });
+    expect((await uas.stop()).errors).toEqual([]);
+  });
+
+  it('reports a busy callee on the hangup callback and bills nothing', async () => {
+    const uas = await carrier('carrier-busy.xml');
+    await placeCall(`sip:bob@127.0.0.1:${uas.port}`);
+    const hangup = await hangupOf();
+    expect(hangup.params).toMatchObject({ CallStatus: 'busy', HangupCauseCode: '3010' });
+    expect(app.requestsTo('/answer')).toHaveLength(0);
+    await until(
+      async () =>
+        (await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${hangup.params.CallUUID}/`))
+          .status === 200,
+    );
+    const record = await gw.request(
+      'GET',
+      `/v1/Account/${gw.main.id}/Call/${hangup.params.CallUUID}/`,
+    );
+    expect(record.body).toMatchObject({
+      billed_duration: 0,
+      total_amount: '0.00000',
+      call_state: 'BUSY',
+    });
+  });
+
+  it('ends the call with 8011 on answer XML that does not validate, and still writes its record', async () => {
+    const media = await mediaServer();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    app.serve('/answer', { body: '<Response><Speak robot="yes">Hi</Speak></Response>' });
+    await placeCall(`sip:carol@127.0.0.1:${uas.port}`);
+    const hangup = await hangupOf();
+    expect(hangup.params).toMatchObject({
+      HangupCauseCode: '8011',
+      HangupCauseName: 'Invalid Answer XML',
+    });
+    await until(
+      async () =>
+        (await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${hangup.params.CallUUID}/`))
+          .status === 200,
+    );
+  });
+
+  it('falls back to fallback_url after the answer_url fails three times, then 7011 when that fails too', async () => {
+    const media = await mediaServer();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    app.serve('/answer', { status: 500, body: 'down' });
+    app.serve('/fallback', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:dave@127.0.0.1:${uas.port}`, { fallback_url: `${app.baseUrl}/fallback` });
+    const first = await hangupOf();
+    expect(app.requestsTo('/answer')).toHaveLength(3);
+    expect(app.requestsTo('/fallback')).toHaveLength(1);
+    expect(first.params).toMatchObject({ HangupCauseCode: '4000', HangupSource: 'Answer XML' });
+
+    app.serve('/fallback', { status: 404, body: 'gone' });
+    await placeCall(`sip:dave@127.0.0.1:${uas.port}`, { fallback_url: `${app.baseUrl}/fallback` });
+    const second = await hangupOf(1);
+    expect(second.params).toMatchObject({
+      HangupCauseCode: '7011',
+      HangupCauseName: 'Error Reaching Answer URL',
+    });
+  }, 30_000);
+
+  it("collects the callee's RFC 4733 digits with GetDigits and posts them to the action", async () => {
+    const uas = await carrier('carrier-dtmf.xml', { wait_ms: '300' });
+    app.serve('/answer', {
+      body: `<Response><GetDigits action="${app.baseUrl}/digits" timeout="5" finishOnKey="#"><Speak>Enter your code then hash.</Speak></GetDigits></Response>`,
+    });
+    app.serve('/digits', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:erin@127.0.0.1:${uas.port}`);
+    await hangupOf();
+    expect(app.requestsTo('/digits')[0]?.params).toMatchObject({ Digits: '12' });
+  }, 20_000);
+});
