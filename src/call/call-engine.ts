@@ -21,6 +21,14 @@ export interface CallEngineOptions {
   carrierUri: string | null;
 }
 
+export interface LiveSpeech {
+  text: string;
+  voice: 'MAN' | 'WOMAN';
+  language: string;
+  loop: boolean;
+  mix: boolean;
+}
+
 /** A live call as the API lists it. */
 export interface LiveCall {
   call: Call;
@@ -85,6 +93,51 @@ export class CallEngine implements CallLauncher {
     const calls = this.liveCalls(viewer);
     await Promise.all(calls.map((entry) => this.hangup(viewer, entry.call.uuid)));
     return calls.length;
+  }
+
+  /**
+   * Speaks into a live call (POST Call/{uuid}/Speak/). Resolves once the speech has started
+   * rendering; false when there is no such live call. The legs other than the A leg arrive
+   * with Dial.
+   */
+  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): boolean {
+    const entry = this.find(viewer, uuid);
+    if (!entry) return false;
+    const { call } = entry;
+    void call
+      .play(
+        { kind: 'speech', text: speech.text, voice: speech.voice, language: speech.language },
+        { loop: speech.loop, mix: speech.mix },
+      )
+      .catch((error: Error) =>
+        call.log('Speak on the live call failed', { reason: error.message }),
+      );
+    return true;
+  }
+
+  /** Stops what is being spoken or played on a live call (DELETE Call/{uuid}/Speak/). */
+  async stopSpeaking(viewer: CallOwner, uuid: string): Promise<boolean> {
+    const entry = this.find(viewer, uuid);
+    if (!entry) return false;
+    await entry.call.stopPlayback();
+    return true;
+  }
+
+  /** Sends digits on a live call (POST Call/{uuid}/DTMF/); false when there is no such call. */
+  sendDigits(viewer: CallOwner, uuid: string, digits: string): boolean {
+    const entry = this.find(viewer, uuid);
+    if (!entry) return false;
+    void entry.call
+      .sendDigits(digits)
+      .catch((error: Error) =>
+        entry.call.log('DTMF on the live call failed', { reason: error.message }),
+      );
+    return true;
+  }
+
+  /** Calls of a request not yet dialled (Call/?status=queued). */
+  queuedCalls(viewer: CallOwner): LiveCall[] {
+    return this.liveCalls(viewer).filter((entry) => !entry.call.dialled);
   }
 
   /** Cancels what is left of a request (DELETE Request/{uuid}/). */

@@ -102,6 +102,12 @@ export class Call implements AppCall {
     return this.init.leg.direction;
   }
 
+  /** False while an outbound call waits to be dialled (queued); true for inbound calls. */
+  get dialled(): boolean {
+    const leg = this.init.leg as CallLeg & { inviteSent?: boolean };
+    return leg.inviteSent ?? true;
+  }
+
   get over(): boolean {
     return this.init.leg.isOver;
   }
