@@ -4,9 +4,11 @@ import { ApiError } from '../core/errors.js';
 import type { ApiContext, RouteModule, TypedApp } from './api-context.js';
 import { installAuthentication } from './auth.js';
 import { accountRoutes } from './routes/accounts.js';
+import { callControlRoutes } from './routes/call-control.js';
 import { callCreateRoutes } from './routes/call-create.js';
 import { applicationRoutes } from './routes/applications.js';
 import { callRoutes } from './routes/calls.js';
+import { liveCallRoutes } from './routes/live-calls.js';
 import { numberRoutes } from './routes/numbers.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
 
@@ -18,6 +20,8 @@ const RESOURCES: RouteModule[] = [
   sipDirectoryRoutes,
   callRoutes,
   (scope, context) => callCreateRoutes(scope, context, context.calls),
+  callControlRoutes,
+  liveCallRoutes,
 ];
 
 export interface RestApiOptions {
@@ -27,7 +31,11 @@ export interface RestApiOptions {
   redis: Redis | null;
 }
 
-/** The `/v1/Account/{auth_id}/...` API: authenticated, rate limited, one module per resource. */
+/**
+ * The `/v1/Account/{auth_id}/...` API (and the `/v2/` live-call listing): authenticated, rate
+ * limited, one module per resource. Every route registered in the scope is authenticated,
+ * whatever its prefix.
+ */
 export async function restApi(
   app: TypedApp,
   context: ApiContext,

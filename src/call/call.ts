@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CallbackDelivery, FetchedDocument } from '../callbacks/index.js';
 import type { Scheduler, TimerHandle } from '../core/scheduler.js';
 import type { PlaySource } from '../media/worker/protocol.js';
+import type { CallConversion } from '../state/records.js';
 import type { State } from '../state/state.js';
 import { AnswerApp, type AppStart } from './app/answer-app.js';
 import type { AppCall, HttpMethod } from './app/app-call.js';
@@ -70,6 +71,8 @@ export class Call implements AppCall {
   readonly uuid: string;
   readonly digits: DigitCollector;
   readonly finished: Promise<void>;
+  /** Reported with POST Call/{uuid}/Conversion/ while the call is live; its record keeps it. */
+  conversion: CallConversion | null = null;
   /** When early media started, for SessionStart. */
   private sessionStart: number | null = null;
   private timers: TimerHandle[] = [];
@@ -262,8 +265,8 @@ export class Call implements AppCall {
           BillDuration: String(billed),
         });
       }
-      await this.services.state.calls.create(
-        buildCallRecord(
+      await this.services.state.calls.create({
+        ...buildCallRecord(
           {
             callUuid: this.uuid,
             requestUuid: init.requestUuid,
@@ -284,7 +287,8 @@ export class Call implements AppCall {
           },
           this.services.deck,
         ),
-      );
+        conversion: this.conversion,
+      });
     } catch (error) {
       this.services.log.warn(
         { err: error, callUuid: this.uuid },

@@ -110,6 +110,12 @@ export type HangupSource =
 
 export type StirVerification = 'Verified' | 'Not Verified' | 'Not Applicable';
 
+/** What `POST Call/{uuid}/Conversion/` reported for a call; each part null when not given. */
+export interface CallConversion {
+  timestamp: string | null;
+  status: string | null;
+}
+
 /**
  * The detail record (CDR) of one finished call leg, as the voice document's Call table lists
  * it; `resource_uri` is added when it is read. Times are `YYYY-MM-DD HH:MM:SS+00:00` in UTC and
@@ -147,4 +153,6 @@ export interface CallRecord extends Owned {
   source_ip: string;
   /** `ANSWER`, `BUSY`, `NO ANSWER` or `FAILED`. */
   call_state: string;
+  /** The conversion reported for the call; absent (or null) when none was. */
+  conversion?: CallConversion | null;
 }

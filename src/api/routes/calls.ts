@@ -7,6 +7,14 @@ import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { listIndex, visibleTo } from '../owned-resources.js';
 import {
+  callOwner,
+  callsInView,
+  findInView,
+  LiveCallIds,
+  LiveCallObject,
+  presentLiveCall,
+} from './live-calls.js';
+import {
   AuthIdParams,
   errorResponses,
   ListBody,
@@ -110,9 +118,6 @@ const CallObject = Type.Object({
   resource_uri: Type.String(),
   call_state: Type.String(),
 });
-
-/** `?status=live|queued` lists call UUIDs instead of records. */
-const CallIds = Type.Object({ api_id: Type.String(), calls: Type.Array(Type.String()) });
 
 /** Inclusive bounds on end_time in ms; the store's index answers them directly. */
 export interface CallWindow {
@@ -224,7 +229,23 @@ function recordFilter(q: ListCallsQuery): ((c: CallRecord) => boolean) | null {
   return tests.length === 0 ? null : (c) => tests.every((t) => t(c));
 }
 
-export function callRoutes(app: TypedApp, { state, uris, clock }: ApiContext): void {
+/**
+ * A completed call's record, if the principal may see it and it is within retention; 404
+ * otherwise.
+ */
+export async function findCallRecord(
+  { state, clock }: Pick<ApiContext, 'state' | 'clock'>,
+  principal: Principal,
+  callUuid: string,
+): Promise<CallRecord> {
+  const found = await state.calls.get(principal.tenant, callUuid);
+  const retained = found && recordTimeMs(found.end_time) >= clock.now() - CALL_RETENTION_MS;
+  if (!found || !retained || !visibleTo(found, principal)) throw notFound(`call ${callUuid}`);
+  return found;
+}
+
+export function callRoutes(app: TypedApp, context: ApiContext): void {
+  const { state, uris, clock, calls } = context;
   const present = (principal: Principal, c: CallRecord): Static<typeof CallObject> => ({
     call_uuid: c.call_uuid,
     from_number: c.from_number,
@@ -253,14 +274,6 @@ export function callRoutes(app: TypedApp, { state, uris, clock }: ApiContext): v
     call_state: c.call_state,
   });
 
-  /** A completed call's record, if the principal may see it and it is within retention. */
-  const findCompletedCall = async (principal: Principal, callUuid: string) => {
-    const found = await state.calls.get(principal.tenant, callUuid);
-    const retained = found && recordTimeMs(found.end_time) >= clock.now() - CALL_RETENTION_MS;
-    if (!found || !retained || !visibleTo(found, principal)) throw notFound(`call ${callUuid}`);
-    return found;
-  };
-
   /** One page of the completed calls the principal can see, newest end_time first. */
   const listCompletedCalls = async (principal: Principal, q: ListCallsQuery) => {
     const window = callWindow(q, clock.now());
@@ -282,15 +295,20 @@ export function callRoutes(app: TypedApp, { state, uris, clock }: ApiContext): v
       params: AuthIdParams,
       querystring: ListCallsQuery,
       response: {
-        200: Type.Union([ListBody(CallObject), CallIds]),
+        200: Type.Union([ListBody(CallObject), LiveCallIds]),
         ...errorResponses(400, 401),
       },
     },
     handler: async (request) => {
       const principal = request.principal;
       const q = request.query;
-      if (q.status !== undefined)
-        return { api_id: request.id, calls: await callIdsByStatus(q.status) };
+      if (q.status !== undefined) {
+        const found = callsInView(calls, callOwner(principal), q.status, q);
+        // voice-calls-and-streams.md: queued calls "max 20 per request"; limit (at most 20)
+        // and offset page them as they page the records.
+        const page = q.status === 'queued' ? found.slice(q.offset, q.offset + q.limit) : found;
+        return { api_id: request.id, calls: page.map((entry) => entry.call.uuid) };
+      }
       const { items, total } = await listCompletedCalls(principal, q);
       return uris.list(
         request,
@@ -305,23 +323,20 @@ export function callRoutes(app: TypedApp, { state, uris, clock }: ApiContext): v
       tags: ['Call'],
       params: CallParams,
       querystring: CallQuery,
-      response: { 200: WithApiId(CallObject), ...errorResponses(400, 401, 404) },
+      response: {
+        200: Type.Union([WithApiId(CallObject), WithApiId(LiveCallObject)]),
+        ...errorResponses(400, 401, 404),
+      },
     },
     handler: async (request) => {
       const { call_uuid } = request.params;
       const { status } = request.query;
-      if (status !== undefined) throw notFound(`${status} call ${call_uuid}`);
-      const found = await findCompletedCall(request.principal, call_uuid);
+      if (status !== undefined) {
+        const entry = findInView(calls, callOwner(request.principal), status, call_uuid);
+        return { api_id: request.id, ...presentLiveCall(entry) };
+      }
+      const found = await findCallRecord(context, request.principal, call_uuid);
       return { api_id: request.id, ...present(request.principal, found) };
     },
   });
-}
-
-/**
- * The UUIDs of the account's live or queued calls (`?status=` on the list, as the retrieve
- * route's `?status=` branch answers for one call). Calls in progress are not kept in the call
- * records; until the call engine reports them there are none, and no live call to retrieve.
- */
-async function callIdsByStatus(_status: 'live' | 'queued'): Promise<string[]> {
-  return [];
 }

@@ -1,0 +1,260 @@
+import { Type } from 'typebox';
+import type { CallEngine } from '../../call/call-engine.js';
+import {
+  isSpeakLanguage,
+  languageHasVoice,
+  SPEAK_LANGUAGE_VOICES,
+  type SpeakVoice,
+} from '../../call/xml/speak-voices.js';
+import { invalidParameter, notFound } from '../../core/errors.js';
+import { parseDigitString } from '../../media/dtmf/digit-schedule.js';
+import { DtmfParseError } from '../../media/dtmf/dtmf-parse-error.js';
+import type { CallConversion } from '../../state/records.js';
+import type { ApiContext, TypedApp } from '../api-context.js';
+import type { Principal } from '../auth.js';
+import { AuthIdParams, errorResponses, MessageBody } from '../schemas.js';
+import { findCallRecord } from './calls.js';
+import { callOwner } from './live-calls.js';
+
+const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String() });
+const RequestParams = Type.Object({ auth_id: Type.String(), request_uuid: Type.String() });
+
+const LANGUAGE_RULE = `one of ${Object.keys(SPEAK_LANGUAGE_VOICES).join(', ')}`;
+const DIGITS_RULE = 'a string of 0-9, *, #, A-D, w (0.5 s wait) and W (1 s wait)';
+/** Conversion values are free text; the bound only keeps records small. */
+const CONVERSION_MAX = 255;
+
+const Flag = (description: string, fallback: boolean) =>
+  Type.Boolean({ description, default: fallback });
+
+/**
+ * voice-calls-and-streams.md, Speak text on a call. Booleans arrive as JSON booleans or, in
+ * forms, as the strings "true" and "false" (the schema coerces them).
+ */
+const SpeakBody = Type.Object({
+  text: Type.String({ minLength: 1, description: 'a non-empty string' }),
+  voice: Type.Optional(
+    Type.Union([Type.Literal('MAN'), Type.Literal('WOMAN')], {
+      description: 'MAN or WOMAN',
+      default: 'WOMAN',
+    }),
+  ),
+  language: Type.Optional(Type.String({ description: LANGUAGE_RULE, default: 'en-US' })),
+  legs: Type.Optional(
+    Type.Union([Type.Literal('aleg'), Type.Literal('bleg'), Type.Literal('both')], {
+      description: 'aleg, bleg or both',
+      default: 'aleg',
+    }),
+  ),
+  loop: Type.Optional(Flag('true or false', false)),
+  mix: Type.Optional(Flag('true or false', true)),
+});
+
+/** voice-calls-and-streams.md, Send DTMF. */
+const DtmfBody = Type.Object({
+  digits: Type.String({ description: DIGITS_RULE }),
+  leg: Type.Optional(
+    Type.Union([Type.Literal('aleg'), Type.Literal('bleg')], {
+      description: 'aleg or bleg',
+      default: 'aleg',
+    }),
+  ),
+});
+
+/** voice-calls-and-streams.md, Call conversion: neither parameter is required. */
+const ConversionBody = Type.Object({
+  timestamp: Type.Optional(
+    Type.String({
+      maxLength: CONVERSION_MAX,
+      description: `a string of at most ${CONVERSION_MAX} characters`,
+    }),
+  ),
+  status: Type.Optional(
+    Type.String({
+      maxLength: CONVERSION_MAX,
+      description: `a string of at most ${CONVERSION_MAX} characters`,
+    }),
+  ),
+});
+
+/** The voice a Speak request asked for, refused when its language does not offer it. */
+function speakVoice(voice: SpeakVoice, language: string): { voice: SpeakVoice; language: string } {
+  if (!isSpeakLanguage(language))
+    throw invalidParameter(`invalid language: must be ${LANGUAGE_RULE}`);
+  if (!languageHasVoice(language, voice)) {
+    const offered = SPEAK_LANGUAGE_VOICES[language].join(' or ');
+    throw invalidParameter(`invalid voice: must be ${offered} for language ${language}`);
+  }
+  return { voice, language };
+}
+
+/** Checks a DTMF digit string the way the media worker will read it. */
+function checkDigits(digits: string): void {
+  try {
+    parseDigitString(digits);
+  } catch (error) {
+    if (error instanceof DtmfParseError)
+      throw invalidParameter(`invalid digits: must be ${DIGITS_RULE}`);
+    throw error;
+  }
+}
+
+/**
+ * Control of calls in progress: hang up one, all, or a request's; speak and stop speaking;
+ * send digits; report a conversion. Every route acts only on calls the account sees (a main
+ * account sees its subaccounts' calls); any other uuid is 404.
+ */
+export function callControlRoutes(app: TypedApp, context: ApiContext): void {
+  const { calls } = context;
+
+  /** wire-compat.md: 204, and 404 for an unknown call or one that is already over. */
+  app.delete('/v1/Account/:auth_id/Call/:call_uuid/', {
+    schema: {
+      tags: ['Call'],
+      params: CallParams,
+      response: { 204: Type.Null(), ...errorResponses(401, 404) },
+    },
+    handler: async (request, reply) => {
+      const { call_uuid } = request.params;
+      const viewer = callOwner(request.principal);
+      const entry = calls.find(viewer, call_uuid);
+      if (!entry || entry.call.over || !(await calls.hangup(viewer, call_uuid))) {
+        throw notFound(`call ${call_uuid}`);
+      }
+      return reply.code(204).send(null);
+    },
+  });
+
+  /** Ends every ongoing (and queued) call the account sees; 204 even when there is none. */
+  app.delete('/v1/Account/:auth_id/Call/', {
+    schema: {
+      tags: ['Call'],
+      params: AuthIdParams,
+      response: { 204: Type.Null(), ...errorResponses(401) },
+    },
+    handler: async (request, reply) => {
+      await calls.hangupAll(callOwner(request.principal));
+      return reply.code(204).send(null);
+    },
+  });
+
+  /** Ends what is left of a create-call request: its queued and ongoing calls. */
+  app.delete('/v1/Account/:auth_id/Request/:request_uuid/', {
+    schema: {
+      tags: ['Call'],
+      params: RequestParams,
+      response: { 204: Type.Null(), ...errorResponses(401, 404) },
+    },
+    handler: async (request, reply) => {
+      await calls.cancelRequest(callOwner(request.principal), request.params.request_uuid);
+      return reply.code(204).send(null);
+    },
+  });
+
+  app.post('/v1/Account/:auth_id/Call/:call_uuid/Speak/', {
+    schema: {
+      tags: ['Call'],
+      params: CallParams,
+      body: SpeakBody,
+      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 422) },
+    },
+    handler: (request) => {
+      const { call_uuid } = request.params;
+      const body = request.body;
+      const { voice, language } = speakVoice(body.voice ?? 'WOMAN', body.language ?? 'en-US');
+      // legs=bleg and legs=both are accepted, but a call has only its A leg until Dial is
+      // carried; the speech goes to the A leg in every case.
+      const started = calls.speak(callOwner(request.principal), call_uuid, {
+        text: body.text,
+        voice,
+        language,
+        loop: body.loop ?? false,
+        mix: body.mix ?? true,
+      });
+      if (!started) throw notFound(`call ${call_uuid}`);
+      return { message: 'speak started', api_id: request.id };
+    },
+  });
+
+  app.delete('/v1/Account/:auth_id/Call/:call_uuid/Speak/', {
+    schema: {
+      tags: ['Call'],
+      params: CallParams,
+      response: { 200: MessageBody, ...errorResponses(401, 404) },
+    },
+    handler: async (request) => {
+      const { call_uuid } = request.params;
+      if (!(await calls.stopSpeaking(callOwner(request.principal), call_uuid))) {
+        throw notFound(`call ${call_uuid}`);
+      }
+      return { message: 'speak stopped', api_id: request.id };
+    },
+  });
+
+  app.post('/v1/Account/:auth_id/Call/:call_uuid/DTMF/', {
+    schema: {
+      tags: ['Call'],
+      params: CallParams,
+      body: DtmfBody,
+      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 422) },
+    },
+    handler: (request) => {
+      const { call_uuid } = request.params;
+      checkDigits(request.body.digits);
+      // leg=bleg is accepted, but until Dial is carried a call has only its A leg, which
+      // gets the digits.
+      if (!calls.sendDigits(callOwner(request.principal), call_uuid, request.body.digits)) {
+        throw notFound(`call ${call_uuid}`);
+      }
+      return { message: 'digits sent', api_id: request.id };
+    },
+  });
+
+  app.post('/v1/Account/:auth_id/Call/:call_uuid/Conversion/', {
+    schema: {
+      tags: ['Call'],
+      params: CallParams,
+      body: ConversionBody,
+      response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
+    },
+    handler: async (request) => {
+      const conversion: CallConversion = {
+        timestamp: request.body.timestamp ?? null,
+        status: request.body.status ?? null,
+      };
+      await recordConversion(
+        context,
+        calls,
+        request.principal,
+        request.params.call_uuid,
+        conversion,
+      );
+      return { message: 'conversion recorded', api_id: request.id };
+    },
+  });
+}
+
+/**
+ * Keeps a conversion with the call: on the live call, whose record takes it when the call
+ * ends, or on the record of a call already over. A call that ends while this runs gets it on
+ * its record too.
+ */
+async function recordConversion(
+  context: ApiContext,
+  calls: CallEngine,
+  principal: Principal,
+  callUuid: string,
+  conversion: CallConversion,
+): Promise<void> {
+  const entry = calls.find(callOwner(principal), callUuid);
+  if (entry) {
+    entry.call.conversion = conversion;
+    if (!entry.call.over) return;
+    await entry.call.finished;
+  }
+  const record = await findCallRecord(context, principal, callUuid);
+  const same =
+    record.conversion?.timestamp === conversion.timestamp &&
+    record.conversion.status === conversion.status;
+  if (!same) await context.state.calls.update({ ...record, conversion }, record);
+}
