@@ -12,6 +12,7 @@ import {
   type Destination,
   type OutboundCallRequest,
 } from './outbound-request.js';
+import { runDial } from './dial.js';
 import { routeInbound } from './inbound-routing.js';
 
 export interface CallEngineOptions {
@@ -280,6 +281,12 @@ export class CallEngine implements CallLauncher {
 
   private track(call: Call, owner: CallAccount, requestUuid: string | null): void {
     this.live.set(call.uuid, { call, owner });
+    call.dial = (instruction) =>
+      runDial(call, instruction, {
+        services: this.options.services,
+        legs: this.options.legs,
+        numberTarget: (number) => this.targetOf({ kind: 'number', number }),
+      });
     void call.finished.then(() => {
       this.live.delete(call.uuid);
       if (requestUuid) {

@@ -104,11 +104,12 @@ export abstract class CallLeg {
   }
 
   /** Opens the media session; its port goes into our SDP. */
-  protected async openMedia(): Promise<OpenedMedia> {
+  protected async openMedia(near?: string): Promise<OpenedMedia> {
     const opened = await this.env.media.open(
       this.uuid,
       { ...INITIAL_MEDIA, inbandDtmf: true, mediaTimeoutMs: MEDIA_TIMEOUT_MS },
       (event) => this.mediaEvent(event),
+      near === undefined ? {} : { near },
     );
     this.mediaOpened = true;
     this.sdp = new SdpSession({ address: opened.address, port: opened.port });

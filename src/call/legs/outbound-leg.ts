@@ -17,6 +17,8 @@ export interface DialOptions {
   credentials?: { username: string; password: string };
   /** Seconds to ring before giving up (6010 Ring Timeout Reached). */
   ringTimeoutSeconds?: number;
+  /** A leg to share a media worker with, for bridging (Dial's B leg names its A leg). */
+  near?: string;
 }
 
 /**
@@ -66,7 +68,7 @@ export class OutboundLeg extends CallLeg {
   }
 
   private async start(): Promise<void> {
-    const opened = await this.openMedia();
+    const opened = await this.openMedia(this.options.near);
     if (this.pendingEnd) return this.finish(this.pendingEnd);
     const offer = this.sdp!.createOffer();
     const { options } = this;

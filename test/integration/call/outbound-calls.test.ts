@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { muLawDecode } from '../../../src/media/codec/g711.js';
+import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
+import { chunks, strongestFrequency, tone as toneSamples } from '../../support/signal.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
 import { until } from '../../support/wait.js';
 
@@ -198,4 +199,63 @@ describe('outbound calls through the REST API', () => {
     await hangupOf();
     expect(app.requestsTo('/digits')[0]?.params).toMatchObject({ Digits: '12' });
   }, 20_000);
+});
+
+describe('Dial', () => {
+  it('bridges the caller with the first B leg to answer, tones both ways, and posts DialStatus', async () => {
+    const [aMedia, bMedia] = [await mediaServer(), await mediaServer()];
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
+    const bCarrier = await carrier('carrier-answer.xml', { rtp_port: String(bMedia.port) });
+    app.serve('/answer', {
+      body: `<Response><Dial action="${app.baseUrl}/dialed" timeLimit="4"><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
+    });
+    app.serve('/dialed', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+
+    // Once B answers, each side's media server sends a tone back to where the gateway's RTP
+    // comes from.
+    await until(() => bMedia.received.length > 10, 8000);
+    await until(() => aMedia.received.length > 10, 8000);
+    const tone = (hz: number) =>
+      [...chunks(toneSamples(8000, hz, 1.5, 8000), [160])].map((c) => muLawEncode(c));
+    await Promise.all([
+      aMedia.stream(aMedia.received.at(-1)!.from.port, tone(1004), { payloadType: 0 }),
+      bMedia.stream(bMedia.received.at(-1)!.from.port, tone(600), { payloadType: 0 }),
+    ]);
+    const since = (peer: RtpPeer, from: number) =>
+      muLawDecode(
+        Buffer.concat(
+          peer.received
+            .slice(from)
+            .filter((p) => p.payloadType === 0)
+            .map((p) => p.payload),
+        ),
+      );
+    const heardByB = since(bMedia, bMedia.received.length - 60);
+    const heardByA = since(aMedia, aMedia.received.length - 60);
+    expect(strongestFrequency(heardByB.subarray(1600, 5600), 8000, 2)).toBe(1004);
+    expect(strongestFrequency(heardByA.subarray(1600, 5600), 8000, 2)).toBe(600);
+
+    await until(() => app.requestsTo('/dialed').length > 0, 10_000);
+    const dialed = app.requestsTo('/dialed')[0]!.params;
+    expect(dialed).toMatchObject({ DialStatus: 'completed', DialHangupCause: 'Scheduled Hangup' });
+    const hangup = await hangupOf();
+    expect(dialed.DialALegUUID).toBe(hangup.params.CallUUID);
+
+    // Both legs have records; the B leg's parent is the A leg, and each is billed.
+    await until(
+      async () =>
+        (await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${dialed.DialBLegUUID}/`))
+          .status === 200,
+    );
+    const bRecord = await gw.request(
+      'GET',
+      `/v1/Account/${gw.main.id}/Call/${dialed.DialBLegUUID}/`,
+    );
+    expect(bRecord.body).toMatchObject({
+      parent_call_uuid: dialed.DialALegUUID,
+      billed_duration: 60,
+      call_state: 'ANSWER',
+    });
+  }, 30_000);
 });

@@ -1,0 +1,49 @@
+import type { CallType } from '../state/records.js';
+import type { CallServices, CallAccount } from './call.js';
+import { buildCallRecord } from './call-record.js';
+import type { CallLeg } from './legs/call-leg.js';
+import type { LegEnd } from './legs/leg-end.js';
+
+/** What a leg's record needs besides the leg itself. */
+export interface LegFacts {
+  requestUuid: string | null;
+  from: string;
+  to: string;
+  owner: CallAccount;
+  sourceIp: string;
+  callType?: CallType;
+  parentCallUuid?: string | null;
+}
+
+/** Writes the record of a leg that has ended: its times, cause and charge. */
+export async function writeLegRecord(
+  services: CallServices,
+  leg: CallLeg,
+  end: LegEnd,
+  facts: LegFacts,
+): Promise<void> {
+  const times = leg.times;
+  await services.state.calls.create(
+    buildCallRecord(
+      {
+        callUuid: leg.uuid,
+        requestUuid: facts.requestUuid,
+        direction: leg.direction,
+        callType: facts.callType ?? 'voice',
+        from: facts.from,
+        to: facts.to,
+        initiatedAt: times.initiation,
+        answeredAt: times.answer ?? null,
+        endedAt: times.end ?? times.initiation,
+        hangupCauseCode: end.cause.code,
+        hangupCauseName: end.cause.name,
+        hangupSource: end.source,
+        parentCallUuid: facts.parentCallUuid ?? null,
+        sourceIp: facts.sourceIp,
+        account: facts.owner.account,
+        subaccount: facts.owner.subaccount,
+      },
+      services.deck,
+    ),
+  );
+}
