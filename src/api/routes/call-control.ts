@@ -162,8 +162,8 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       const { call_uuid } = request.params;
       const body = request.body;
       const { voice, language } = speakVoice(body.voice ?? 'WOMAN', body.language ?? 'en-US');
-      // legs=bleg and legs=both are accepted, but a call has only its A leg until Dial is
-      // carried; the speech goes to the A leg in every case.
+      // legs=bleg and legs=both are accepted, but the call engine speaks on the A leg only
+      // (it cannot address a dialled B leg yet), so the speech goes to the A leg in every case.
       const started = calls.speak(callOwner(request.principal), call_uuid, {
         text: body.text,
         voice,
@@ -201,8 +201,8 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
     handler: (request) => {
       const { call_uuid } = request.params;
       checkDigits(request.body.digits);
-      // leg=bleg is accepted, but until Dial is carried a call has only its A leg, which
-      // gets the digits.
+      // leg=bleg is accepted, but the call engine sends digits on the A leg only (it cannot
+      // address a dialled B leg yet), so the A leg gets them in every case.
       if (!calls.sendDigits(callOwner(request.principal), call_uuid, request.body.digits)) {
         throw notFound(`call ${call_uuid}`);
       }
