@@ -3,7 +3,9 @@ import { notFound } from '../core/errors.js';
 import type { IncomingInvite } from '../sip/ua/incoming-invite.js';
 import { Call, type CallAccount, type CallServices } from './call.js';
 import type { CallLauncher, CallOwner } from './call-launcher.js';
-import { hangupCause } from './hangup-causes.js';
+import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
+import type { DialInstruction } from './xml/answer-document.js';
+import { parseAnswerXml } from './xml/parse-answer-xml.js';
 import type { LegEnvironment } from './legs/call-leg.js';
 import { InboundLeg } from './legs/inbound-leg.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
@@ -12,7 +14,9 @@ import {
   type Destination,
   type OutboundCallRequest,
 } from './outbound-request.js';
+import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
 import { runDial } from './dial.js';
+import { resolveSipTarget } from './endpoint-target.js';
 import { routeInbound } from './inbound-routing.js';
 
 export interface CallEngineOptions {
@@ -192,6 +196,7 @@ export class CallEngine implements CallLauncher {
     const leg = OutboundLeg.dial(legs, {
       uuid,
       target: target ?? `sip:${to.replace(/^\+/, '')}@invalid`,
+      ...(destination.kind === 'sip' ? { resolve: () => this.sipTarget(destination.uri) } : {}),
       from: `sip:${request.from}@${legs.publicHost}`,
       fromDisplayName: request.callerName ?? undefined,
       headers,
@@ -234,6 +239,19 @@ export class CallEngine implements CallLauncher {
     }
   }
 
+  /** A SIP URI's target: a registered endpoint's contact and flow, or the URI itself. */
+  sipTarget(uri: string): Promise<{ target: string; destination?: SipDestination } | null> {
+    return resolveSipTarget(uri, {
+      state: this.options.services.state,
+      scheduler: this.options.services.scheduler,
+      domains: [this.options.legs.publicHost.toLowerCase()],
+    }).then((resolved) =>
+      resolved.kind === 'unregistered'
+        ? null
+        : { target: resolved.target, destination: resolved.destination },
+    );
+  }
+
   /** The Request-URI for a destination: SIP URIs as given, numbers through the carrier. */
   private targetOf(destination: Destination): string | null {
     if (destination.kind === 'sip') return destination.uri;
@@ -257,13 +275,35 @@ export class CallEngine implements CallLauncher {
   }
 
   private async admit(leg: InboundLeg, invite: IncomingInvite): Promise<void> {
-    const route = await routeInbound(this.options.services.state, invite);
-    if (route.kind === 'refuse') {
-      invite.reject(route.status, route.reason);
+    const route = await routeInbound(
+      { state: this.options.services.state, callers: this.options.legs.sip.callers },
+      invite,
+    );
+    if (route.kind === 'refuse' || route.kind === 'respond') {
+      const response = route.kind === 'respond' ? route.response : null;
+      const headers = response
+        ? ['WWW-Authenticate', 'Proxy-Authenticate'].flatMap((name) =>
+            response.headers.getRows(name).map((value) => [name, value] as [string, string]),
+          )
+        : [];
+      invite.reject(
+        response ? response.status : (route as { status: number }).status,
+        response ? response.reason : (route as { reason: string }).reason,
+        headers,
+      );
       return;
     }
     if (!(await leg.prepare())) return;
     leg.ring();
+    const urls =
+      route.kind === 'app'
+        ? route.urls
+        : // A call to an endpoint's SIP URI rings that endpoint, as a Dial would.
+          {
+            answer: {
+              xml: `<Response><Dial><User>${escapeXml(route.uri)}</User></Dial></Response>`,
+            },
+          };
     const call = new Call(this.options.services, {
       uuid: leg.uuid,
       requestUuid: null,
@@ -273,10 +313,43 @@ export class CallEngine implements CallLauncher {
       callerName: route.callerName,
       owner: route.owner,
       sourceIp: invite.remote.address,
-      urls: route.urls,
+      urls,
     });
     this.track(call, route.owner, null);
-    call.startApplication();
+    if (route.kind === 'endpoint') void this.connectEndpoint(call, route.uri);
+    else call.startApplication();
+  }
+
+  /**
+   * A call to an endpoint's SIP URI: the endpoint rings while the caller does, the caller is
+   * answered when it answers, and otherwise gets the endpoint's outcome (2020 when it is not
+   * registered, busy, no answer).
+   */
+  private async connectEndpoint(call: Call, uri: string): Promise<void> {
+    const document = parseAnswerXml(
+      `<Response><Dial><User>${escapeXml(uri)}</User></Dial></Response>`,
+    );
+    const dial = document.instructions[0] as DialInstruction;
+    const result = await runDial(call, dial, {
+      services: this.options.services,
+      legs: this.options.legs,
+      numberTarget: (number) => this.targetOf({ kind: 'number', number }),
+      sipTarget: (target) => this.sipTarget(target),
+      answerCaller: () => call.answer(),
+    });
+    if (call.over) return;
+    const answered = result.DialStatus === 'completed';
+    const cause = answered
+      ? hangupCause('Normal Hangup')
+      : (findHangupCauseByName(result.DialHangupCause ?? '') ?? hangupCause('No Answer'));
+    const status = answered
+      ? 'completed'
+      : result.DialStatus === 'busy'
+        ? 'busy'
+        : result.DialStatus === 'no-answer'
+          ? 'no-answer'
+          : 'failed';
+    await call.hangup({ cause, source: 'Callee', status });
   }
 
   private track(call: Call, owner: CallAccount, requestUuid: string | null): void {
@@ -286,6 +359,7 @@ export class CallEngine implements CallLauncher {
         services: this.options.services,
         legs: this.options.legs,
         numberTarget: (number) => this.targetOf({ kind: 'number', number }),
+        sipTarget: (uri) => this.sipTarget(uri),
       });
     void call.finished.then(() => {
       this.live.delete(call.uuid);
@@ -311,3 +385,6 @@ function visible(viewer: CallOwner, owner: CallAccount): boolean {
   // A main account sees its subaccounts' calls too; a subaccount only its own.
   return viewer.isMain || owner.subaccount === viewer.authId;
 }
+
+const escapeXml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Destination } from '../sip/transport/transport-layer.js';
 import type { Call, CallServices } from './call.js';
 import { hangupCause } from './hangup-causes.js';
 import type { LegEnvironment } from './legs/call-leg.js';
@@ -13,6 +14,13 @@ export interface DialDeps {
   legs: LegEnvironment;
   /** The Request-URI for a phone number (through the carrier); null when none is set. */
   numberTarget(number: string): string | null;
+  /**
+   * For a caller not answered yet (a call straight to an endpoint): answers it when a B leg
+   * answers, and no ringback is played meanwhile (the caller hears its own, on 180).
+   */
+  answerCaller?: () => void;
+  /** A SIP URI's target (a registered endpoint's contact); null when it is not registered. */
+  sipTarget(uri: string): Promise<{ target: string; destination?: Destination } | null>;
 }
 
 /** US ringback: 440 + 480 Hz, 2 s on, 4 s off, played to the caller while the B leg rings. */
@@ -38,7 +46,9 @@ export async function runDial(
     ringback.stopped = true;
     void aLeg.stopPlayback();
   };
-  if (instruction.dialMusic === 'real') {
+  if (deps.answerCaller) {
+    ringback.stopped = true;
+  } else if (instruction.dialMusic === 'real') {
     void ringbackLoop(call, ringback, deps);
   } else {
     void call.play({ kind: 'file', url: instruction.dialMusic }, { loop: true }).catch(() => false);
@@ -61,6 +71,7 @@ export async function runDial(
   let bLeg = winner ?? dialled[0]!.leg;
   if (winner && !aLeg.isOver) {
     bLeg = winner;
+    deps.answerCaller?.();
     await deps.legs.media.send({
       type: 'bridge',
       sessionId: aLeg.uuid,
@@ -124,6 +135,7 @@ function placeB(call: Call, instruction: DialInstruction, target: DialTarget, de
     uuid,
     near: call.leg.uuid,
     target: requestUri ?? 'sip:unroutable@invalid',
+    ...(target.kind === 'User' ? { resolve: () => deps.sipTarget(target.uri) } : {}),
     from: `sip:${callerId.replace(/^sip:/, '').replace(/@.*$/, '')}@${deps.legs.publicHost}`,
     fromDisplayName: callerName ?? undefined,
     headers: outboundSipHeaders(

@@ -1,4 +1,6 @@
-import { isSipUri, type SipRequest } from '../sip/message/index.js';
+import { isSipUri, type SipRequest, type SipResponse } from '../sip/message/index.js';
+import type { Flow } from '../sip/transport/flow.js';
+import type { RequestAuthenticator } from '../sip/ua/request-authenticator.js';
 import type { ApplicationRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { HttpMethod } from './app/app-call.js';
@@ -14,32 +16,54 @@ export type InboundRoute =
       callerName: string | null;
       urls: CallUrls;
     }
-  | { kind: 'refuse'; status: number; reason: string };
+  /** A call to one of our endpoints' SIP URIs, from outside: it is dialled directly. */
+  | {
+      kind: 'endpoint';
+      uri: string;
+      owner: CallAccount;
+      from: string;
+      to: string;
+      callerName: string | null;
+    }
+  | { kind: 'refuse'; status: number; reason: string }
+  /** Send this response (a digest challenge, a refused token). */
+  | { kind: 'respond'; response: SipResponse };
+
+export interface RoutingContext {
+  state: State;
+  /** Checks an endpoint's digest or a WebSocket client's bearer token. */
+  callers: RequestAuthenticator;
+}
 
 /**
- * Routes an INVITE from a trunk or carrier: the Request-URI's user part is the number
- * called; the Number record that holds it names the application (or its account's default
- * number application), whose answer_url then runs the call.
+ * Routes an INVITE, in this order:
+ * 1. to a number we hold: the Number's application (or its account's default number app);
+ * 2. from one of our endpoints (digest-authenticated, or a bearer token over WebSocket):
+ *    the endpoint's application, or its account's default endpoint application;
+ * 3. to one of our endpoints' SIP URIs: dialled directly (2020 when it is not registered);
+ * 4. anything else: 404.
  */
 export async function routeInbound(
-  state: State,
-  invite: { readonly request: SipRequest },
+  context: RoutingContext,
+  invite: { readonly request: SipRequest; readonly flow: Flow },
 ): Promise<InboundRoute> {
+  const { state } = context;
   const request = invite.request;
   const target = request.requestUri();
   const called = isSipUri(target) ? (target.user ?? '') : '';
   const digits = called.replace(/^\+/, '');
-  if (!/^\d{6,15}$/.test(digits)) {
-    return { kind: 'refuse', status: 404, reason: 'Not Found' };
+  const number = /^\d{6,15}$/.test(digits)
+    ? await state.numbers.findByUnique({ space: 'number', value: digits })
+    : null;
+  const from = request.from();
+  const caller = isSipUri(from.uri) ? (from.uri.user ?? '') : '';
+  if (!number || !number.voice_enabled) {
+    return routeEndpoint(context, invite, called, caller, from.displayName);
   }
-  const number = await state.numbers.findByUnique({ space: 'number', value: digits });
-  if (!number || !number.voice_enabled) return { kind: 'refuse', status: 404, reason: 'Not Found' };
   const app =
     (number.app_id ? await state.applications.get(number.account, number.app_id) : null) ??
     (await defaultNumberApp(state, number.account, number.subaccount));
   if (!app) return { kind: 'refuse', status: 480, reason: 'No Application' };
-  const from = request.from();
-  const caller = isSipUri(from.uri) ? (from.uri.user ?? '') : '';
   return {
     kind: 'app',
     owner: {
@@ -54,13 +78,77 @@ export async function routeInbound(
   };
 }
 
+async function routeEndpoint(
+  context: RoutingContext,
+  invite: { readonly request: SipRequest; readonly flow: Flow },
+  called: string,
+  caller: string,
+  callerName: string | null,
+): Promise<InboundRoute> {
+  const { state } = context;
+  const request = invite.request;
+  const fromEndpoint = await state.endpoints.findByUnique({ space: 'sip_user', value: caller });
+  const overWebSocket = invite.flow.protocol === 'WS' || invite.flow.protocol === 'WSS';
+  if (fromEndpoint || overWebSocket || request.authorization().length > 0) {
+    const verdict = await context.callers.authenticate(request, invite.flow, 'call', caller);
+    if (!verdict.ok) return { kind: 'respond', response: verdict.response };
+    const aor = verdict.aor;
+    const endpoint =
+      aor.kind === 'endpoint' ? await state.endpoints.get(aor.account, aor.id) : null;
+    const app =
+      (endpoint?.app_id ? await state.applications.get(aor.account, endpoint.app_id) : null) ??
+      (await defaultApp(state, aor.account, aor.subaccount, 'default_endpoint_app'));
+    if (!app) return { kind: 'refuse', status: 480, reason: 'No Application' };
+    return {
+      kind: 'app',
+      owner: {
+        authId: aor.subaccount ?? aor.account,
+        account: aor.account,
+        subaccount: aor.subaccount,
+      },
+      from: aor.user,
+      to: called,
+      callerName,
+      urls: urlsOf(app),
+    };
+  }
+  const callee = called
+    ? await state.endpoints.findByUnique({ space: 'sip_user', value: called })
+    : null;
+  if (callee) {
+    const target = request.requestUri();
+    return {
+      kind: 'endpoint',
+      uri: isSipUri(target) ? `sip:${called}@${target.host}` : `sip:${called}`,
+      owner: {
+        authId: callee.subaccount ?? callee.account,
+        account: callee.account,
+        subaccount: callee.subaccount,
+      },
+      from: caller,
+      to: called,
+      callerName,
+    };
+  }
+  return { kind: 'refuse', status: 404, reason: 'Not Found' };
+}
+
+async function defaultApp(
+  state: State,
+  account: string,
+  subaccount: string | null,
+  which: 'default_number_app' | 'default_endpoint_app',
+): Promise<ApplicationRecord | null> {
+  const apps = await state.applications.all(account);
+  return apps.find((a) => a[which] && a.subaccount === subaccount) ?? null;
+}
+
 async function defaultNumberApp(
   state: State,
   account: string,
   subaccount: string | null,
 ): Promise<ApplicationRecord | null> {
-  const apps = await state.applications.all(account);
-  return apps.find((a) => a.default_number_app && a.subaccount === subaccount) ?? null;
+  return defaultApp(state, account, subaccount, 'default_number_app');
 }
 
 function urlsOf(app: ApplicationRecord): CallUrls {

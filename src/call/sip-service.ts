@@ -12,6 +12,7 @@ import { InviteClient } from '../sip/ua/invite-client.js';
 import { InviteServer } from '../sip/ua/invite-server.js';
 import type { Address } from '../sip/transport/flow.js';
 import { Registrar } from '../sip/ua/registrar.js';
+import { RequestAuthenticator } from '../sip/ua/request-authenticator.js';
 import type { State } from '../state/state.js';
 import { StateRegistrarDirectory } from './registrar-directory.js';
 import { prometheusSipMetrics } from './sip-metrics.js';
@@ -49,6 +50,8 @@ export class SipService {
   readonly invites: InviteClient;
   /** Receives calls: until the call layer sets onInvite, an INVITE is answered 480. */
   readonly incoming: InviteServer;
+  /** Checks who sent an INVITE: an endpoint's digest, or a bearer token over WebSocket. */
+  readonly callers: RequestAuthenticator;
   readonly node = `${hostname()}-${process.pid}`;
   private addressesValue: SipAddresses | null = null;
 
@@ -70,8 +73,17 @@ export class SipService {
       nonceLifetimeMs: config.sipNonceLifetime * 1000,
       algorithms: config.sipDigestAlgorithms,
     });
+    const directory = new StateRegistrarDirectory(state, () => scheduler.now());
+    this.callers = new RequestAuthenticator({
+      clock: scheduler,
+      directory,
+      authenticator,
+      md5OnlyAgents: config.sipMd5OnlyAgents,
+      onRefused: (reason, request) =>
+        log.info({ sip: true, method: request.method, reason }, 'INVITE refused'),
+    });
     this.registrar = new Registrar(this.stack.core, {
-      directory: new StateRegistrarDirectory(state, () => scheduler.now()),
+      directory,
       authenticator,
       scheduler,
       node: this.node,

@@ -34,6 +34,8 @@ export interface BaresipOptions {
   accountParams?: string[];
   /** More config lines ("name value"). */
   configLines?: string[];
+  /** Commands run once it has started (`-e`), e.g. `/dial sip:14155550111@127.0.0.1`. */
+  commands?: string[];
 }
 
 export interface Baresip {
@@ -95,7 +97,8 @@ export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
   await writeFile(join(dir, 'accounts'), `${account}\n`);
   await writeFile(join(dir, 'contacts'), '');
 
-  const child = spawn('baresip', ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const commands = (options.commands ?? []).flatMap((command) => ['-e', command]);
+  const child = spawn('baresip', ['-f', dir, ...commands], { stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let output = '';
   const waiters = new Set<() => void>();

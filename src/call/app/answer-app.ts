@@ -17,11 +17,10 @@ import type {
 import { parseAnswerXml } from '../xml/parse-answer-xml.js';
 import type { AppCall, HttpMethod } from './app-call.js';
 
-export interface AppStart {
-  url: string;
-  method: HttpMethod;
-  fallback?: { url: string; method: HttpMethod } | null;
-}
+/** Where a call's application comes from: the answer_url, or a document of the gateway's own. */
+export type AppStart =
+  | { url: string; method: HttpMethod; fallback?: { url: string; method: HttpMethod } | null }
+  | { xml: string };
 
 /** answer_url: three attempts, within 60 s, before the fallback_url (voice document). */
 const ANSWER_ATTEMPTS = 3;
@@ -80,6 +79,7 @@ export class AnswerApp {
   }
 
   private async answerDocument(start: AppStart): Promise<readonly ResponseInstruction[] | null> {
+    if ('xml' in start) return this.parse(start.xml, 'answer');
     const params = { ...this.call.requestParams(), Event: 'StartApp' };
     let body = await this.fetchWithRetries(start.url, start.method, params);
     if (body === null && start.fallback) {

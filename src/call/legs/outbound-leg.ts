@@ -1,3 +1,4 @@
+import type { Destination } from '../../sip/transport/transport-layer.js';
 import type { OutgoingInvite } from '../../sip/ua/outgoing-invite.js';
 import type { TimerHandle } from '../../core/scheduler.js';
 import { hangupCause } from '../hangup-causes.js';
@@ -19,6 +20,13 @@ export interface DialOptions {
   ringTimeoutSeconds?: number;
   /** A leg to share a media worker with, for bridging (Dial's B leg names its A leg). */
   near?: string;
+  /** Where the INVITE goes instead of the target's host (a registered endpoint's flow). */
+  destination?: Destination;
+  /**
+   * Finds the target when it is known only asynchronously (an endpoint's registration):
+   * null means the endpoint is not registered (2020).
+   */
+  resolve?: () => Promise<{ target: string; destination?: Destination } | null>;
 }
 
 /**
@@ -68,12 +76,26 @@ export class OutboundLeg extends CallLeg {
   }
 
   private async start(): Promise<void> {
+    let { target, destination } = this.options;
+    if (this.options.resolve) {
+      const resolved = await this.options.resolve();
+      if (resolved === null) {
+        return this.finish({
+          cause: hangupCause('Endpoint Not Registered'),
+          source: 'Service',
+          status: 'failed',
+        });
+      }
+      ({ target, destination } = resolved);
+    }
+    if (this.pendingEnd) return this.finish(this.pendingEnd);
     const opened = await this.openMedia(this.options.near);
     if (this.pendingEnd) return this.finish(this.pendingEnd);
     const offer = this.sdp!.createOffer();
     const { options } = this;
     this.invite = this.env.sip.invites.invite({
-      target: options.target,
+      target,
+      destination,
       to: options.to,
       from: options.from,
       fromDisplayName: options.fromDisplayName,

@@ -1,0 +1,54 @@
+import type { Scheduler } from '../core/scheduler.js';
+import { isSipUri, parseUri } from '../sip/message/index.js';
+import type { Destination } from '../sip/transport/transport-layer.js';
+import type { TransportProtocol } from '../sip/transport/flow.js';
+import type { State } from '../state/state.js';
+import { liveBindings } from './registrar-directory.js';
+
+/** Where a SIP URI destination is to be sent. */
+export type ResolvedTarget =
+  | { kind: 'uri'; target: string; destination?: Destination }
+  /** The URI names one of our endpoints, and it has no live registration. */
+  | { kind: 'unregistered' };
+
+/**
+ * A destination on the gateway's own domain whose user is an endpoint goes to where that
+ * endpoint registered from: its newest live binding's contact, sent to the address and
+ * connection the REGISTER came on (so NAT and WebSocket clients are reached). Any other URI
+ * is dialled as it is.
+ */
+export async function resolveSipTarget(
+  uri: string,
+  context: { state: State; scheduler: Scheduler; domains: readonly string[] },
+): Promise<ResolvedTarget> {
+  let parsed;
+  try {
+    parsed = parseUri(uri);
+  } catch {
+    return { kind: 'uri', target: uri };
+  }
+  if (!isSipUri(parsed) || parsed.user === null) return { kind: 'uri', target: uri };
+  if (!context.domains.includes(parsed.host.toLowerCase())) return { kind: 'uri', target: uri };
+  const endpoint = await context.state.endpoints.findByUnique({
+    space: 'sip_user',
+    value: parsed.user,
+  });
+  if (!endpoint) return { kind: 'uri', target: uri };
+  const bindings = await liveBindings(
+    context.state,
+    endpoint.account,
+    endpoint.endpoint_id,
+    context.scheduler.now(),
+  );
+  const newest = bindings.at(-1);
+  if (!newest) return { kind: 'unregistered' };
+  return {
+    kind: 'uri',
+    target: newest.contact.replace(/^<|>$/g, ''),
+    destination: {
+      protocol: newest.protocol as TransportProtocol,
+      address: { address: newest.address, port: newest.port },
+      ...(newest.connection_id ? { connectionId: newest.connection_id } : {}),
+    },
+  };
+}
