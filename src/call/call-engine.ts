@@ -6,7 +6,7 @@ import type { CallLauncher, CallOwner } from './call-launcher.js';
 import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
 import type { DialInstruction } from './xml/answer-document.js';
 import { parseAnswerXml } from './xml/parse-answer-xml.js';
-import type { LegEnvironment } from './legs/call-leg.js';
+import type { CallLeg, LegEnvironment } from './legs/call-leg.js';
 import { InboundLeg } from './legs/inbound-leg.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
 import {
@@ -26,7 +26,11 @@ export interface CallEngineOptions {
   carrierUri: string | null;
 }
 
+/** What an action on a live call came to. */
+export type LiveAction = 'done' | 'not-found' | 'no-b-leg';
+
 export interface LiveSpeech {
+  legs?: 'aleg' | 'bleg' | 'both';
   text: string;
   voice: 'MAN' | 'WOMAN';
   language: string;
@@ -101,43 +105,57 @@ export class CallEngine implements CallLauncher {
   }
 
   /**
-   * Speaks into a live call (POST Call/{uuid}/Speak/). Resolves once the speech has started
-   * rendering; false when there is no such live call. The legs other than the A leg arrive
-   * with Dial.
+   * Speaks into a live call (POST Call/{uuid}/Speak/) on the legs asked for: the caller, the
+   * party Dial connected (bleg), or both. Returns at once; the speech renders and plays on.
    */
-  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): boolean {
+  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): LiveAction {
+    return this.onLegs(viewer, uuid, speech.legs ?? 'aleg', (leg, call) => {
+      void leg
+        .play(
+          { kind: 'speech', text: speech.text, voice: speech.voice, language: speech.language },
+          { loop: speech.loop, mix: speech.mix },
+        )
+        .catch((error: Error) =>
+          call.log('Speak on the live call failed', { reason: error.message }),
+        );
+    });
+  }
+
+  /** Stops what is being spoken or played on every leg of a live call (DELETE .../Speak/). */
+  stopSpeaking(viewer: CallOwner, uuid: string): LiveAction {
+    return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback());
+  }
+
+  /** Sends digits to a leg of a live call (POST Call/{uuid}/DTMF/). */
+  sendDigits(
+    viewer: CallOwner,
+    uuid: string,
+    digits: string,
+    leg: 'aleg' | 'bleg' = 'aleg',
+  ): LiveAction {
+    return this.onLegs(viewer, uuid, leg, (target, call) => {
+      void target
+        .sendDigits(digits)
+        .catch((error: Error) =>
+          call.log('DTMF on the live call failed', { reason: error.message }),
+        );
+    });
+  }
+
+  private onLegs(
+    viewer: CallOwner,
+    uuid: string,
+    legs: 'aleg' | 'bleg' | 'both',
+    act: (leg: CallLeg, call: Call) => void,
+  ): LiveAction {
     const entry = this.find(viewer, uuid);
-    if (!entry) return false;
+    if (!entry) return 'not-found';
     const { call } = entry;
-    void call
-      .play(
-        { kind: 'speech', text: speech.text, voice: speech.voice, language: speech.language },
-        { loop: speech.loop, mix: speech.mix },
-      )
-      .catch((error: Error) =>
-        call.log('Speak on the live call failed', { reason: error.message }),
-      );
-    return true;
-  }
-
-  /** Stops what is being spoken or played on a live call (DELETE Call/{uuid}/Speak/). */
-  async stopSpeaking(viewer: CallOwner, uuid: string): Promise<boolean> {
-    const entry = this.find(viewer, uuid);
-    if (!entry) return false;
-    await entry.call.stopPlayback();
-    return true;
-  }
-
-  /** Sends digits on a live call (POST Call/{uuid}/DTMF/); false when there is no such call. */
-  sendDigits(viewer: CallOwner, uuid: string, digits: string): boolean {
-    const entry = this.find(viewer, uuid);
-    if (!entry) return false;
-    void entry.call
-      .sendDigits(digits)
-      .catch((error: Error) =>
-        entry.call.log('DTMF on the live call failed', { reason: error.message }),
-      );
-    return true;
+    const bLeg = call.bLeg;
+    if (legs === 'bleg' && !bLeg) return 'no-b-leg';
+    if (legs !== 'bleg') act(call.leg, call);
+    if (legs !== 'aleg' && bLeg) act(bLeg, call);
+    return 'done';
   }
 
   /** Calls of a request not yet dialled (Call/?status=queued). */

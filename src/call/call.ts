@@ -71,6 +71,8 @@ export class Call implements AppCall {
   readonly uuid: string;
   readonly digits: DigitCollector;
   readonly finished: Promise<void>;
+  /** The party Dial connected, while it is connected. */
+  bLeg: CallLeg | null = null;
   /** Reported with POST Call/{uuid}/Conversion/ while the call is live; its record keeps it. */
   conversion: CallConversion | null = null;
   /** When early media started, for SessionStart. */

@@ -72,6 +72,7 @@ export async function runDial(
   if (winner && !aLeg.isOver) {
     bLeg = winner;
     deps.answerCaller?.();
+    call.bLeg = bLeg;
     await deps.legs.media.send({
       type: 'bridge',
       sessionId: aLeg.uuid,
@@ -98,6 +99,7 @@ export async function runDial(
       bLeg.hangup({ cause: hangupCause('Normal Hangup'), source: 'Caller', status: 'completed' }),
     );
     await bLeg.ended;
+    call.bLeg = null;
     void aEnded;
     limit.cancel();
     stopStar();

@@ -162,16 +162,16 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       const { call_uuid } = request.params;
       const body = request.body;
       const { voice, language } = speakVoice(body.voice ?? 'WOMAN', body.language ?? 'en-US');
-      // legs=bleg and legs=both are accepted, but the call engine speaks on the A leg only
-      // (it cannot address a dialled B leg yet), so the speech goes to the A leg in every case.
       const started = calls.speak(callOwner(request.principal), call_uuid, {
+        legs: body.legs ?? 'aleg',
         text: body.text,
         voice,
         language,
         loop: body.loop ?? false,
         mix: body.mix ?? true,
       });
-      if (!started) throw notFound(`call ${call_uuid}`);
+      if (started === 'not-found') throw notFound(`call ${call_uuid}`);
+      if (started === 'no-b-leg') throw noBLeg('legs');
       return { message: 'speak started', api_id: request.id };
     },
   });
@@ -184,7 +184,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
     },
     handler: async (request) => {
       const { call_uuid } = request.params;
-      if (!(await calls.stopSpeaking(callOwner(request.principal), call_uuid))) {
+      if (calls.stopSpeaking(callOwner(request.principal), call_uuid) === 'not-found') {
         throw notFound(`call ${call_uuid}`);
       }
       return { message: 'speak stopped', api_id: request.id };
@@ -201,11 +201,14 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
     handler: (request) => {
       const { call_uuid } = request.params;
       checkDigits(request.body.digits);
-      // leg=bleg is accepted, but the call engine sends digits on the A leg only (it cannot
-      // address a dialled B leg yet), so the A leg gets them in every case.
-      if (!calls.sendDigits(callOwner(request.principal), call_uuid, request.body.digits)) {
-        throw notFound(`call ${call_uuid}`);
-      }
+      const sent = calls.sendDigits(
+        callOwner(request.principal),
+        call_uuid,
+        request.body.digits,
+        request.body.leg ?? 'aleg',
+      );
+      if (sent === 'not-found') throw notFound(`call ${call_uuid}`);
+      if (sent === 'no-b-leg') throw noBLeg('leg');
       return { message: 'digits sent', api_id: request.id };
     },
   });
@@ -258,3 +261,7 @@ async function recordConversion(
     record.conversion.status === conversion.status;
   if (!same) await context.state.calls.update({ ...record, conversion }, record);
 }
+
+/** legs=bleg (or leg=bleg) on a call that has no party connected by Dial. */
+const noBLeg = (field: string) =>
+  invalidParameter(`invalid ${field}: the call has no B leg (no Dial connected)`);

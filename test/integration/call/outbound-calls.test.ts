@@ -207,7 +207,7 @@ describe('Dial', () => {
     const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
     const bCarrier = await carrier('carrier-answer.xml', { rtp_port: String(bMedia.port) });
     app.serve('/answer', {
-      body: `<Response><Dial action="${app.baseUrl}/dialed" timeLimit="4"><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
+      body: `<Response><Dial action="${app.baseUrl}/dialed" timeLimit="6"><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
     });
     app.serve('/dialed', { body: '<Response><Hangup/></Response>' });
     await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
@@ -235,6 +235,15 @@ describe('Dial', () => {
     const heardByA = since(aMedia, aMedia.received.length - 60);
     expect(strongestFrequency(heardByB.subarray(1600, 5600), 8000, 2)).toBe(1004);
     expect(strongestFrequency(heardByA.subarray(1600, 5600), 8000, 2)).toBe(600);
+
+    // Digits sent to the B leg of the live call reach the B side only, as RFC 4733 events.
+    const aUuid = app.requestsTo('/answer')[0]!.params.CallUUID!;
+    const dtmf = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/${aUuid}/DTMF/`, {
+      json: { digits: '7', leg: 'bleg' },
+    });
+    expect(dtmf.status).toBe(200);
+    await until(() => bMedia.received.some((p) => p.payloadType === 101), 3000);
+    expect(aMedia.received.some((p) => p.payloadType === 101)).toBe(false);
 
     await until(() => app.requestsTo('/dialed').length > 0, 10_000);
     const dialed = app.requestsTo('/dialed')[0]!.params;
