@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { newAuthId, newAuthToken } from '../../src/core/ids.js';
+import { freePort } from '../../test/support/redis-server.js';
+import { freeLoopbackPort } from '../../test/support/sipp.js';
+
+const MAIN_JS = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+const READY_TIMEOUT_MS = 20_000;
+const STOP_GRACE_MS = 5_000;
+/** Log lines kept for the results: the first ones say most about what went wrong. */
+const KEPT_LINES = 20;
+
+/** The built gateway in its own process, with what it logged at warn and above. */
+export interface CallsGateway {
+  pid: number;
+  baseUrl: string;
+  sipPort: number;
+  authId: string;
+  authorization: string;
+  /** How many lines the gateway has written to stdout and stderr so far. */
+  logLineCount(): number;
+  /** The first lines it wrote (at most 20), and the last few. */
+  logLines(): { first: string[]; last: string[] };
+  exited(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts dist/src/main.js on the embedded in-memory store, with rate limiting off and logging at
+ * warn, SIP over UDP on a free loopback port and RTP on `rtpPorts`. Unlike bench/api's starter it
+ * keeps the gateway's output, which is how trouble under load shows.
+ */
+export async function startCallsGateway(options: {
+  rtpPorts: string;
+  mediaWorkers: number;
+}): Promise<CallsGateway> {
+  const port = await freePort();
+  const sipPort = await freeLoopbackPort();
+  const authId = newAuthId('MA');
+  const authToken = newAuthToken();
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('VOXGATE_')) env[key] = value;
+  }
+  Object.assign(env, {
+    NODE_ENV: 'production',
+    VOXGATE_HTTP_HOST: '127.0.0.1',
+    VOXGATE_HTTP_PORT: String(port),
+    VOXGATE_AUTH_ID: authId,
+    VOXGATE_AUTH_TOKEN: authToken,
+    VOXGATE_RATE_LIMIT: '0',
+    VOXGATE_LOG_LEVEL: 'warn',
+    VOXGATE_DATA_DIR: '',
+    VOXGATE_SIP_HOST: '127.0.0.1',
+    VOXGATE_SIP_PORT: String(sipPort),
+    VOXGATE_SIP_WS_PORT: '0',
+    VOXGATE_RTP_HOST: '127.0.0.1',
+    VOXGATE_RTP_PORTS: options.rtpPorts,
+    VOXGATE_MEDIA_WORKERS: String(options.mediaWorkers),
+  });
+  const child = spawn(process.execPath, [MAIN_JS], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const first: string[] = [];
+  const last: string[] = [];
+  let count = 0;
+  let partial = '';
+  const keep = (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      count++;
+      if (first.length < KEPT_LINES) first.push(line);
+      last.push(line);
+      if (last.length > 5) last.shift();
+    }
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const stop = async () => {
+    if (exited()) return;
+    child.kill('SIGTERM');
+    if (!(await Promise.race([exit.then(() => true), sleep(STOP_GRACE_MS, false)]))) {
+      child.kill('SIGKILL');
+      await exit;
+    }
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (exited()) throw new Error(`the gateway exited before it was ready:\n${first.join('\n')}`);
+    try {
+      const res = await fetch(`${baseUrl}/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the gateway was not ready within ${READY_TIMEOUT_MS} ms`);
+    }
+    await sleep(100);
+  }
+  return {
+    pid: child.pid ?? 0,
+    baseUrl,
+    sipPort,
+    authId,
+    authorization: `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`,
+    logLineCount: () => count,
+    logLines: () => ({ first: [...first], last: [...last] }),
+    exited,
+    stop,
+  };
+}

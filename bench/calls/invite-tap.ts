@@ -1,0 +1,105 @@
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { performance } from 'node:perf_hooks';
+
+/**
+ * A UDP relay in front of the SIPp carrier that notes when each INVITE reaches it: everything
+ * from the gateway goes on to the carrier and every answer comes back, unchanged. An INVITE is
+ * recognised by the `X-PH-bench: <n>` header the benchmark asked for with sip_headers, so the
+ * time can be matched with the request that placed the call. The ACK and the BYE go straight to
+ * the carrier (its Contact), past the tap.
+ */
+export interface InviteTap {
+  port: number;
+  /** performance.now() when the first INVITE of call n arrived. */
+  arrivals: Map<number, number>;
+  /** INVITEs seen again for a call already seen: the gateway retransmitting. */
+  retransmissions: number;
+  /** Where datagrams go from now on. */
+  setTarget(port: number): void;
+  stop(): Promise<void>;
+}
+
+const LOOPBACK = '127.0.0.1';
+const BENCH_HEADER = /\r\nX-PH-bench:\s*(\d+)/i;
+
+export async function startInviteTap(): Promise<InviteTap> {
+  let targetPort = 0;
+  const arrivals = new Map<number, number>();
+  const counts = { retransmissions: 0 };
+  const front = await bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 }));
+  const upstreams = new Map<string, Socket>();
+  const pending = new Map<string, Promise<Socket>>();
+
+  const upstreamFor = async (client: RemoteInfo): Promise<Socket> => {
+    const key = `${client.address}:${client.port}`;
+    const ready = upstreams.get(key);
+    if (ready) return ready;
+    let making = pending.get(key);
+    if (!making) {
+      making = bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 })).then((up) => {
+        up.on('message', (datagram) => front.send(datagram, client.port, client.address));
+        upstreams.set(key, up);
+        return up;
+      });
+      pending.set(key, making);
+    }
+    return making;
+  };
+
+  front.on('message', (datagram, client) => {
+    const at = performance.now();
+    if (datagram.subarray(0, 7).toString('latin1') === 'INVITE ') {
+      const match = BENCH_HEADER.exec(datagram.toString('latin1'));
+      if (match) {
+        const n = Number(match[1]);
+        if (arrivals.has(n)) counts.retransmissions++;
+        else arrivals.set(n, at);
+      }
+    }
+    const up = upstreams.get(`${client.address}:${client.port}`);
+    if (up) up.send(datagram, targetPort, LOOPBACK);
+    else void upstreamFor(client).then((s) => s.send(datagram, targetPort, LOOPBACK));
+  });
+
+  return {
+    port: front.address().port,
+    arrivals,
+    get retransmissions() {
+      return counts.retransmissions;
+    },
+    setTarget: (port) => {
+      targetPort = port;
+    },
+    stop: async () => {
+      const sockets = [front, ...upstreams.values()];
+      await Promise.all(sockets.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    },
+  };
+}
+
+/** A socket that reads and drops whatever reaches it: the carrier's media address. */
+export async function startRtpDrain(): Promise<{
+  port: number;
+  packets(): number;
+  stop(): Promise<void>;
+}> {
+  const socket = await bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 }));
+  let packets = 0;
+  socket.on('message', () => packets++);
+  return {
+    port: socket.address().port,
+    packets: () => packets,
+    stop: () => new Promise<void>((r) => socket.close(() => r())),
+  };
+}
+
+function bound(socket: Socket): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(0, LOOPBACK, () => {
+      socket.off('error', reject);
+      socket.on('error', () => {}); // ICMP port unreachable from a stopped peer
+      resolve(socket);
+    });
+  });
+}

@@ -1,0 +1,91 @@
+import type { InboundStep } from './inbound.js';
+import type { OutboundStep } from './outbound.js';
+
+const GOAL_RATE = 300;
+const GOAL_PDD_P99_MS = 20;
+
+const failuresText = (failures: Record<string, number>) =>
+  Object.entries(failures)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+
+export function printOutbound(steps: OutboundStep[]): void {
+  if (steps.length === 0) return;
+  console.log('outbound (POST Call/ -> carrier answers -> Speak, Hangup)');
+  console.table(
+    steps.map((s) => ({
+      'rate /s': s.rate,
+      'sent /s': s.sentPerSecond,
+      attempted: s.attempted,
+      completed: s.completed,
+      'done /s': s.completedPerSecond,
+      failed: s.failed,
+      'pdd p50': s.pddMs.p50 ?? '-',
+      'pdd p99': s.pddMs.p99 ?? '-',
+      'api p99': s.apiMs.p99 ?? '-',
+      'call p50': s.callMs.p50 ?? '-',
+      'gw cpu%': s.cpu.gatewayPercent,
+      'sipp%': s.cpu.sippPercent,
+      'bench%': s.cpu.benchPercent,
+      'box%': s.cpu.machinePercent,
+      failures: failuresText(s.failures),
+    })),
+  );
+}
+
+export function printInbound(steps: InboundStep[]): void {
+  if (steps.length === 0) return;
+  console.log('inbound (SIPp INVITE -> application Speak, Wait -> SIPp BYE)');
+  console.table(
+    steps.map((s) => ({
+      'rate /s': s.rate,
+      attempted: s.attempted,
+      ok: s.successful,
+      'ok /s': s.successfulPerSecond,
+      failed: s.failed,
+      'answer ms': s.meanAnswerMs ?? '-',
+      retrans: s.retransmissions,
+      'gw cpu%': s.cpu.gatewayPercent,
+      'sipp%': s.cpu.sippPercent,
+      'box%': s.cpu.machinePercent,
+      failures: failuresText(s.failures),
+    })),
+  );
+}
+
+/** Plain sentences on the goal: the highest clean rate each way and where it stopped. */
+export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores: number): string[] {
+  const lines: string[] = [];
+  const cleanOut = outbound.filter(
+    (s) => s.failed === 0 && s.sipp.failed === 0 && s.sentPerSecond >= s.rate * 0.95,
+  );
+  const bestOut = cleanOut.at(-1);
+  const firstBadOut = outbound.find((s) => !cleanOut.includes(s));
+  lines.push(
+    bestOut
+      ? `outbound: highest clean rate ${bestOut.rate} calls/s (PDD p50 ${bestOut.pddMs.p50} ms, p99 ${bestOut.pddMs.p99} ms, gateway CPU ${bestOut.cpu.gatewayPercent}% of a core)`
+      : 'outbound: no clean rate',
+  );
+  if (firstBadOut)
+    lines.push(
+      `outbound: at ${firstBadOut.rate} calls/s ${firstBadOut.failed} of ${firstBadOut.attempted} failed (${failuresText(firstBadOut.failures)}), SIPp failed ${firstBadOut.sipp.failed}, gateway CPU ${firstBadOut.cpu.gatewayPercent}%, machine ${firstBadOut.cpu.machinePercent}% of ${cores * 100}%`,
+    );
+  const cleanIn = inbound.filter((s) => s.failed === 0 && Object.keys(s.failures).length === 0);
+  const bestIn = cleanIn.at(-1);
+  const firstBadIn = inbound.find((s) => !cleanIn.includes(s));
+  lines.push(
+    bestIn
+      ? `inbound: highest clean rate ${bestIn.rate} calls/s (mean INVITE to 200 ${bestIn.meanAnswerMs} ms, gateway CPU ${bestIn.cpu.gatewayPercent}% of a core)`
+      : 'inbound: no clean rate',
+  );
+  if (firstBadIn)
+    lines.push(
+      `inbound: at ${firstBadIn.rate} calls/s ${firstBadIn.failed} of ${firstBadIn.attempted} failed (${failuresText(firstBadIn.failures)}), gateway CPU ${firstBadIn.cpu.gatewayPercent}%, machine ${firstBadIn.cpu.machinePercent}% of ${cores * 100}%`,
+    );
+  const goalStep = cleanOut.find((s) => s.rate >= GOAL_RATE);
+  const met = goalStep !== undefined && (goalStep.pddMs.p99 ?? Infinity) <= GOAL_PDD_P99_MS;
+  lines.push(
+    `goal (>= ${GOAL_RATE} calls/s outbound with no failure, PDD p99 <= ${GOAL_PDD_P99_MS} ms): ${met ? 'met' : 'not met'} on ${cores} cores shared by the gateway, SIPp, the application and the load generator`,
+  );
+  return lines;
+}

@@ -1,0 +1,155 @@
+/**
+ * How many calls a second does the gateway set up and run to the end, out and in?
+ *
+ *   npm run bench:calls [-- --outbound-rates 50,100,200,300,400 --inbound-rates 50,100,200,300,400
+ *       --step-seconds 10]
+ *
+ * Outbound: POST Call/ at each rate in turn (keep-alive HTTP, open loop) to a SIPp carrier
+ * (fixtures/sipp/carrier-answer.xml) that answers; the answer XML speaks a sentence and hangs
+ * up. A call is completed when its hangup callback says 4000; anything else, an HTTP error, a
+ * missing callback or a call SIPp failed is a failure. Post-dial delay is the time from writing
+ * the POST to the INVITE reaching a UDP tap in front of SIPp, matched by an X-PH-bench header.
+ * Inbound: SIPp (fixtures/sipp/uac-invite.xml) calls a number whose application speaks and
+ * waits; SIPp hangs up after a short hold. Each direction stops climbing after the first rate
+ * with a failure. The gateway, SIPp, the application and the generator share the machine: the
+ * CPU of each is recorded per step. Writes bench/results/calls-*.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { describeMachine } from '../api/machine.js';
+import { describeRevision } from '../api/revision.js';
+import { startAppServer } from './app-server.js';
+import { CpuSampler } from './cpu-sampler.js';
+import { startCallsGateway } from './gateway.js';
+import { addInboundNumber, runInboundStep, type InboundStep } from './inbound.js';
+import { startInviteTap, startRtpDrain } from './invite-tap.js';
+import { runOutboundStep, type OutboundStep } from './outbound.js';
+import { printInbound, printOutbound, verdict } from './report.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+
+export const OUTBOUND_ANSWER_XML =
+  '<Response><Speak>Thank you for calling.</Speak><Hangup/></Response>';
+export const INBOUND_ANSWER_XML = '<Response><Speak>Hello.</Speak><Wait length="5"/></Response>';
+const INBOUND_NUMBER = '14155550111';
+const INBOUND_HOLD_MS = 300;
+const MEDIA_WORKERS = 1;
+const RTP_PORTS = '30000-39999';
+
+function readPlan() {
+  const { values } = parseArgs({
+    options: {
+      'outbound-rates': { type: 'string', default: '50,100,200,300,400' },
+      'inbound-rates': { type: 'string', default: '50,100,200,300,400' },
+      'step-seconds': { type: 'string', default: '10' },
+    },
+  });
+  const positive = (name: string, text: string) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`Expected a positive integer for ${name} but received ${text}`);
+    return n;
+  };
+  const rates = (name: string, text: string) =>
+    text === '' || text === 'none' ? [] : text.split(',').map((r) => positive(name, r.trim()));
+  return {
+    outboundRates: rates('--outbound-rates', values['outbound-rates']),
+    inboundRates: rates('--inbound-rates', values['inbound-rates']),
+    stepSeconds: positive('--step-seconds', values['step-seconds']),
+  };
+}
+
+async function main(): Promise<void> {
+  const plan = readPlan();
+  const machine = describeMachine();
+  const date = new Date().toISOString();
+  const app = await startAppServer({
+    '/outbound-answer': OUTBOUND_ANSWER_XML,
+    '/inbound-answer': INBOUND_ANSWER_XML,
+  });
+  const tap = await startInviteTap();
+  const drain = await startRtpDrain();
+  const gateway = await startCallsGateway({ rtpPorts: RTP_PORTS, mediaWorkers: MEDIA_WORKERS });
+  const sampler = new CpuSampler(gateway.pid);
+  const outbound: OutboundStep[] = [];
+  const inbound: InboundStep[] = [];
+  try {
+    let n = 0;
+    for (const rate of plan.outboundRates) {
+      console.log(`outbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
+      const step = await runOutboundStep(
+        { gateway, app, tap, rtpPort: drain.port, sampler },
+        rate,
+        plan.stepSeconds,
+        n,
+      );
+      n += step.attempted;
+      outbound.push(step);
+      if (step.failed > 0 || step.sipp.failed > 0 || gateway.exited()) break;
+    }
+    await addInboundNumber(
+      gateway,
+      INBOUND_NUMBER,
+      `${app.baseUrl}/inbound-answer`,
+      `${app.baseUrl}/hangup`,
+    );
+    for (const rate of plan.inboundRates) {
+      if (gateway.exited()) break;
+      console.log(`inbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
+      const step = await runInboundStep(
+        { gateway, app, sampler, number: INBOUND_NUMBER, holdMs: INBOUND_HOLD_MS },
+        rate,
+        plan.stepSeconds,
+      );
+      inbound.push(step);
+      if (step.failed > 0 || Object.keys(step.failures).length > 0) break;
+    }
+  } finally {
+    sampler.stop();
+    await gateway.stop();
+    await Promise.all([tap.stop(), drain.stop(), app.close()]);
+  }
+  printOutbound(outbound);
+  printInbound(inbound);
+  const summary = verdict(outbound, inbound, machine.cores);
+  for (const line of summary) console.log(line);
+  const run = {
+    benchmark: 'calls',
+    date,
+    machine,
+    revision: describeRevision(ROOT),
+    loadAverageAfter: loadavg().map((x) => Math.round(x * 100) / 100),
+    settings: {
+      stepSeconds: plan.stepSeconds,
+      outboundAnswerXml: OUTBOUND_ANSWER_XML,
+      inboundAnswerXml: INBOUND_ANSWER_XML,
+      inboundHoldMs: INBOUND_HOLD_MS,
+      mediaWorkers: MEDIA_WORKERS,
+      carrierScenario: 'fixtures/sipp/carrier-answer.xml',
+      callerScenario: 'fixtures/sipp/uac-invite.xml',
+      sharedMachine:
+        'gateway, SIPp, the application, the INVITE tap and the load generator all ran on this machine',
+    },
+    goal: 'at least 300 calls/s sustained with no failed call, p99 post-dial delay at most 20 ms',
+    summary,
+    outbound,
+    inbound,
+    carrierRtpPackets: drain.packets(),
+    unexpectedAppRequests: app.unexpected,
+    gatewayLog: { lines: gateway.logLineCount(), ...gateway.logLines() },
+  };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const json = `${JSON.stringify(run, null, 2)}\n`;
+  for (const name of [`calls-${date.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}`, 'calls-latest']) {
+    writeFileSync(`${RESULTS_DIR}${name}.json`, json);
+    console.log(`wrote bench/results/${name}.json`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});
