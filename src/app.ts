@@ -19,6 +19,7 @@ import {
 } from './callbacks/index.js';
 import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
+import { RecordRetention } from './call/record-retention.js';
 import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
@@ -143,6 +144,9 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     carrierUri: config.carrierUri,
   });
 
+  const retention = new RecordRetention(state, mainAccount.authId, scheduler, (error) =>
+    app.log.warn({ err: error }, 'sweeping expired call records failed'),
+  );
   operationalRoutes(app, { isReady: () => listening, registry });
   const context = {
     state,
@@ -166,10 +170,12 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     listen: async () => {
       await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });
+      retention.start();
       listening = true;
     },
     close: async () => {
       listening = false;
+      retention.stop();
       await calls.close();
       await sip.close();
       await media.shutdown();

@@ -46,12 +46,3 @@ export interface ListEnvelope<T> {
   };
   objects: T[];
 }
-
-/** `YYYY-MM-DD HH:MM:SS+00:00`, the time format of the records. */
-export function formatTime(ms: number | null): string | null {
-  if (ms === null) return null;
-  return new Date(ms)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, '+00:00');
-}

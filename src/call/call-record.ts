@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { formatTime } from '../api/envelope.js';
+import { formatTime } from '../core/record-time.js';
 import type { Collection } from '../state/collection.js';
 import type {
   CallDirection,

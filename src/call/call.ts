@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallbackDelivery, FetchedDocument } from '../callbacks/index.js';
+import { formatCallbackTime } from '../core/record-time.js';
 import type { Scheduler, TimerHandle } from '../core/scheduler.js';
 import type { PlaySource } from '../media/worker/protocol.js';
 import type { CallConversion } from '../state/records.js';
@@ -8,10 +9,10 @@ import { AnswerApp, type AppStart } from './app/answer-app.js';
 import type { AppCall, HttpMethod } from './app/app-call.js';
 import { DigitCollector } from './app/digit-collector.js';
 import type { RateDeck } from './billing/rate-deck.js';
-import { buildCallRecord } from './call-record.js';
 import { hangupCause } from './hangup-causes.js';
 import type { CallLeg } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
+import { writeLegRecord } from './leg-record.js';
 import type { DialInstruction } from './xml/answer-document.js';
 
 /** What every call runs on. */
@@ -141,7 +142,7 @@ export class Call implements AppCall {
       params.ALegRequestUUID = init.requestUuid;
     }
     if (init.callerName) params.CallerName = init.callerName;
-    if (this.sessionStart !== null) params.SessionStart = sessionTime(this.sessionStart);
+    if (this.sessionStart !== null) params.SessionStart = formatCallbackTime(this.sessionStart);
     return params;
   }
 
@@ -260,35 +261,21 @@ export class Call implements AppCall {
           HangupCauseName: end.cause.name,
           HangupCauseCode: String(end.cause.code),
           HangupSource: end.source,
-          StartTime: sessionTime(times.initiation),
-          AnswerTime: times.answer === undefined ? '' : sessionTime(times.answer),
-          EndTime: sessionTime(times.end ?? times.initiation),
+          StartTime: formatCallbackTime(times.initiation),
+          AnswerTime: times.answer === undefined ? '' : formatCallbackTime(times.answer),
+          EndTime: formatCallbackTime(times.end ?? times.initiation),
           Duration: String(duration),
           BillDuration: String(billed),
         });
       }
-      await this.services.state.calls.create({
-        ...buildCallRecord(
-          {
-            callUuid: this.uuid,
-            requestUuid: init.requestUuid,
-            direction: this.direction,
-            callType: init.callType ?? 'voice',
-            from: init.from,
-            to: init.to,
-            initiatedAt: times.initiation,
-            answeredAt: times.answer ?? null,
-            endedAt: times.end ?? times.initiation,
-            hangupCauseCode: end.cause.code,
-            hangupCauseName: end.cause.name,
-            hangupSource: end.source,
-            parentCallUuid: init.parentCallUuid ?? null,
-            sourceIp: init.sourceIp,
-            account: init.owner.account,
-            subaccount: init.owner.subaccount,
-          },
-          this.services.deck,
-        ),
+      await writeLegRecord(this.services, leg, end, {
+        requestUuid: init.requestUuid,
+        from: init.from,
+        to: init.to,
+        owner: init.owner,
+        sourceIp: init.sourceIp,
+        callType: init.callType,
+        parentCallUuid: init.parentCallUuid,
         conversion: this.conversion,
       });
     } catch (error) {
@@ -309,14 +296,6 @@ export class Call implements AppCall {
       .send({ url: target.url, method: target.method, params, accountId: this.init.owner.authId })
       .catch((error: Error) => this.log('callback failed', { reason: error.message }));
   }
-}
-
-/** Callback times: `YYYY-MM-DD HH:MM:SS` in UTC. */
-function sessionTime(ms: number): string {
-  return new Date(ms)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, '');
 }
 
 export const newCallUuid = (): string => randomUUID();

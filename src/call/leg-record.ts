@@ -1,4 +1,4 @@
-import type { CallType } from '../state/records.js';
+import type { CallConversion, CallType } from '../state/records.js';
 import type { CallServices, CallAccount } from './call.js';
 import { buildCallRecord } from './call-record.js';
 import type { CallLeg } from './legs/call-leg.js';
@@ -13,6 +13,8 @@ export interface LegFacts {
   sourceIp: string;
   callType?: CallType;
   parentCallUuid?: string | null;
+  /** Conversion feedback posted while the call was live. */
+  conversion?: CallConversion | null;
 }
 
 /** Writes the record of a leg that has ended: its times, cause and charge. */
@@ -23,8 +25,8 @@ export async function writeLegRecord(
   facts: LegFacts,
 ): Promise<void> {
   const times = leg.times;
-  await services.state.calls.create(
-    buildCallRecord(
+  await services.state.calls.create({
+    ...buildCallRecord(
       {
         callUuid: leg.uuid,
         requestUuid: facts.requestUuid,
@@ -45,5 +47,6 @@ export async function writeLegRecord(
       },
       services.deck,
     ),
-  );
+    conversion: facts.conversion ?? null,
+  });
 }

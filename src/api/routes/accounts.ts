@@ -6,7 +6,7 @@ import { subaccountIndex } from '../../state/collection.js';
 import { SUBACCOUNTS_INDEX } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { formatTime } from '../envelope.js';
+import { formatTime } from '../../core/record-time.js';
 import {
   AuthIdParams,
   errorResponses,

@@ -4,7 +4,7 @@ import { subaccountIndex } from '../../state/collection.js';
 import type { ApplicationRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { formatTime } from '../envelope.js';
+import { formatTime } from '../../core/record-time.js';
 import { findVisible, listVisible } from '../owned-resources.js';
 import { resolveSubaccount } from '../ownership.js';
 import {
