@@ -1,36 +1,53 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { processCpuSeconds } from '../api/process-cpu.js';
 
 /** Shares of one core (100 = one core busy) over a stretch of the run. */
 export interface CpuShares {
   gatewayPercent: number;
+  /** The gateway's main thread (its event loop) and its other threads (media worker, GC...). */
+  gatewayThreadsPercent: Record<string, number>;
   sippPercent: number;
   /** This process: the load generator, the application's HTTP server and the INVITE tap. */
   benchPercent: number;
+  /** The socket standing in for the carrier's media server. */
+  rtpSinkPercent: number;
   /** Every process on the machine, out of 100 x cores. */
   machinePercent: number;
+  /** What the machine spent on anything but the above: other work on a shared machine. */
+  othersPercent: number;
+  /** How late this process's event loop ran (its timestamps are late by as much), ms. */
+  benchLoopDelayP99Ms: number;
 }
 
 interface Reading {
   at: number;
   gateway: number;
+  gatewayThreads: Map<string, number>;
   /** CPU seconds of each SIPp child, the last time it was seen alive. */
   sipp: Map<number, number>;
   bench: number;
+  sink: number;
   machineBusy: number;
 }
 
 /**
- * Reads /proc every half second: the gateway's CPU time, every SIPp this process started (a
- * SIPp that ends takes its last half second with it), this process's own and the machine's.
+ * Reads /proc every half second: the gateway's CPU time and its threads', every SIPp this
+ * process started (a SIPp that ends takes its last half second with it), this process's own,
+ * the RTP sink's and the machine's.
  */
 export class CpuSampler {
   private readonly sipp = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;
+  private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
 
-  constructor(private readonly gatewayPid: number) {
+  constructor(
+    private readonly gatewayPid: number,
+    private readonly sinkPid: number,
+  ) {
     this.timer = setInterval(() => this.sample(), 500);
     this.timer.unref();
+    this.loopDelay.enable();
   }
 
   private sample(): void {
@@ -46,44 +63,95 @@ export class CpuSampler {
     return {
       at: performance.now(),
       gateway: processCpuSeconds(this.gatewayPid),
+      gatewayThreads: threadSeconds(this.gatewayPid),
       sipp: new Map(this.sipp),
       bench: (own.user + own.system) / 1e6,
+      sink: processCpuSeconds(this.sinkPid),
       machineBusy: machineBusySeconds(),
     };
   }
 
-  static shares(from: Reading, to: Reading): CpuShares {
+  /** Starts a stretch: the event-loop delay is counted from here. */
+  begin(): Reading {
+    this.loopDelay.reset();
+    return this.read();
+  }
+
+  shares(from: Reading, to: Reading): CpuShares {
     const seconds = (to.at - from.at) / 1000;
     let sipp = 0;
     for (const [pid, cpu] of to.sipp) sipp += cpu - (from.sipp.get(pid) ?? 0);
     const percent = (cpu: number) => Math.round((cpu / seconds) * 100);
-    return {
+    const threads: Record<string, number> = {};
+    for (const [name, cpu] of to.gatewayThreads) {
+      const share = percent(cpu - (from.gatewayThreads.get(name) ?? 0));
+      if (share > 0) threads[name] = share;
+    }
+    const shares = {
       gatewayPercent: percent(to.gateway - from.gateway),
+      gatewayThreadsPercent: threads,
       sippPercent: percent(sipp),
       benchPercent: percent(to.bench - from.bench),
+      rtpSinkPercent: percent(to.sink - from.sink),
       machinePercent: percent(to.machineBusy - from.machineBusy),
+    };
+    const ours =
+      shares.gatewayPercent + shares.sippPercent + shares.benchPercent + shares.rtpSinkPercent;
+    return {
+      ...shares,
+      othersPercent: Math.max(0, shares.machinePercent - ours),
+      benchLoopDelayP99Ms: Math.round(this.loopDelay.percentile(99) / 1e5) / 10,
     };
   }
 
   stop(): void {
     clearInterval(this.timer);
+    this.loopDelay.disable();
+  }
+}
+
+function statFields(path: string): { name: string; fields: string[] } | null {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    return {
+      name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      fields: stat.slice(stat.lastIndexOf(')') + 2).split(' '),
+    };
+  } catch {
+    return null; // gone meanwhile
   }
 }
 
 function sippChildren(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (name === 'sipp' && ppid === process.pid) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      const stat = statFields(`/proc/${entry}/stat`);
+      return stat?.name === 'sipp' && Number(stat.fields[1]) === process.pid;
+    })
+    .map(Number);
+}
+
+/**
+ * CPU seconds of a process's main thread and of its other threads together (Node names them all
+ * `node`). USER_HZ is 100 on Linux.
+ */
+function threadSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
   }
-  return pids;
+  for (const tid of tasks) {
+    const stat = statFields(`/proc/${pid}/task/${tid}/stat`);
+    if (!stat) continue;
+    const seconds = (Number(stat.fields[11]) + Number(stat.fields[12])) / 100;
+    const name = tid === String(pid) ? 'main' : 'other threads';
+    byName.set(name, (byName.get(name) ?? 0) + seconds);
+  }
+  return byName;
 }
 
 /** CPU seconds the whole machine has been busy (all but idle and iowait), from /proc/stat. */
@@ -93,7 +161,6 @@ function machineBusySeconds(): number {
     const ticks = line.trim().split(/\s+/).slice(1).map(Number);
     const total = ticks.reduce((a, b) => a + b, 0);
     const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-    // USER_HZ is 100 on Linux
     return (total - idle) / 100;
   } catch {
     return NaN;

@@ -2,8 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runSipp } from '../../test/support/sipp.js';
 import type { AppServer } from './app-server.js';
-import { CpuSampler, type CpuShares } from './cpu-sampler.js';
+import type { CpuSampler, CpuShares } from './cpu-sampler.js';
 import type { CallsGateway } from './gateway.js';
+import type { HealthProbe } from './health-probe.js';
 import { NORMAL_HANGUP } from './outbound.js';
 import { tally } from './stats.js';
 
@@ -27,6 +28,8 @@ export interface InboundStep {
   hangupCallbacks: number;
   sippFirstErrors: string[];
   cpu: CpuShares;
+  /** GET /health answer times while calls were being placed, ms: the gateway's event-loop lag. */
+  gatewayHealthMs: { p50: number | null; p99: number | null; max: number | null };
   gatewayLogLines: number;
 }
 
@@ -34,6 +37,7 @@ export interface InboundContext {
   gateway: CallsGateway;
   app: AppServer;
   sampler: CpuSampler;
+  health: HealthProbe;
   number: string;
   /** SIPp's pause between the ACK and its BYE, ms. */
   holdMs: number;
@@ -81,7 +85,8 @@ export async function runInboundStep(
   const attempted = Math.round(rate * seconds);
   const hangupsBefore = app.hangups.length;
   const logsBefore = gateway.logLineCount();
-  const cpuBefore = context.sampler.read();
+  const cpuBefore = context.sampler.begin();
+  context.health.take();
   const result = await runSipp({
     scenario: 'uac-invite.xml',
     target: { host: '127.0.0.1', port: gateway.sipPort },
@@ -91,7 +96,8 @@ export async function runInboundStep(
     timeoutMs: seconds * 1000 + 60_000,
     extraArgs: ['-s', context.number, '-d', String(context.holdMs)],
   });
-  const cpu = CpuSampler.shares(cpuBefore, context.sampler.read());
+  const cpu = context.sampler.shares(cpuBefore, context.sampler.read());
+  const gatewayHealthMs = context.health.take();
   const inbound = () => app.hangups.slice(hangupsBefore).filter((h) => h.direction === 'inbound');
   const deadline = performance.now() + DRAIN_MS;
   while (inbound().length < result.successful + result.failed && performance.now() < deadline)
@@ -125,6 +131,7 @@ export async function runInboundStep(
     hangupCallbacks: inbound().length,
     sippFirstErrors: result.errors.slice(0, 10),
     cpu,
+    gatewayHealthMs,
     gatewayLogLines: gateway.logLineCount() - logsBefore,
   };
 }

@@ -77,22 +77,6 @@ export async function startInviteTap(): Promise<InviteTap> {
   };
 }
 
-/** A socket that reads and drops whatever reaches it: the carrier's media address. */
-export async function startRtpDrain(): Promise<{
-  port: number;
-  packets(): number;
-  stop(): Promise<void>;
-}> {
-  const socket = await bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 }));
-  let packets = 0;
-  socket.on('message', () => packets++);
-  return {
-    port: socket.address().port,
-    packets: () => packets,
-    stop: () => new Promise<void>((r) => socket.close(() => r())),
-  };
-}
-
 function bound(socket: Socket): Promise<Socket> {
   return new Promise((resolve, reject) => {
     socket.once('error', reject);

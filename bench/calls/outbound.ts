@@ -3,8 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startSippUas } from '../../test/support/sipp.js';
 import type { AppServer } from './app-server.js';
 import { placeCalls } from './call-placer.js';
-import { CpuSampler, type CpuShares } from './cpu-sampler.js';
+import type { CpuSampler, CpuShares } from './cpu-sampler.js';
 import type { CallsGateway } from './gateway.js';
+import type { HealthProbe } from './health-probe.js';
 import type { InviteTap } from './invite-tap.js';
 import { percentiles, tally } from './stats.js';
 
@@ -35,6 +36,8 @@ export interface OutboundStep {
   inviteRetransmissions: number;
   sipp: { successful: number; failed: number; firstErrors: string[] };
   cpu: CpuShares;
+  /** GET /health answer times while calls were being placed, ms: the gateway's event-loop lag. */
+  gatewayHealthMs: { p50: number | null; p99: number | null; max: number | null };
   /** Lines the gateway logged (warn and above) during the step. */
   gatewayLogLines: number;
 }
@@ -45,6 +48,7 @@ export interface OutboundContext {
   tap: InviteTap;
   rtpPort: number;
   sampler: CpuSampler;
+  health: HealthProbe;
 }
 
 /** How long to wait for the last calls' hangup callbacks after the last POST. */
@@ -65,7 +69,8 @@ export async function runOutboundStep(
   const hangupsBefore = app.hangups.length;
   const logsBefore = gateway.logLineCount();
   const retransBefore = tap.retransmissions;
-  const cpuBefore = context.sampler.read();
+  const cpuBefore = context.sampler.begin();
+  context.health.take();
   const { calls, sendSeconds } = await placeCalls({
     baseUrl: gateway.baseUrl,
     authId: gateway.authId,
@@ -77,7 +82,8 @@ export async function runOutboundStep(
     seconds,
     firstN,
   });
-  const cpu = CpuSampler.shares(cpuBefore, context.sampler.read());
+  const cpu = context.sampler.shares(cpuBefore, context.sampler.read());
+  const gatewayHealthMs = context.health.take();
   const fired = new Set(calls.filter((c) => c.status === 201).map((c) => c.requestUuid));
   const arrived = () =>
     app.hangups.slice(hangupsBefore).filter((h) => fired.has(h.requestUuid)).length;
@@ -131,6 +137,7 @@ export async function runOutboundStep(
       firstErrors: sipp.errors.slice(0, 10),
     },
     cpu,
+    gatewayHealthMs,
     gatewayLogLines: gateway.logLineCount() - logsBefore,
   };
 }

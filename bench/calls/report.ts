@@ -25,8 +25,11 @@ export function printOutbound(steps: OutboundStep[]): void {
       'api p99': s.apiMs.p99 ?? '-',
       'call p50': s.callMs.p50 ?? '-',
       'gw cpu%': s.cpu.gatewayPercent,
+      'gw main%': s.cpu.gatewayThreadsPercent.main ?? 0,
+      'health p99': s.gatewayHealthMs.p99 ?? '-',
       'sipp%': s.cpu.sippPercent,
       'bench%': s.cpu.benchPercent,
+      'others%': s.cpu.othersPercent,
       'box%': s.cpu.machinePercent,
       failures: failuresText(s.failures),
     })),
@@ -46,7 +49,10 @@ export function printInbound(steps: InboundStep[]): void {
       'answer ms': s.meanAnswerMs ?? '-',
       retrans: s.retransmissions,
       'gw cpu%': s.cpu.gatewayPercent,
+      'gw main%': s.cpu.gatewayThreadsPercent.main ?? 0,
+      'health p99': s.gatewayHealthMs.p99 ?? '-',
       'sipp%': s.cpu.sippPercent,
+      'others%': s.cpu.othersPercent,
       'box%': s.cpu.machinePercent,
       failures: failuresText(s.failures),
     })),
@@ -81,6 +87,11 @@ export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores:
   if (firstBadIn)
     lines.push(
       `inbound: at ${firstBadIn.rate} calls/s ${firstBadIn.failed} of ${firstBadIn.attempted} failed (${failuresText(firstBadIn.failures)}), gateway CPU ${firstBadIn.cpu.gatewayPercent}%, machine ${firstBadIn.cpu.machinePercent}% of ${cores * 100}%`,
+    );
+  const slow = outbound.find((s) => (s.pddMs.p99 ?? Infinity) > GOAL_PDD_P99_MS);
+  if (slow)
+    lines.push(
+      `outbound: PDD p99 first above ${GOAL_PDD_P99_MS} ms at ${slow.rate} calls/s (${slow.pddMs.p99} ms; gateway /health p99 ${slow.gatewayHealthMs.p99} ms, gateway CPU ${slow.cpu.gatewayPercent}% with its main thread at ${slow.cpu.gatewayThreadsPercent.main ?? 0}%, machine ${slow.cpu.machinePercent}% of ${cores * 100}% with ${slow.cpu.othersPercent}% from other processes)`,
     );
   const goalStep = cleanOut.find((s) => s.rate >= GOAL_RATE);
   const met = goalStep !== undefined && (goalStep.pddMs.p99 ?? Infinity) <= GOAL_PDD_P99_MS;

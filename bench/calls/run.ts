@@ -23,9 +23,11 @@ import { describeRevision } from '../api/revision.js';
 import { startAppServer } from './app-server.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { startCallsGateway } from './gateway.js';
+import { HealthProbe } from './health-probe.js';
 import { addInboundNumber, runInboundStep, type InboundStep } from './inbound.js';
-import { startInviteTap, startRtpDrain } from './invite-tap.js';
+import { startInviteTap } from './invite-tap.js';
 import { runOutboundStep, type OutboundStep } from './outbound.js';
+import { startRtpSink } from './rtp-sink.js';
 import { printInbound, printOutbound, verdict } from './report.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -71,17 +73,19 @@ async function main(): Promise<void> {
     '/inbound-answer': INBOUND_ANSWER_XML,
   });
   const tap = await startInviteTap();
-  const drain = await startRtpDrain();
+  const sink = await startRtpSink();
   const gateway = await startCallsGateway({ rtpPorts: RTP_PORTS, mediaWorkers: MEDIA_WORKERS });
-  const sampler = new CpuSampler(gateway.pid);
+  const sampler = new CpuSampler(gateway.pid, sink.pid);
+  const health = new HealthProbe(gateway.baseUrl);
   const outbound: OutboundStep[] = [];
+  let carrierRtpPackets = 0;
   const inbound: InboundStep[] = [];
   try {
     let n = 0;
     for (const rate of plan.outboundRates) {
       console.log(`outbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
       const step = await runOutboundStep(
-        { gateway, app, tap, rtpPort: drain.port, sampler },
+        { gateway, app, tap, rtpPort: sink.port, sampler, health },
         rate,
         plan.stepSeconds,
         n,
@@ -100,7 +104,7 @@ async function main(): Promise<void> {
       if (gateway.exited()) break;
       console.log(`inbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
       const step = await runInboundStep(
-        { gateway, app, sampler, number: INBOUND_NUMBER, holdMs: INBOUND_HOLD_MS },
+        { gateway, app, sampler, health, number: INBOUND_NUMBER, holdMs: INBOUND_HOLD_MS },
         rate,
         plan.stepSeconds,
       );
@@ -109,8 +113,10 @@ async function main(): Promise<void> {
     }
   } finally {
     sampler.stop();
+    health.stop();
     await gateway.stop();
-    await Promise.all([tap.stop(), drain.stop(), app.close()]);
+    carrierRtpPackets = await sink.stop();
+    await Promise.all([tap.stop(), app.close()]);
   }
   printOutbound(outbound);
   printInbound(inbound);
@@ -137,7 +143,7 @@ async function main(): Promise<void> {
     summary,
     outbound,
     inbound,
-    carrierRtpPackets: drain.packets(),
+    carrierRtpPackets,
     unexpectedAppRequests: app.unexpected,
     gatewayLog: { lines: gateway.logLineCount(), ...gateway.logLines() },
   };
