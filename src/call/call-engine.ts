@@ -298,21 +298,19 @@ export class CallEngine implements CallLauncher {
       invite,
     );
     if (route.kind === 'refuse' || route.kind === 'respond') {
-      const response = route.kind === 'respond' ? route.response : null;
-      const headers = response
-        ? ['WWW-Authenticate', 'Proxy-Authenticate'].flatMap((name) =>
-            response.headers.getRows(name).map((value) => [name, value] as [string, string]),
-          )
-        : [];
-      invite.reject(
-        response ? response.status : (route as { status: number }).status,
-        response ? response.reason : (route as { reason: string }).reason,
-        headers,
-      );
+      // The caller may have cancelled while the route was looked up: nothing to answer then.
+      if (invite.state !== 'received' && invite.state !== 'early') return;
+      if (route.kind === 'respond') {
+        const { response } = route;
+        const headers = ['WWW-Authenticate', 'Proxy-Authenticate'].flatMap((name) =>
+          response.headers.getRows(name).map((value) => [name, value] as [string, string]),
+        );
+        invite.reject(response.status, response.reason, headers);
+      } else {
+        invite.reject(route.status, route.reason);
+      }
       return;
     }
-    if (!(await leg.prepare())) return;
-    leg.ring();
     const urls =
       route.kind === 'app'
         ? route.urls
@@ -322,6 +320,8 @@ export class CallEngine implements CallLauncher {
               xml: `<Response><Dial><User>${escapeXml(route.uri)}</User></Dial></Response>`,
             },
           };
+    // The call exists before its media opens, so a CANCEL from here on still ends it with a
+    // record and a hangup callback.
     const call = new Call(this.options.services, {
       uuid: leg.uuid,
       requestUuid: null,
@@ -334,6 +334,8 @@ export class CallEngine implements CallLauncher {
       urls,
     });
     this.track(call, route.owner, null);
+    if (!(await leg.prepare())) return;
+    leg.ring();
     if (route.kind === 'endpoint') void this.connectEndpoint(call, route.uri);
     else call.startApplication();
   }

@@ -98,6 +98,9 @@ export class Call implements AppCall {
       onDigit: (digit) => this.digits.press(digit),
       onEnded: (end) => void this.ended(end),
     };
+    // A leg that ended before its call was made (a CANCEL during routing) still gets its
+    // record and its hangup callback.
+    if (leg.result) void this.ended(leg.result);
   }
 
   get leg(): CallLeg {

@@ -17,9 +17,14 @@ export interface ReceivedCallback {
 export type Reply = number | 'hang';
 
 /** A document the application serves at a path (answer XML): fixed, or made per request. */
-export type Document =
-  | { status?: number; body: string; contentType?: string }
-  | ((request: ReceivedCallback) => { status?: number; body: string; contentType?: string });
+interface Served {
+  status?: number;
+  body: string;
+  contentType?: string;
+  /** Answer this much later (a slow application). */
+  delayMs?: number;
+}
+export type Document = Served | ((request: ReceivedCallback) => Served);
 
 /** A real HTTP server on a random loopback port playing the client application. */
 export class ClientApp {
@@ -54,9 +59,13 @@ export class ClientApp {
         const document = app.documents.get(new URL(received.url).pathname);
         if (document) {
           const made = typeof document === 'function' ? document(received) : document;
-          res
-            .writeHead(made.status ?? 200, { 'Content-Type': made.contentType ?? 'text/xml' })
-            .end(made.body);
+          const send = () =>
+            res
+              .writeHead(made.status ?? 200, { 'Content-Type': made.contentType ?? 'text/xml' })
+              .end(made.body);
+          const delay = made.delayMs ?? 0;
+          if (delay > 0) setTimeout(send, delay);
+          else send();
           return;
         }
         const reply = app.replies.shift() ?? 200;

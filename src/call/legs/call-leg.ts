@@ -112,6 +112,11 @@ export abstract class CallLeg {
       near === undefined ? {} : { near },
     );
     this.mediaOpened = true;
+    if (this.isOver) {
+      // Ended (CANCEL, BYE, a hangup) while its media was opening: close what just opened.
+      this.mediaOpened = false;
+      await this.env.media.close(this.uuid, this.result?.cause.name);
+    }
     this.sdp = new SdpSession({ address: opened.address, port: opened.port });
     return opened;
   }

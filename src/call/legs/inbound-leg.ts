@@ -41,6 +41,7 @@ export class InboundLeg extends CallLeg {
    * unusable: the INVITE has then been refused (488 or 400) and the leg has ended.
    */
   async prepare(): Promise<boolean> {
+    if (this.isOver) return false;
     const offer = this.invite.offer;
     if (offer === null) {
       return this.refuse(488, 'An SDP offer is required');

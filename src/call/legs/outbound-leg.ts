@@ -90,7 +90,7 @@ export class OutboundLeg extends CallLeg {
     }
     if (this.pendingEnd) return this.finish(this.pendingEnd);
     const opened = await this.openMedia(this.options.near);
-    if (this.pendingEnd) return this.finish(this.pendingEnd);
+    if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     const offer = this.sdp!.createOffer();
     const { options } = this;
     this.invite = this.env.sip.invites.invite({
