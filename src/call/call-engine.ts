@@ -58,11 +58,14 @@ export class CallEngine implements CallLauncher {
     options.legs.sip.incoming.onInvite = (invite) => this.incoming(invite);
   }
 
-  fire(
+  async fire(
     owner: CallOwner,
     request: OutboundCallRequest,
     sourceIp: string,
   ): Promise<{ requestUuid: string }> {
+    if (request.parentCallUuid && request.errorIfParentNotFound) {
+      await this.expectParent(owner, request.parentCallUuid);
+    }
     const requestUuid = randomUUID();
     const account = accountOf(owner);
     const uuids = new Set<string>();
@@ -72,7 +75,15 @@ export class CallEngine implements CallLauncher {
       uuids.add(uuid);
       this.placeCall(uuid, requestUuid, account, request, destination, sourceIp);
     }
-    return Promise.resolve({ requestUuid });
+    return { requestUuid };
+  }
+
+  /** error_if_parent_not_found: the parent must be a call of this account, live or recorded. */
+  private async expectParent(owner: CallOwner, uuid: string): Promise<void> {
+    if (this.find(owner, uuid)) return;
+    const record = await this.options.services.state.calls.get(owner.tenant, uuid);
+    if (record && (owner.isMain || record.subaccount === owner.authId)) return;
+    throw notFound(`parent call ${uuid}`);
   }
 
   /** The live calls an account sees (a main account sees its subaccounts' too). */

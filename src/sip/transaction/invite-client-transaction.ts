@@ -63,10 +63,12 @@ export class InviteClientTransaction<R> extends Transaction<InviteClientState> {
           this.stopTimer('B');
           this.transition('completed');
           // RFC 3261 17.1.1.2: the client transaction MUST generate an ACK for a 300-699
-          // response and pass the response up to the TU.
+          // response and pass the response up to the TU. The ACK goes first, so that a TU
+          // that sends a new INVITE at once (a digest retry) does not overtake it on the wire.
           this.ack = this.makeAck(response);
+          const acked = this.send(this.ack);
           this.tu.onResponse(status, response);
-          if (!this.send(this.ack)) return;
+          if (!acked) return;
           this.afterOrNow('D', this.timers.D, () => this.transition('terminated'));
         }
         return;

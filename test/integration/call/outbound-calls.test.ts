@@ -201,6 +201,30 @@ describe('outbound calls through the REST API', () => {
   }, 20_000);
 });
 
+describe('SIP destinations with credentials', () => {
+  it("answers the carrier's digest challenge, and ends 4240 sip_auth_failed when refused", async () => {
+    const uas = await carrier('carrier-auth.xml');
+    app.serve('/answer', { body: '<Response><Hangup/></Response>' });
+    const to = `sip:secure@127.0.0.1:${uas.port}`;
+    await placeCall(to, { sip_auth_username: 'carrieruser', sip_auth_password: 'Carrier-Pass1' });
+    expect((await hangupOf(0)).params).toMatchObject({
+      HangupCauseCode: '4000',
+      CallStatus: 'completed',
+    });
+    await placeCall(to, { sip_auth_username: 'carrieruser', sip_auth_password: 'Wrong-Pass1' });
+    const refused = (await hangupOf(1)).params;
+    expect(refused).toMatchObject({
+      HangupCauseCode: '4240',
+      HangupCauseName: 'sip_auth_failed',
+      CallStatus: 'failed',
+    });
+    // The credentials appear in no callback and no log line.
+    for (const request of app.received) expect(request.body + request.url).not.toMatch(/Pass1/);
+    expect(gw.logs.join('\n')).not.toMatch(/Carrier-Pass1|Wrong-Pass1/);
+    expect((await uas.stop()).errors).toEqual([]);
+  }, 20_000);
+});
+
 describe('Dial', () => {
   it('bridges the caller with the first B leg to answer, tones both ways, and posts DialStatus', async () => {
     const [aMedia, bMedia] = [await mediaServer(), await mediaServer()];

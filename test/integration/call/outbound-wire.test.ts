@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SipRequest } from '../../../src/sip/message/index.js';
+import { ClientApp } from '../../support/client-app.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { RawUdpPeer } from '../../support/sip-client.js';
+import { until } from '../../support/wait.js';
+
+/** What the gateway puts on the wire for POST Call/: the INVITE a carrier receives. */
+let gw: TestGateway;
+let app: ClientApp;
+let carrier: RawUdpPeer;
+
+beforeAll(async () => {
+  app = await ClientApp.start();
+  carrier = await RawUdpPeer.open();
+  gw = await startGateway({
+    listen: true,
+    env: { VOXGATE_CARRIER_URI: `sip:127.0.0.1:${carrier.port}` },
+  });
+});
+
+afterAll(async () => {
+  await gw.close();
+  await app.close();
+  carrier.close();
+});
+
+const base = () => `/v1/Account/${gw.main.id}/Call/`;
+
+describe('the INVITE of an outbound call', () => {
+  it('goes to the carrier for a number, with caller_name and the X-PH- headers, reserved ones dropped', async () => {
+    const res = await gw.request('POST', base(), {
+      json: {
+        from: '+14155550100',
+        to: '+14155550111',
+        caller_name: 'Front Desk',
+        answer_url: `${app.baseUrl}/answer`,
+        hangup_url: `${app.baseUrl}/hangup`,
+        sip_headers:
+          'Team=blue,PH-Secret=x,FS-Var=y,SipAuthThing=z,ZT-Tag=w,ClientRegion=eu,Ticket=42',
+      },
+    });
+    expect(res.status).toBe(201);
+    await until(() => carrier.received.some((m) => 'method' in m && m.method === 'INVITE'), 5000);
+    const invite = carrier.received.find(
+      (m) => 'method' in m && m.method === 'INVITE',
+    ) as SipRequest;
+    expect(invite.requestUri().raw).toBe(`sip:+14155550111@127.0.0.1:${carrier.port}`);
+    expect(invite.from().displayName).toBe('Front Desk');
+    expect(invite.from().uri.raw).toMatch(/^sip:\+14155550100@/);
+    expect(invite.headers.get('X-PH-Team')).toBe('blue');
+    expect(invite.headers.get('X-PH-Ticket')).toBe('42');
+    const text = invite.toString();
+    for (const reserved of ['PH-Secret', 'FS-Var', 'SipAuthThing', 'ZT-Tag', 'ClientRegion']) {
+      expect(text).not.toContain(reserved);
+    }
+    expect(invite.headers.get('Content-Type')).toBe('application/sdp');
+    expect(invite.body.toString()).toMatch(/m=audio \d+ RTP\/AVP 0 8 101/);
+    // Busy: the call ends 3010, with its record.
+    const via = invite.headers.getRows('Via')[0];
+    carrier.send(
+      [
+        'SIP/2.0 486 Busy Here',
+        `Via: ${via}`,
+        `From: ${invite.headers.get('From')}`,
+        `To: ${invite.headers.get('To')};tag=busy1`,
+        `Call-ID: ${invite.callId()}`,
+        `CSeq: ${invite.headers.get('CSeq')}`,
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\n'),
+      gw.gateway.sip.addresses.udp.port,
+    );
+    await until(() => app.requestsTo('/hangup').length > 0, 5000);
+    expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({ HangupCauseCode: '3010' });
+  });
+
+  it('refuses a missing parent with error_if_parent_not_found, and places the call without it', async () => {
+    const parent = '5a2b9f1e-8c3d-4e6f-9a1b-2c3d4e5f6a7b';
+    const json = {
+      from: '+14155550100',
+      to: '+14155550112',
+      answer_url: `${app.baseUrl}/answer`,
+      parent_call_uuid: parent,
+    };
+    const refused = await gw.request('POST', base(), {
+      json: { ...json, error_if_parent_not_found: true },
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error).toBe(`parent call ${parent} not found`);
+    expect((await gw.request('POST', base(), { json })).status).toBe(201);
+  });
+});
