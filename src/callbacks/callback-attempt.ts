@@ -1,4 +1,5 @@
 import type { CallbackRequest } from './callback-request.js';
+import { httpExchange } from './http-exchange.js';
 import { signatureHeaders, type SignedRequest, type SigningTokens } from './signature.js';
 
 export type AttemptOutcome =
@@ -44,13 +45,6 @@ export function buildCallbackHttpRequest(
   };
 }
 
-function describeError(error: unknown): string {
-  // fetch reports "fetch failed" and puts the reason (ECONNREFUSED, ...) in `cause`.
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  if (cause instanceof Error) return (cause as NodeJS.ErrnoException).code ?? cause.message;
-  return String(cause);
-}
-
 /** One signed attempt. Success is any 2xx; a redirect is not followed and counts as failure. */
 export async function attemptCallback(
   request: CallbackRequest,
@@ -58,20 +52,9 @@ export async function attemptCallback(
   timeoutMs: number,
 ): Promise<AttemptOutcome> {
   const { url, init } = buildCallbackHttpRequest(request, tokens);
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  try {
-    const response = await fetch(url, { ...init, signal: controller.signal, redirect: 'manual' });
-    // The body is not used; cancelling it frees the connection.
-    await response.body?.cancel().catch(() => undefined);
-    const { status } = response;
-    if (status >= 200 && status < 300) return { ok: true, status };
-    return { ok: false, status, error: `HTTP ${status}` };
-  } catch (error) {
-    if (controller.signal.aborted)
-      return { ok: false, error: `no response within ${timeoutMs} ms` };
-    return { ok: false, error: describeError(error) };
-  } finally {
-    clearTimeout(timer);
-  }
+  const result = await httpExchange({ url, ...init }, { timeoutMs });
+  if (!result.ok) return result;
+  const { status } = result;
+  if (status >= 200 && status < 300) return { ok: true, status };
+  return { ok: false, status, error: `HTTP ${status}` };
 }

@@ -6,7 +6,7 @@ import { muLawDecode } from '../../../src/media/codec/g711.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
-import { until } from '../../support/wait.js';
+import { sleep, until } from '../../support/wait.js';
 
 /** Legs we place, against SIPp as the carrier and a plain RTP socket as its media server. */
 let gw: TestGateway;
@@ -116,6 +116,8 @@ describe('outbound legs against a SIPp carrier', () => {
       status: 'no-answer',
     });
     expect(seen).toEqual(['ringing']);
+    // The ACK of the 487 follows the leg's end on the wire; let it reach SIPp.
+    await sleep(300);
     const result = await uas.stop();
     expect(result.errors).toEqual([]);
     expect(result.successful).toBe(1);
