@@ -24,23 +24,11 @@ export async function startGatewayProcess(options: {
   const port = await freePort();
   const authId = newAuthId('MA');
   const authToken = newAuthToken();
-  const env: NodeJS.ProcessEnv = {};
-  // Only the settings below, whatever the shell running the benchmark has exported.
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('VOXGATE_')) env[key] = value;
-  }
-  Object.assign(env, {
-    NODE_ENV: 'production',
-    VOXGATE_HTTP_HOST: '127.0.0.1',
+  const env = gatewayEnv({
     VOXGATE_HTTP_PORT: String(port),
     VOXGATE_AUTH_ID: authId,
     VOXGATE_AUTH_TOKEN: authToken,
-    VOXGATE_RATE_LIMIT: '0',
-    VOXGATE_LOG_LEVEL: 'warn',
-    VOXGATE_DATA_DIR: '',
-    VOXGATE_SIP_HOST: '127.0.0.1',
     VOXGATE_SIP_PORT: '0',
-    VOXGATE_SIP_WS_PORT: '0',
     ...(options.redisUrl ? { VOXGATE_REDIS_URL: options.redisUrl } : {}),
     ...options.env,
   });
@@ -56,4 +44,26 @@ export async function startGatewayProcess(options: {
     authId,
     authorization: `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`,
   };
+}
+
+/**
+ * The environment a benchmarked gateway runs with: the shell's own variables except every
+ * VOXGATE_ one, then loopback listeners, no rate limit, logs at warn, the in-memory embedded
+ * store, and `settings` on top.
+ */
+export function gatewayEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('VOXGATE_')) env[key] = value;
+  }
+  return Object.assign(env, {
+    NODE_ENV: 'production',
+    VOXGATE_HTTP_HOST: '127.0.0.1',
+    VOXGATE_RATE_LIMIT: '0',
+    VOXGATE_LOG_LEVEL: 'warn',
+    VOXGATE_DATA_DIR: '',
+    VOXGATE_SIP_HOST: '127.0.0.1',
+    VOXGATE_SIP_WS_PORT: '0',
+    ...settings,
+  });
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { gatewayEnv } from '../api/gateway-process.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { newAuthId, newAuthToken } from '../../src/core/ids.js';
@@ -39,22 +40,11 @@ export async function startCallsGateway(options: {
   const sipPort = await freeLoopbackPort();
   const authId = newAuthId('MA');
   const authToken = newAuthToken();
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('VOXGATE_')) env[key] = value;
-  }
-  Object.assign(env, {
-    NODE_ENV: 'production',
-    VOXGATE_HTTP_HOST: '127.0.0.1',
+  const env = gatewayEnv({
     VOXGATE_HTTP_PORT: String(port),
     VOXGATE_AUTH_ID: authId,
     VOXGATE_AUTH_TOKEN: authToken,
-    VOXGATE_RATE_LIMIT: '0',
-    VOXGATE_LOG_LEVEL: 'warn',
-    VOXGATE_DATA_DIR: '',
-    VOXGATE_SIP_HOST: '127.0.0.1',
     VOXGATE_SIP_PORT: String(sipPort),
-    VOXGATE_SIP_WS_PORT: '0',
     VOXGATE_RTP_HOST: '127.0.0.1',
     VOXGATE_RTP_PORTS: options.rtpPorts,
     VOXGATE_MEDIA_WORKERS: String(options.mediaWorkers),
