@@ -101,6 +101,7 @@ export class MediaSession {
   private relayedInto = 0;
   private relaySource: { ssrc: number; offset: number } | null = null;
   private relayDropped = 0;
+  private silencePayload: { codec: PayloadCodec; payload: Uint8Array } | null = null;
   private stopTicking: () => void;
   private closed = false;
 
@@ -340,7 +341,7 @@ export class MediaSession {
 
   private send(item: OutboundItem): void {
     if (item.kind === 'audio') {
-      this.rtp.send(this.sendCodec.encode(item.pcm), {
+      this.rtp.send(this.encode(item.pcm), {
         payloadType: this.sendCodec.format.payloadType,
         samples: item.pcm.length,
         marker: this.marker,
@@ -358,6 +359,15 @@ export class MediaSession {
     });
     // The audio after an event starts a new talkspurt.
     this.marker = true;
+  }
+
+  /** Encodes a frame; silence, most of what an idle leg sends, is encoded once per codec. */
+  private encode(pcm: Int16Array): Uint8Array {
+    if (pcm !== this.outbound.playout.silence) return this.sendCodec.encode(pcm);
+    if (this.silencePayload?.codec !== this.sendCodec) {
+      this.silencePayload = { codec: this.sendCodec, payload: this.sendCodec.encode(pcm) };
+    }
+    return this.silencePayload.payload;
   }
 
   private report<K extends keyof MediaSessionListener>(

@@ -16,7 +16,8 @@ interface Playing {
  */
 export class PlayoutQueue {
   private playing: Playing[] = [];
-  private readonly silence: Int16Array;
+  /** The frame played when nothing plays: always this one array, so it can be recognised. */
+  readonly silence: Int16Array;
 
   constructor(readonly frameSamples: number) {
     if (!Number.isInteger(frameSamples) || frameSamples < 1) {
