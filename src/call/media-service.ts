@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { MediaSessionSpec } from '../media/pipeline/media-session.js';
 import { MediaWorkerPool, type SessionCommand } from '../media/worker/media-worker-pool.js';
@@ -34,6 +34,7 @@ export class MediaService {
   private readonly handlers = new Map<string, MediaEventHandler>();
   private readonly crashes: Counter;
   private readonly warnings: Counter;
+  private readonly opening: Histogram;
 
   constructor(private readonly options: MediaServiceOptions) {
     const { config, log, registry } = options;
@@ -64,6 +65,12 @@ export class MediaService {
       help: 'Media problems that did not end a call (socket errors, failed ticks)',
       registers: [registry],
     });
+    this.opening = new Histogram({
+      name: 'voxgate_media_session_open_seconds',
+      help: "Time to open a leg's media session on a worker (its RTP ports bound), which a call waits for before its INVITE or answer",
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25],
+      registers: [registry],
+    });
     const sessions = this.handlers;
     new Gauge({
       name: 'voxgate_media_sessions',
@@ -83,8 +90,10 @@ export class MediaService {
     placement: { near?: string } = {},
   ): Promise<OpenedMedia> {
     this.handlers.set(sessionId, onEvent);
+    const stopTimer = this.opening.startTimer();
     try {
       const opened = await this.pool.createSession(sessionId, spec, placement);
+      stopTimer();
       return { ...opened, address: this.options.config.publicHost };
     } catch (error) {
       this.handlers.delete(sessionId);

@@ -3,7 +3,7 @@ import type { PlayoutMode } from '../playout/playout-queue.js';
 import type { PlayoutSource } from '../playout/playout-source.js';
 import { DtmfReceiver } from '../dtmf/dtmf-receiver.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
-import type { PortAllocator } from '../rtp/port-range.js';
+import type { PairSource } from '../rtp/port-range.js';
 import type { RtpPacket } from '../rtp/rtp-packet.js';
 import { RtpSession, type MediaAddress } from '../rtp/rtp-session.js';
 import type { Scheduler } from '../../core/scheduler.js';
@@ -43,7 +43,7 @@ export type MediaSessionUpdate = Partial<
 
 /** What a worker gives each of its sessions. */
 export interface MediaEnvironment {
-  allocator: PortAllocator;
+  allocator: PairSource;
   clock: FrameClock;
   cname: string;
   scheduler?: Scheduler;

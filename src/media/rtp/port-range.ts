@@ -30,12 +30,17 @@ export interface BoundPair {
   port: number;
 }
 
+/** Whatever hands out bound RTP/RTCP socket pairs. */
+export interface PairSource {
+  bindPair(): Promise<BoundPair>;
+}
+
 /**
  * Walks the range from a starting point and binds the first even port whose odd neighbour is
  * also free: RFC 3550 11, "RTP SHOULD use an even destination port number and the
  * corresponding RTCP stream SHOULD use the next higher (odd) destination port number".
  */
-export class PortAllocator {
+export class PortAllocator implements PairSource {
   private readonly first: number;
   private readonly last: number;
   private next: number;
@@ -101,3 +106,56 @@ export const closeSocket = (socket: Socket): Promise<void> =>
       resolve();
     }
   });
+
+/**
+ * Keeps a few pairs bound ahead of need, so that a new session gets its ports without waiting
+ * for two binds on a busy worker (a call waits for them before its INVITE or answer). A pair
+ * taken is replaced in the background; when the range runs out, pairs are bound on demand and
+ * the allocator's error says so.
+ */
+export class PreboundPairs implements PairSource {
+  private readonly spare: BoundPair[] = [];
+  private filling: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly allocator: PortAllocator,
+    private readonly target = 8,
+  ) {}
+
+  get ready(): number {
+    return this.spare.length;
+  }
+
+  async bindPair(): Promise<BoundPair> {
+    const ready = this.spare.shift();
+    // On demand first, the spares after: a refill must not take the last free pair from a
+    // session that is waiting for it.
+    const pair = ready ?? (await this.allocator.bindPair());
+    void this.refill();
+    return pair;
+  }
+
+  /** Binds pairs until `target` are ready (or the range has no more). */
+  refill(): Promise<void> {
+    this.filling ??= this.fill().finally(() => (this.filling = null));
+    return this.filling;
+  }
+
+  private async fill(): Promise<void> {
+    try {
+      while (this.spare.length < this.target && !this.closed) {
+        this.spare.push(await this.allocator.bindPair());
+      }
+    } catch {
+      // The range is used up: later sessions bind on demand, and get its error if it stays so.
+    }
+    if (this.closed) await this.close();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const pairs = this.spare.splice(0);
+    await Promise.all(pairs.flatMap((pair) => [closeSocket(pair.rtp), closeSocket(pair.rtcp)]));
+  }
+}

@@ -1,7 +1,7 @@
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
 import { ntpFromUnixMs, ntpMiddle } from './ntp-time.js';
-import { closeSocket, type PortAllocator } from './port-range.js';
+import { closeSocket, type PairSource } from './port-range.js';
 import { ReceiveStatistics, type ReceptionReport } from './receive-statistics.js';
 import {
   cnameChunk,
@@ -18,7 +18,7 @@ export interface MediaAddress {
 }
 
 export interface RtpSessionOptions {
-  allocator: PortAllocator;
+  allocator: PairSource;
   /** Timestamp units per second of the media sent: 8000 for PCMU and PCMA. */
   clockRate: number;
   /** The CNAME in every SDES (RFC 3550 6.5.1). */

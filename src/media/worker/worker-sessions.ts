@@ -4,7 +4,7 @@ import { bridgeSessions, relaySessions } from '../pipeline/bridge.js';
 import { MediaSession } from '../pipeline/media-session.js';
 import { FrameClock } from '../playout/frame-clock.js';
 import { PcmSource } from '../playout/playout-source.js';
-import { PortAllocator } from '../rtp/port-range.js';
+import { PortAllocator, PreboundPairs } from '../rtp/port-range.js';
 import { AudioFileSource } from '../sources/audio-file-source.js';
 import { SpeechRenderer } from '../sources/speech.js';
 import type { Command, PlaySource, Results, SessionEvent, WorkerSettings } from './protocol.js';
@@ -20,7 +20,7 @@ export class WorkerSessions {
   private readonly sessions = new Map<string, MediaSession>();
   private readonly bridges = new Map<string, { peerId: string; part: () => void }>();
   private readonly clock: FrameClock;
-  private readonly allocator: PortAllocator;
+  private readonly allocator: PreboundPairs;
   private readonly speech = new SpeechRenderer();
   private readonly files: AudioFileSource;
 
@@ -32,7 +32,7 @@ export class WorkerSessions {
     this.clock = new FrameClock(scheduler, 20, (error) =>
       emit('', { type: 'warning', message: `frame tick failed: ${error.message}` }),
     );
-    this.allocator = new PortAllocator(settings.rtpPorts, settings.rtpHost);
+    this.allocator = new PreboundPairs(new PortAllocator(settings.rtpPorts, settings.rtpHost));
     this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes });
   }
 

@@ -1,6 +1,10 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parsePortRange, PortAllocator } from '../../../../src/media/rtp/port-range.js';
+import {
+  parsePortRange,
+  PortAllocator,
+  PreboundPairs,
+} from '../../../../src/media/rtp/port-range.js';
 
 describe('RTP port range', () => {
   it('reads "min-max"', () => {
@@ -69,5 +73,30 @@ describe('PortAllocator', () => {
     await expect(allocator.bindPair()).rejects.toThrow(/no free even port pair/);
     pair.rtp.close();
     pair.rtcp.close();
+  });
+
+  it('keeps pairs bound ahead, hands them out at once, and binds on demand when they run out', async () => {
+    const base = await freeBase(6);
+    const pairs = new PreboundPairs(
+      new PortAllocator({ min: base, max: base + 5 }, '127.0.0.1'),
+      2,
+    );
+    const first = await pairs.bindPair(); // nothing ready yet: bound on demand
+    await pairs.refill();
+    expect(pairs.ready).toBe(2);
+    const second = await pairs.bindPair();
+    const third = await pairs.bindPair();
+    const ports = [first.port, second.port, third.port].sort();
+    expect(new Set(ports).size).toBe(3);
+    for (const port of ports) expect(port % 2).toBe(0);
+    // The range is used up: no pair is ready, and asking says so.
+    await pairs.refill();
+    expect(pairs.ready).toBe(0);
+    await expect(pairs.bindPair()).rejects.toThrow(/no free even port pair/);
+    for (const pair of [first, second, third]) {
+      pair.rtp.close();
+      pair.rtcp.close();
+    }
+    await pairs.close();
   });
 });
