@@ -72,6 +72,7 @@ export class Call implements AppCall {
   readonly uuid: string;
   readonly digits: DigitCollector;
   readonly finished: Promise<void>;
+  private readonly digitListeners = new Set<(digit: string) => void>();
   /** The party Dial connected, while it is connected. */
   bLeg: CallLeg | null = null;
   /** Reported with POST Call/{uuid}/Conversion/ while the call is live; its record keeps it. */
@@ -95,12 +96,21 @@ export class Call implements AppCall {
       onRinging: () => this.ringing(),
       onEarlyMedia: () => this.earlyMediaStarted(),
       onAnswered: () => this.answered(),
-      onDigit: (digit) => this.digits.press(digit),
+      onDigit: (digit) => {
+        this.digits.press(digit);
+        for (const listener of this.digitListeners) listener(digit);
+      },
       onEnded: (end) => void this.ended(end),
     };
     // A leg that ended before its call was made (a CANCEL during routing) still gets its
     // record and its hangup callback.
     if (leg.result) void this.ended(leg.result);
+  }
+
+  /** Hears every digit the caller presses until the returned function is called. */
+  onDigit(listener: (digit: string) => void): () => void {
+    this.digitListeners.add(listener);
+    return () => this.digitListeners.delete(listener);
   }
 
   get leg(): CallLeg {
@@ -202,7 +212,11 @@ export class Call implements AppCall {
     if (this.rang) return;
     this.rang = true;
     if (ring && this.direction === 'outbound') {
-      this.callback(ring, { ...this.requestParams(), Event: 'Ring', CallStatus: 'ringing' });
+      this.notify(ring.url, ring.method, {
+        ...this.requestParams(),
+        Event: 'Ring',
+        CallStatus: 'ringing',
+      });
     }
     const seconds = this.init.hangupOnRing;
     if (seconds) {
@@ -256,7 +270,7 @@ export class Call implements AppCall {
         const duration = Math.round(((times.end ?? 0) - times.initiation) / 1000);
         const billed =
           times.answer === undefined ? 0 : Math.round(((times.end ?? 0) - times.answer) / 1000);
-        this.callback(hangup, {
+        this.notify(hangup.url, hangup.method, {
           ...this.requestParams(),
           Event: 'Hangup',
           CallStatus: end.status,
@@ -291,12 +305,10 @@ export class Call implements AppCall {
     }
   }
 
-  private callback(
-    target: { url: string; method: HttpMethod },
-    params: Record<string, string>,
-  ): void {
+  /** A signed callback whose answer is not needed (hangup_url, Dial callbackUrl...). */
+  notify(url: string, method: HttpMethod, params: Record<string, string>): void {
     this.services.callbacks
-      .send({ url: target.url, method: target.method, params, accountId: this.init.owner.authId })
+      .send({ url, method, params, accountId: this.init.owner.authId })
       .catch((error: Error) => this.log('callback failed', { reason: error.message }));
   }
 }

@@ -26,13 +26,22 @@ export interface DialDeps {
 /** US ringback: 440 + 480 Hz, 2 s on, 4 s off, played to the caller while the B leg rings. */
 const RINGBACK_TONE_MS = 2000;
 const RINGBACK_PAUSE_MS = 4000;
+/** How long an answered B leg has to press confirmKey. */
+const CONFIRM_TIMEOUT_MS = 10_000;
+
+interface Dialled {
+  leg: OutboundLeg;
+  /** True once it answered (and pressed confirmKey when one is asked); false if it never will. */
+  confirmed: Promise<boolean>;
+}
 
 /**
- * Dial: rings every target at once from the caller's media worker; the first to answer is
- * bridged with the caller (audio both ways through the media plane) and the others are
- * cancelled. It resolves when the B leg is over, with the action parameters (DialStatus,
- * DialALegUUID, DialBLegUUID, DialHangupCause). Each B leg gets its own record, billed once
- * answered, with the caller as its parent. A caller who hangs up ends the B leg too.
+ * Dial: rings every target at once from the caller's media worker; the first to answer (and,
+ * with confirmKey, to press it after confirmSound) is bridged with the caller, audio both ways
+ * through the media plane, and the others are cancelled. callbackUrl hears the B leg's answer,
+ * hangup and digitsMatch events. It resolves when the B leg is over, with the action parameters
+ * (DialStatus, DialALegUUID, DialBLegUUID, DialHangupCause). Each B leg gets its own record,
+ * billed once answered, with the caller as its parent. A caller who hangs up ends the B leg.
  */
 export async function runDial(
   call: Call,
@@ -41,24 +50,18 @@ export async function runDial(
 ): Promise<Record<string, string>> {
   const aLeg = call.leg;
   const dialled = instruction.targets.map((target) => placeB(call, instruction, target, deps));
-  const ringback = { stopped: false };
-  const stopRingback = () => {
-    ringback.stopped = true;
-    void aLeg.stopPlayback();
-  };
-  if (deps.answerCaller) {
-    ringback.stopped = true;
-  } else if (instruction.dialMusic === 'real') {
-    void ringbackLoop(call, ringback, deps);
-  } else {
-    void call.play({ kind: 'file', url: instruction.dialMusic }, { loop: true }).catch(() => false);
+  const ringback = { stopped: deps.answerCaller !== undefined };
+  if (!ringback.stopped) {
+    if (instruction.dialMusic === 'real') void ringbackLoop(call, ringback, deps);
+    else
+      void call
+        .play({ kind: 'file', url: instruction.dialMusic }, { loop: true })
+        .catch(() => false);
   }
 
-  const winner = await firstAnswered(
-    dialled.map((d) => d.leg),
-    aLeg,
-  );
-  stopRingback();
+  const winner = await firstConfirmed(dialled, aLeg);
+  ringback.stopped = true;
+  void aLeg.stopPlayback();
   for (const other of dialled) {
     if (other.leg !== winner) {
       void other.leg.hangup({
@@ -68,58 +71,78 @@ export async function runDial(
       });
     }
   }
-  let bLeg = winner ?? dialled[0]!.leg;
+  const bLeg = winner ?? dialled[0]!.leg;
   if (winner && !aLeg.isOver) {
-    bLeg = winner;
-    deps.answerCaller?.();
-    call.bLeg = bLeg;
-    await deps.legs.media.send({
-      type: 'bridge',
-      sessionId: aLeg.uuid,
-      peerId: bLeg.uuid,
-      mode: 'mix',
-    });
-    const limit = deps.legs.scheduler.after(instruction.timeLimit * 1000, () => {
-      void bLeg.hangup({
-        cause: hangupCause('Scheduled Hangup'),
-        source: 'Service',
-        status: 'completed',
-      });
-    });
-    const stopStar = instruction.hangupOnStar
-      ? hangupOnStar(call, () =>
-          bLeg.hangup({
-            cause: hangupCause('Normal Hangup'),
-            source: 'Caller',
-            status: 'completed',
-          }),
-        )
-      : () => undefined;
-    const aEnded = aLeg.ended.then(() =>
-      bLeg.hangup({ cause: hangupCause('Normal Hangup'), source: 'Caller', status: 'completed' }),
-    );
-    await bLeg.ended;
-    call.bLeg = null;
-    void aEnded;
-    limit.cancel();
-    stopStar();
-    if (!aLeg.isOver) {
-      await deps.legs.media.send({ type: 'unbridge', sessionId: aLeg.uuid }).catch(() => undefined);
-    }
+    await bridged(call, winner, instruction, deps);
   } else if (aLeg.isOver) {
-    for (const d of dialled)
+    for (const d of dialled) {
       void d.leg.hangup({ cause: hangupCause('Canceled'), source: 'Caller', status: 'no-answer' });
+    }
   }
   const end = await bLeg.ended;
   return {
-    DialStatus: dialStatus(bLeg.times.answer !== undefined, end),
+    DialStatus: winner ? 'completed' : dialStatus(end),
     DialALegUUID: aLeg.uuid,
     DialBLegUUID: bLeg.uuid,
     DialHangupCause: end.cause.name,
   };
 }
 
-function placeB(call: Call, instruction: DialInstruction, target: DialTarget, deps: DialDeps) {
+/** The caller and the B leg talk until either hangs up (or timeLimit, or * with hangupOnStar). */
+async function bridged(
+  call: Call,
+  bLeg: OutboundLeg,
+  instruction: DialInstruction,
+  deps: DialDeps,
+) {
+  const aLeg = call.leg;
+  deps.answerCaller?.();
+  call.bLeg = bLeg;
+  await deps.legs.media.send({
+    type: 'bridge',
+    sessionId: aLeg.uuid,
+    peerId: bLeg.uuid,
+    mode: 'mix',
+  });
+  const callerHungUp = () =>
+    bLeg.hangup({ cause: hangupCause('Normal Hangup'), source: 'Caller', status: 'completed' });
+  const limit = deps.legs.scheduler.after(instruction.timeLimit * 1000, () => {
+    void bLeg.hangup({
+      cause: hangupCause('Scheduled Hangup'),
+      source: 'Service',
+      status: 'completed',
+    });
+  });
+  let typed = '';
+  const stopListening = call.onDigit((digit) => {
+    if (instruction.hangupOnStar && digit === '*') {
+      void callerHungUp();
+      return;
+    }
+    if (instruction.digitsMatch.length === 0 || !instruction.callbackUrl) return;
+    typed = (typed + digit).slice(-32);
+    const match = instruction.digitsMatch.find((pattern) => typed.endsWith(pattern));
+    if (match) {
+      typed = '';
+      dialEvent(call, instruction, bLeg, 'digits', { DialDigitsMatch: match });
+    }
+  });
+  void aLeg.ended.then(callerHungUp);
+  await bLeg.ended;
+  call.bLeg = null;
+  limit.cancel();
+  stopListening();
+  if (!aLeg.isOver) {
+    await deps.legs.media.send({ type: 'unbridge', sessionId: aLeg.uuid }).catch(() => undefined);
+  }
+}
+
+function placeB(
+  call: Call,
+  instruction: DialInstruction,
+  target: DialTarget,
+  deps: DialDeps,
+): Dialled {
   const uuid = randomUUID();
   const to = target.kind === 'Number' ? target.number : target.uri;
   const callerId =
@@ -146,16 +169,26 @@ function placeB(call: Call, instruction: DialInstruction, target: DialTarget, de
     ).map((h) => [h.name, h.value] as [string, string]),
     ringTimeoutSeconds: instruction.timeout ?? undefined,
   });
-  if (requestUri === null)
+  if (requestUri === null) {
     void leg.hangup({ cause: hangupCause('Routing Error'), source: 'Service', status: 'failed' });
-  const sendDigits = target.sendDigits;
+  }
+  const bDigits: string[] = [];
+  let resolveConfirmed!: (confirmed: boolean) => void;
+  const confirmed = new Promise<boolean>((resolve) => (resolveConfirmed = resolve));
   leg.events = {
+    onDigit: (digit) => bDigits.push(digit),
     onAnswered: () => {
-      if (sendDigits) void leg.sendDigits(sendDigits);
+      if (target.sendDigits) void leg.sendDigits(target.sendDigits);
+      dialEvent(call, instruction, leg, 'answer', {});
+      void confirm(leg, instruction, bDigits, deps).then(resolveConfirmed);
     },
   };
-  void leg.ended.then((end) =>
-    writeLegRecord(deps.services, leg, end, {
+  void leg.ended.then((end) => {
+    resolveConfirmed(false);
+    if (leg.times.answer !== undefined) {
+      dialEvent(call, instruction, leg, 'hangup', { DialBLegHangupCause: end.cause.name });
+    }
+    return writeLegRecord(deps.services, leg, end, {
       requestUuid: null,
       from: callerId,
       to,
@@ -167,36 +200,77 @@ function placeB(call: Call, instruction: DialInstruction, target: DialTarget, de
         { err: error, callUuid: uuid },
         'the B leg record could not be written',
       ),
-    ),
-  );
-  return { leg };
+    );
+  });
+  return { leg, confirmed };
 }
 
-/** The first leg to answer, or null when none does (or the caller hangs up first). */
-function firstAnswered(legs: OutboundLeg[], aLeg: Call['leg']): Promise<OutboundLeg | null> {
+/**
+ * confirmKey: the answered B leg hears confirmSound and must press the key; another key, or
+ * none within 10 s, hangs it up as if it had not answered.
+ */
+async function confirm(
+  leg: OutboundLeg,
+  instruction: DialInstruction,
+  digits: string[],
+  deps: DialDeps,
+): Promise<boolean> {
+  const key = instruction.confirmKey;
+  if (!key) return true;
+  digits.length = 0;
+  if (instruction.confirmSound) {
+    void leg.play({ kind: 'file', url: instruction.confirmSound }, {}).catch(() => false);
+  }
+  const deadline = deps.legs.scheduler.now() + CONFIRM_TIMEOUT_MS;
+  while (!leg.isOver && deps.legs.scheduler.now() < deadline) {
+    const pressed = digits.shift();
+    if (pressed === key) {
+      await leg.stopPlayback();
+      return true;
+    }
+    if (pressed !== undefined) break;
+    await new Promise((resolve) => deps.legs.scheduler.after(20, () => resolve(undefined)));
+  }
+  await leg.hangup({ cause: hangupCause('Rejected'), source: 'Service', status: 'no-answer' });
+  return false;
+}
+
+/** The first leg confirmed, or null when none is (or the caller hangs up first). */
+function firstConfirmed(dialled: Dialled[], aLeg: Call['leg']): Promise<OutboundLeg | null> {
   return new Promise((resolve) => {
-    let pending = legs.length;
+    let pending = dialled.length;
     let settled = false;
     const settle = (leg: OutboundLeg | null) => {
       if (settled) return;
       settled = true;
       resolve(leg);
     };
-    for (const leg of legs) {
-      const previous = leg.events.onAnswered;
-      leg.events = {
-        ...leg.events,
-        onAnswered: () => {
-          previous?.();
-          settle(leg);
-        },
-      };
-      void leg.ended.then(() => {
-        pending -= 1;
-        if (pending === 0) settle(null);
+    for (const { leg, confirmed } of dialled) {
+      void confirmed.then((ok) => {
+        if (ok) settle(leg);
+        else if (--pending === 0) settle(null);
       });
     }
     void aLeg.ended.then(() => settle(null));
+  });
+}
+
+/** A Dial event to callbackUrl (DialAction answer, hangup or digits), when one is set. */
+function dialEvent(
+  call: Call,
+  instruction: DialInstruction,
+  bLeg: OutboundLeg,
+  action: 'answer' | 'hangup' | 'digits',
+  extra: Record<string, string>,
+): void {
+  if (!instruction.callbackUrl) return;
+  void call.notify(instruction.callbackUrl, instruction.callbackMethod, {
+    ...call.requestParams(),
+    DialAction: action,
+    DialALegUUID: call.uuid,
+    DialBLegUUID: bLeg.uuid,
+    DialBLegStatus: action === 'hangup' ? 'hangup' : 'answer',
+    ...extra,
   });
 }
 
@@ -214,26 +288,8 @@ async function ringbackLoop(
   }
 }
 
-function hangupOnStar(call: Call, hangup: () => Promise<void>): () => void {
-  call.digits.listen();
-  let stopped = false;
-  const poll = (): void => {
-    if (stopped) return;
-    void call.digits
-      .collect({ timeout: 3600, digitTimeout: 3600, finishOnKey: '*', numDigits: 1000 })
-      .then((collected) => {
-        if (!stopped && collected.reason === 'finish-key') void hangup();
-      });
-  };
-  poll();
-  return () => {
-    stopped = true;
-    call.digits.stop();
-  };
-}
-
-function dialStatus(answered: boolean, end: LegEnd): string {
-  if (answered) return 'completed';
+/** How a B leg that was never connected ended, as DialStatus. */
+function dialStatus(end: LegEnd): string {
   if (end.status === 'busy' || end.status === 'no-answer' || end.status === 'timeout')
     return end.status;
   return 'failed';

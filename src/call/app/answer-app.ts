@@ -194,7 +194,7 @@ export class AnswerApp {
         const params = await this.call.dial(instruction);
         if (this.call.over || instruction.action === null) return this.call.over ? STOP : CONTINUE;
         if (!instruction.redirect) {
-          void this.call.fetch(instruction.action, instruction.method, {
+          this.call.notify(instruction.action, instruction.method, {
             ...this.call.requestParams(),
             ...params,
           });
@@ -304,7 +304,7 @@ export class AnswerApp {
       }
       if (instruction.action === null) return CONTINUE;
       if (!instruction.redirect) {
-        void this.call.fetch(instruction.action, instruction.method, {
+        this.call.notify(instruction.action, instruction.method, {
           ...this.call.requestParams(),
           Digits: collected,
         });

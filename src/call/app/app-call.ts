@@ -15,6 +15,8 @@ export interface AppCall {
   requestParams(): Record<string, string>;
   /** A signed request to the customer's application whose body is wanted. */
   fetch(url: string, method: HttpMethod, params: Record<string, string>): Promise<FetchedDocument>;
+  /** A signed callback whose answer is not needed (an action with redirect="false"). */
+  notify(url: string, method: HttpMethod, params: Record<string, string>): void;
   /** Answers an inbound call that is not answered yet (200 OK); nothing for outbound. */
   answer(): void;
   /** Early media on an inbound call (183 with SDP). */

@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
+import { encodeTelephoneEvent } from '../../../src/media/dtmf/index.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { chunks, strongestFrequency, tone as toneSamples } from '../../support/signal.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
-import { until } from '../../support/wait.js';
+import { sleep, until } from '../../support/wait.js';
 
 /**
  * Calls placed with POST Call/, end to end: the gateway dials SIPp (the carrier), runs the
@@ -289,6 +290,60 @@ describe('Dial', () => {
       parent_call_uuid: dialed.DialALegUUID,
       billed_duration: 60,
       call_state: 'ANSWER',
+    });
+  }, 30_000);
+
+  it('connects only a B leg that presses confirmKey, and tells callbackUrl of its answer, digits and hangup', async () => {
+    const aMedia = await mediaServer();
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
+    const bCarrier = await carrier('carrier-dtmf.xml', { wait_ms: '300' });
+    app.serve('/answer', {
+      body: `<Response><Dial action="${app.baseUrl}/dialed" callbackUrl="${app.baseUrl}/dial-events" confirmKey="1" digitsMatch="12" timeLimit="4"><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
+    });
+    app.serve('/dialed', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+    // B pressed 1 (SIPp's capture): connected. Now the caller presses 1 then 2.
+    await until(() => app.requestsTo('/dial-events').length > 0, 10_000);
+    await sleep(1000);
+    const gatewayPort = aMedia.received.at(-1)!.from.port;
+    for (const event of [1, 2]) {
+      const timestamp = aMedia.nextTimestamp;
+      for (const [duration, end] of [
+        [400, false],
+        [800, true],
+        [800, true],
+        [800, true],
+      ] as const) {
+        aMedia.send(gatewayPort, encodeTelephoneEvent({ event, end, volume: 10, duration }), {
+          payloadType: 101,
+          timestamp,
+          marker: duration === 400,
+        });
+        await sleep(20);
+      }
+      aMedia.lose(); // the next event gets a later timestamp
+    }
+    await until(() => app.requestsTo('/dialed').length > 0, 15_000);
+    expect(app.requestsTo('/dialed')[0]!.params).toMatchObject({ DialStatus: 'completed' });
+    const events = app.requestsTo('/dial-events').map((r) => r.params);
+    expect(events.map((e) => e.DialAction)).toEqual(['answer', 'digits', 'hangup']);
+    expect(events[1]).toMatchObject({ DialDigitsMatch: '12' });
+    expect(events[2]).toMatchObject({ DialBLegHangupCause: 'Scheduled Hangup' });
+  }, 30_000);
+
+  it('drops a B leg that presses another key than confirmKey', async () => {
+    const media = await mediaServer();
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    const bCarrier = await carrier('carrier-dtmf.xml', { wait_ms: '300' });
+    app.serve('/answer', {
+      body: `<Response><Dial action="${app.baseUrl}/dialed" confirmKey="9"><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
+    });
+    app.serve('/dialed', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+    await until(() => app.requestsTo('/dialed').length > 0, 15_000);
+    expect(app.requestsTo('/dialed')[0]!.params).toMatchObject({
+      DialStatus: 'no-answer',
+      DialHangupCause: 'Rejected',
     });
   }, 30_000);
 });
