@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { CallbackDelivery, FetchedDocument } from '../callbacks/index.js';
 import { formatCallbackTime } from '../core/record-time.js';
 import type { Scheduler, TimerHandle } from '../core/scheduler.js';
@@ -312,5 +311,3 @@ export class Call implements AppCall {
       .catch((error: Error) => this.log('callback failed', { reason: error.message }));
   }
 }
-
-export const newCallUuid = (): string => randomUUID();

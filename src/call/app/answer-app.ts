@@ -89,7 +89,7 @@ export class AnswerApp {
       await this.end({
         cause: UNREACHABLE_XML_URL_HANGUP_CAUSE.answer,
         source: 'Error',
-        status: this.failedStatus(),
+        status: 'failed',
       });
       return null;
     }
@@ -126,7 +126,7 @@ export class AnswerApp {
       await this.end({
         cause: INVALID_XML_HANGUP_CAUSE[source],
         source: 'Error',
-        status: this.failedStatus(),
+        status: 'failed',
       });
       return null;
     }
@@ -146,7 +146,7 @@ export class AnswerApp {
       await this.end({
         cause: UNREACHABLE_XML_URL_HANGUP_CAUSE[source],
         source: 'Error',
-        status: this.failedStatus(),
+        status: 'failed',
       });
       return STOP;
     }
@@ -224,7 +224,7 @@ export class AnswerApp {
     await this.end({
       cause: hangupCause('Internal Error'),
       source: 'Error',
-      status: this.failedStatus(),
+      status: 'failed',
     });
     return STOP;
   }
@@ -385,13 +385,10 @@ export class AnswerApp {
     };
   }
 
+  /** Ends the call; the call turns the status into `completed` when it was answered. */
   private async end(end: LegEnd): Promise<void> {
     if (this.call.over) return;
     await this.call.hangup(end);
-  }
-
-  private failedStatus(): LegEnd['status'] {
-    return 'completed';
   }
 
   private sleep(ms: number): Promise<void> {

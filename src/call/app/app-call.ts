@@ -1,6 +1,7 @@
 import type { FetchedDocument } from '../../callbacks/index.js';
 import type { PlaySource } from '../../media/worker/protocol.js';
 import type { LegEnd } from '../legs/leg-end.js';
+import type { DigitCollector } from './digit-collector.js';
 import type { DialInstruction } from '../xml/answer-document.js';
 
 export type HttpMethod = 'GET' | 'POST';
@@ -25,7 +26,7 @@ export interface AppCall {
   stopPlayback(): Promise<void>;
   sendDigits(digits: string): Promise<boolean>;
   /** Starts keeping the caller's digits; collect() reads them. */
-  digits: import('./digit-collector.js').DigitCollector;
+  digits: DigitCollector;
   hangup(end: LegEnd): Promise<void>;
   /** Dials out and bridges; resolves with the action parameters once the B leg is over. */
   dial?(instruction: DialInstruction): Promise<Record<string, string>>;

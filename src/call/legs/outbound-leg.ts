@@ -89,7 +89,7 @@ export class OutboundLeg extends CallLeg {
       ({ target, destination } = resolved);
     }
     if (this.pendingEnd) return this.finish(this.pendingEnd);
-    const opened = await this.openMedia(this.options.near);
+    await this.openMedia(this.options.near);
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     const offer = this.sdp!.createOffer();
     const { options } = this;
@@ -121,7 +121,6 @@ export class OutboundLeg extends CallLeg {
         },
       },
     });
-    void opened;
     if (options.ringTimeoutSeconds !== undefined) {
       this.ringTimer = this.env.scheduler.after(options.ringTimeoutSeconds * 1000, () => {
         if (this.state !== 'answered' && !this.isOver) {
