@@ -107,8 +107,19 @@ export function countryOf(party: string): string {
   if (destinationKey(party) === SIP_PREFIX) return '';
   const digits = party.replace(/[^\d]/g, '');
   if (digits === '') return '';
-  return parsePhoneNumberFromString(`+${digits}`)?.country ?? '';
+  let country = countries.get(digits);
+  if (country === undefined) {
+    country = parsePhoneNumberFromString(`+${digits}`)?.country ?? '';
+    // The same numbers call again and again; a full table starts afresh.
+    if (countries.size >= MAX_REMEMBERED_NUMBERS) countries.clear();
+    countries.set(digits, country);
+  }
+  return country;
 }
+
+/** Countries of numbers already looked up (libphonenumber's full metadata is slow to parse). */
+const countries = new Map<string, string>();
+const MAX_REMEMBERED_NUMBERS = 10_000;
 
 function wholeSeconds(time: Date | number): number {
   const ms = typeof time === 'number' ? time : time.getTime();

@@ -14,7 +14,7 @@ import type {
   PromptInstruction,
   ResponseInstruction,
 } from '../xml/answer-document.js';
-import { parseAnswerXml } from '../xml/parse-answer-xml.js';
+import { answerXmlCache } from '../xml/answer-xml-cache.js';
 import type { AppCall, HttpMethod } from './app-call.js';
 
 /** Where a call's application comes from: the answer_url, or a document of the gateway's own. */
@@ -119,7 +119,7 @@ export class AnswerApp {
     source: XmlDocumentSource,
   ): Promise<readonly ResponseInstruction[] | null> {
     try {
-      return parseAnswerXml(body).instructions;
+      return answerXmlCache.parse(body).instructions;
     } catch (error) {
       if (!(error instanceof AnswerXmlError)) throw error;
       this.call.log('invalid answer XML', { source, reason: error.message });
