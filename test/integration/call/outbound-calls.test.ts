@@ -153,6 +153,30 @@ describe('outbound calls through the REST API', () => {
     });
   });
 
+  it('places one call per destination of a bulk request; a failing one leaves the others untouched', async () => {
+    const media = await mediaServer();
+    const answering = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    const busy = await carrier('carrier-busy.xml');
+    app.serve('/answer', { body: '<Response><Speak>Hello.</Speak><Hangup/></Response>' });
+    const res = await placeCall(
+      `sip:one@127.0.0.1:${answering.port}<sip:two@127.0.0.1:${busy.port}<sip:three@127.0.0.1:${answering.port}`,
+    );
+    expect(res.status).toBe(201);
+    await until(() => app.requestsTo('/hangup').length >= 3, 15_000);
+    const byTo: Record<string, Record<string, string>> = Object.fromEntries(
+      app.requestsTo('/hangup').map((r) => [r.params.To!.split('@')[0]!, r.params]),
+    );
+    expect(byTo['sip:one']).toMatchObject({ HangupCauseCode: '4000', CallStatus: 'completed' });
+    expect(byTo['sip:two']).toMatchObject({ HangupCauseCode: '3010', CallStatus: 'busy' });
+    expect(byTo['sip:three']).toMatchObject({ HangupCauseCode: '4000', CallStatus: 'completed' });
+    // One request, three calls, each with its own uuid and record.
+    const uuids = new Set(Object.values(byTo).map((p) => p.CallUUID));
+    expect(uuids.size).toBe(3);
+    expect(new Set(Object.values(byTo).map((p) => p.RequestUUID))).toEqual(
+      new Set([res.body.request_uuid]),
+    );
+  }, 20_000);
+
   it('ends the call with 8011 on answer XML that does not validate, and still writes its record', async () => {
     const media = await mediaServer();
     const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
