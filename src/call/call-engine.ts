@@ -3,19 +3,14 @@ import { notFound } from '../core/errors.js';
 import type { IncomingInvite } from '../sip/ua/incoming-invite.js';
 import { Call, type CallAccount, type CallServices } from './call.js';
 import type { CallLauncher, CallOwner } from './call-launcher.js';
-import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
-import type { DialInstruction } from './xml/answer-document.js';
-import { parseAnswerXml } from './xml/parse-answer-xml.js';
+import { hangupCause } from './hangup-causes.js';
 import type { CallLeg, LegEnvironment } from './legs/call-leg.js';
 import { InboundLeg } from './legs/inbound-leg.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
-import {
-  outboundSipHeaders,
-  type Destination,
-  type OutboundCallRequest,
-} from './outbound-request.js';
+import { outboundSipHeaders } from './client-sip-headers.js';
+import { type Destination, type OutboundCallRequest } from './outbound-request.js';
 import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
-import { runDial } from './dial.js';
+import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { resolveSipTarget } from './endpoint-target.js';
 import { routeInbound } from './inbound-routing.js';
 
@@ -322,15 +317,8 @@ export class CallEngine implements CallLauncher {
       }
       return;
     }
-    const urls =
-      route.kind === 'app'
-        ? route.urls
-        : // A call to an endpoint's SIP URI rings that endpoint, as a Dial would.
-          {
-            answer: {
-              xml: `<Response><Dial><User>${escapeXml(route.uri)}</User></Dial></Response>`,
-            },
-          };
+    // A call to an endpoint's SIP URI runs no application: connectToEndpoint dials it.
+    const urls = route.kind === 'app' ? route.urls : { answer: { xml: '<Response/>' } };
     // The call exists before its media opens, so a CANCEL from here on still ends it with a
     // record and a hangup callback.
     const call = new Call(this.options.services, {
@@ -347,51 +335,23 @@ export class CallEngine implements CallLauncher {
     this.track(call, route.owner, null);
     if (!(await leg.prepare())) return;
     leg.ring();
-    if (route.kind === 'endpoint') void this.connectEndpoint(call, route.uri);
+    if (route.kind === 'endpoint') void connectToEndpoint(call, route.uri, this.dialDeps());
     else call.startApplication();
   }
 
-  /**
-   * A call to an endpoint's SIP URI: the endpoint rings while the caller does, the caller is
-   * answered when it answers, and otherwise gets the endpoint's outcome (2020 when it is not
-   * registered, busy, no answer).
-   */
-  private async connectEndpoint(call: Call, uri: string): Promise<void> {
-    const document = parseAnswerXml(
-      `<Response><Dial><User>${escapeXml(uri)}</User></Dial></Response>`,
-    );
-    const dial = document.instructions[0] as DialInstruction;
-    const result = await runDial(call, dial, {
+  /** What Dial needs from the engine: services, legs, and how to route a target. */
+  private dialDeps(): DialDeps {
+    return {
       services: this.options.services,
       legs: this.options.legs,
       numberTarget: (number) => this.targetOf({ kind: 'number', number }),
-      sipTarget: (target) => this.sipTarget(target),
-      answerCaller: () => call.answer(),
-    });
-    if (call.over) return;
-    const answered = result.DialStatus === 'completed';
-    const cause = answered
-      ? hangupCause('Normal Hangup')
-      : (findHangupCauseByName(result.DialHangupCause ?? '') ?? hangupCause('No Answer'));
-    const status = answered
-      ? 'completed'
-      : result.DialStatus === 'busy'
-        ? 'busy'
-        : result.DialStatus === 'no-answer'
-          ? 'no-answer'
-          : 'failed';
-    await call.hangup({ cause, source: 'Callee', status });
+      sipTarget: (uri) => this.sipTarget(uri),
+    };
   }
 
   private track(call: Call, owner: CallAccount, requestUuid: string | null): void {
     this.live.set(call.uuid, { call, owner });
-    call.dial = (instruction) =>
-      runDial(call, instruction, {
-        services: this.options.services,
-        legs: this.options.legs,
-        numberTarget: (number) => this.targetOf({ kind: 'number', number }),
-        sipTarget: (uri) => this.sipTarget(uri),
-      });
+    call.dial = (instruction) => runDial(call, instruction, this.dialDeps());
     void call.finished.then(() => {
       this.live.delete(call.uuid);
       if (requestUuid) {
@@ -416,6 +376,3 @@ function visible(viewer: CallOwner, owner: CallAccount): boolean {
   // A main account sees its subaccounts' calls too; a subaccount only its own.
   return viewer.isMain || owner.subaccount === viewer.authId;
 }
-
-const escapeXml = (text: string): string =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Destination } from '../sip/transport/transport-layer.js';
 import type { Call, CallServices } from './call.js';
-import { hangupCause } from './hangup-causes.js';
+import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
 import type { LegEnvironment } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
 import { writeLegRecord } from './leg-record.js';
-import { outboundSipHeaders } from './outbound-request.js';
+import { outboundSipHeaders } from './client-sip-headers.js';
 import type { DialInstruction, DialTarget } from './xml/answer-document.js';
+import { parseAnswerXml } from './xml/parse-answer-xml.js';
 
 export interface DialDeps {
   services: CallServices;
@@ -87,6 +88,37 @@ export async function runDial(
     DialHangupCause: end.cause.name,
   };
 }
+
+/**
+ * A call to an endpoint's SIP URI: the endpoint rings while the caller does, the caller is
+ * answered when it answers, and otherwise gets the endpoint's outcome (2020 when it is not
+ * registered, busy, no answer).
+ */
+export async function connectToEndpoint(call: Call, uri: string, deps: DialDeps): Promise<void> {
+  const document = parseAnswerXml(
+    `<Response><Dial><User>${escapeXml(uri)}</User></Dial></Response>`,
+  );
+  const dial = document.instructions[0] as DialInstruction;
+  const result = await runDial(call, dial, { ...deps, answerCaller: () => call.answer() });
+  if (call.over) return;
+  if (result.DialStatus === 'completed') {
+    await call.hangup({
+      cause: hangupCause('Normal Hangup'),
+      source: 'Callee',
+      status: 'completed',
+    });
+    return;
+  }
+  const cause = findHangupCauseByName(result.DialHangupCause ?? '') ?? hangupCause('No Answer');
+  const status =
+    result.DialStatus === 'busy' || result.DialStatus === 'no-answer'
+      ? result.DialStatus
+      : 'failed';
+  await call.hangup({ cause, source: 'Callee', status });
+}
+
+const escapeXml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The caller and the B leg talk until either hangs up (or timeLimit, or * with hangupOnStar). */
 async function bridged(

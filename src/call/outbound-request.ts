@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { isReservedSipHeader, type SipHeaderPair } from './client-sip-headers.js';
 import { isPossiblePhoneNumber } from 'libphonenumber-js';
 import { invalidParameter, missingParameter, type ApiError } from '../core/errors.js';
 import { parseUri } from '../sip/message/index.js';
@@ -44,18 +45,6 @@ export type CallType = 'voice' | 'chatapp_voice';
 
 /** One destination of `to`: a phone number (`+<digits>`) or a SIP/SIPS URI as written. */
 export type Destination = { kind: 'number'; number: string } | { kind: 'sip'; uri: string };
-
-/** A `key=value` of sip_headers, before any prefix is applied. */
-export interface SipHeaderPair {
-  key: string;
-  value: string;
-}
-
-/** A header field to put on the outbound INVITE. */
-export interface SipHeaderField {
-  name: string;
-  value: string;
-}
 
 /**
  * Digest credentials for SIP destinations. The password is held in a private field: it is left
@@ -210,43 +199,6 @@ export const OUTBOUND_CALL_PARAMETERS = {
 } as const satisfies Record<string, OutboundCallParameter>;
 
 export type OutboundCallParameterName = keyof typeof OUTBOUND_CALL_PARAMETERS;
-
-/**
- * Header names a client may not set through sip_headers; a pair whose key starts with one of
- * the prefixes, or equals one of the names (ignoring case), is dropped without an error. The
- * public service reserves two more prefixes carrying company names that its document does not
- * name; add them to this list when known.
- */
-export const RESERVED_SIP_HEADER_PREFIXES: readonly string[] = ['PH-', 'FS-', 'SipAuth', 'ZT-'];
-export const RESERVED_SIP_HEADER_NAMES: readonly string[] = ['ClientRegion'];
-
-/** The prefix put before every client header on the outbound INVITE. */
-export const SIP_HEADER_PREFIX = 'X-PH-';
-
-export function isReservedSipHeader(key: string): boolean {
-  const lower = key.toLowerCase();
-  return (
-    RESERVED_SIP_HEADER_PREFIXES.some((prefix) => lower.startsWith(prefix.toLowerCase())) ||
-    RESERVED_SIP_HEADER_NAMES.some((name) => lower === name.toLowerCase())
-  );
-}
-
-/**
- * The INVITE header fields for the client's pairs: `X-PH-<key>` normally, the bare key when the
- * originating leg used SIP authentication. Reserved names are dropped here too, so pairs from
- * any source are safe to pass.
- */
-export function outboundSipHeaders(
-  pairs: readonly SipHeaderPair[],
-  options: { prefixed: boolean },
-): SipHeaderField[] {
-  return pairs
-    .filter((pair) => !isReservedSipHeader(pair.key))
-    .map((pair) => ({
-      name: options.prefixed ? SIP_HEADER_PREFIX + pair.key : pair.key,
-      value: pair.value,
-    }));
-}
 
 const TOKEN = /^[A-Za-z0-9\-.!%*_+`'~]+$/;
 const DIGITS = /^[0-9*#A-DwW]{1,128}$/;

@@ -5,8 +5,8 @@ import {
   RESERVED_SIP_HEADER_NAMES,
   RESERVED_SIP_HEADER_PREFIXES,
   outboundSipHeaders,
-  parseOutboundCallRequest,
-} from '../../../src/call/outbound-request.js';
+} from '../../../src/call/client-sip-headers.js';
+import { parseOutboundCallRequest } from '../../../src/call/outbound-request.js';
 
 const BASE = {
   from: '14155550100',
