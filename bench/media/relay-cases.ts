@@ -149,7 +149,7 @@ async function memorySamples(gateway: Gateway, sessions: number): Promise<Memory
   const out: MemorySamples = { sessions, rss: [], heapUsed: [] };
   for (let i = 0; i < 16; i++) {
     const m = await gateway.memory();
-    out.rss.push(m.rss);
+    out.rss.push(m.processRss);
     out.heapUsed.push(m.heapUsed);
     await sleep(125);
   }

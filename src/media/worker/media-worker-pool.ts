@@ -105,7 +105,7 @@ export class MediaWorkerPool {
     return slot.channel.request({ type: 'destroySession', sessionId, reason });
   }
 
-  /** Each worker's own figures. */
+  /** Each worker's sessions and heap (and the process's resident memory, the same from each). */
   stats(): Promise<Results['stats'][]> {
     this.start();
     return Promise.all(this.workers.map((w) => w.channel.request({ type: 'stats' })));

@@ -118,7 +118,11 @@ export interface Results {
   unbridge: { sessionId: string; bridged: boolean };
   sessionStats: MediaSessionStats;
   destroySession: { sessionId: string; existed: boolean; stats: MediaSessionStats | null };
-  stats: { sessions: number; heapUsed: number; rss: number };
+  /**
+   * heapUsed is the worker's own JavaScript heap; processRss is the whole process's resident
+   * memory (a thread cannot measure its own), the same figure from every worker.
+   */
+  stats: { sessions: number; heapUsed: number; processRss: number };
 }
 
 export type Request = Command & { id: number };

@@ -68,7 +68,11 @@ export class WorkerSessions {
         return this.destroy(command.sessionId, command.reason);
       case 'stats': {
         const memory = process.memoryUsage();
-        return { sessions: this.sessions.size, heapUsed: memory.heapUsed, rss: memory.rss };
+        return {
+          sessions: this.sessions.size,
+          heapUsed: memory.heapUsed,
+          processRss: memory.rss,
+        };
       }
     }
   }
