@@ -1,14 +1,10 @@
-import Fastify, { type FastifyInstance } from 'fastify';
-import formbody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
 import { Authenticator } from './api/auth.js';
 import { UriBuilder } from './api/envelope.js';
-import { installErrorHandler } from './api/error-handler.js';
-import { installMethodNotAllowed } from './api/method-not-allowed.js';
 import { operationalRoutes } from './api/operational-routes.js';
+import type { TypedApp } from './api/api-context.js';
+import { buildHttpApp } from './api/http-app.js';
 import { restApi } from './api/rest-api.js';
 import {
   BullMqRetryQueue,
@@ -24,7 +20,6 @@ import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { newUuid } from './core/ids.js';
 import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
@@ -41,7 +36,7 @@ export interface GatewayOptions {
 }
 
 export interface Gateway {
-  app: FastifyInstance;
+  app: TypedApp;
   state: State;
   mainAccount: MainAccount;
   /** Signed webhook delivery; retries are durable on Redis. */
@@ -81,37 +76,10 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       : null,
   );
 
-  const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: REDACT, censor: '[redacted]' },
-      ...(options.logStream ? { stream: options.logStream } : {}),
-    },
-    genReqId: () => newUuid(),
-    routerOptions: { ignoreTrailingSlash: true },
-    ajv: {
-      customOptions: {
-        verbose: true,
-        coerceTypes: 'array',
-        useDefaults: true,
-        removeAdditional: true,
-      },
-    },
-  }).withTypeProvider<TypeBoxTypeProvider>();
-
-  installErrorHandler(app);
-  installMethodNotAllowed(app);
-  await app.register(formbody);
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'voxgate', version: '1', description: 'voxgate REST control plane' },
-      components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
-      security: [{ basic: [] }],
-    },
-  });
-  // A POST without a body is an empty form, so that "missing parameter" is what the client hears.
-  app.addHook('preValidation', async (request) => {
-    if (request.method === 'POST' && request.body === undefined) request.body = {};
+  const app = await buildHttpApp({
+    logLevel: config.logLevel,
+    redact: REDACT,
+    logStream: options.logStream,
   });
 
   let listening = false;

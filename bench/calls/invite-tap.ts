@@ -1,5 +1,6 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { performance } from 'node:perf_hooks';
+import { bound } from '../../test/support/lossy-udp-relay.js';
 
 /**
  * A UDP relay in front of the SIPp carrier that notes when each INVITE reaches it: everything
@@ -75,15 +76,4 @@ export async function startInviteTap(): Promise<InviteTap> {
       await Promise.all(sockets.map((s) => new Promise<void>((r) => s.close(() => r()))));
     },
   };
-}
-
-function bound(socket: Socket): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(0, LOOPBACK, () => {
-      socket.off('error', reject);
-      socket.on('error', () => {}); // ICMP port unreachable from a stopped peer
-      resolve(socket);
-    });
-  });
 }

@@ -91,7 +91,8 @@ export async function startLossyUdpRelay(options: LossyUdpRelayOptions): Promise
   };
 }
 
-function bound(socket: Socket): Promise<Socket> {
+/** Binds a UDP socket to a free loopback port; later errors (ICMP unreachable) are ignored. */
+export function bound(socket: Socket): Promise<Socket> {
   return new Promise((resolve, reject) => {
     socket.once('error', reject);
     socket.bind(0, LOOPBACK, () => {

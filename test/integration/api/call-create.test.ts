@@ -1,20 +1,15 @@
 import type { CallEngine } from '../../../src/call/call-engine.js';
 import { Writable } from 'node:stream';
-import Fastify from 'fastify';
-import formbody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TypedApp } from '../../../src/api/api-context.js';
 import { Authenticator, installAuthentication } from '../../../src/api/auth.js';
 import { UriBuilder } from '../../../src/api/envelope.js';
-import { installErrorHandler } from '../../../src/api/error-handler.js';
+import { buildHttpApp } from '../../../src/api/http-app.js';
 import { callCreateRoutes } from '../../../src/api/routes/call-create.js';
 import type { CallLauncher, CallOwner } from '../../../src/call/call-launcher.js';
 import type { OutboundCallRequest } from '../../../src/call/outbound-request.js';
 import { systemClock } from '../../../src/core/clock.js';
 import { ApiError } from '../../../src/core/errors.js';
-import { newUuid } from '../../../src/core/ids.js';
 import { EmbeddedStore } from '../../../src/state/embedded-store.js';
 import { ensureMainAccount } from '../../../src/state/main-account.js';
 import { createState } from '../../../src/state/state.js';
@@ -43,8 +38,8 @@ interface Harness {
 }
 
 /**
- * The route on an app built the way the gateway builds its own (same Ajv options, body parsers,
- * error handler and authentication), since the REST API does not register it yet.
+ * The route on the gateway's own HTTP app and authentication, with a launcher that records
+ * what it is asked to place instead of placing calls.
  */
 async function startApp(): Promise<Harness> {
   const logs: string[] = [];
@@ -56,25 +51,7 @@ async function startApp(): Promise<Harness> {
   });
   const state = createState(new EmbeddedStore());
   const main = await ensureMainAccount(state, systemClock, null);
-  const app = Fastify({
-    logger: { level: 'debug', stream },
-    genReqId: () => newUuid(),
-    routerOptions: { ignoreTrailingSlash: true },
-    ajv: {
-      customOptions: {
-        verbose: true,
-        coerceTypes: 'array',
-        useDefaults: true,
-        removeAdditional: true,
-      },
-    },
-  }).withTypeProvider<TypeBoxTypeProvider>();
-  installErrorHandler(app);
-  await app.register(formbody);
-  await app.register(swagger, { openapi: { info: { title: 'test', version: '1' } } });
-  app.addHook('preValidation', async (request) => {
-    if (request.method === 'POST' && request.body === undefined) request.body = {};
-  });
+  const app = await buildHttpApp({ logLevel: 'debug', logStream: stream });
   const authenticator = new Authenticator(state);
   const launcher = new RecordingLauncher();
   const context = {
