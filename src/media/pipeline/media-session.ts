@@ -139,11 +139,8 @@ export class MediaSession {
     env: MediaEnvironment,
     listener: MediaSessionListener = {},
   ): Promise<MediaSession> {
-    if (spec.formats.length === 0) throw new Error('Expected at least one audio format');
     // Checked before a port is taken, so a bad spec costs nothing.
-    new InboundPath({ rate: spec.formats[0]!.rate, formats: spec.formats });
-    if (spec.noiseCancellationLevel !== undefined)
-      noiseSuppressionLevel(spec.noiseCancellationLevel);
+    checkSessionSpec(spec);
     let session: MediaSession | undefined;
     const rtp = await RtpSession.open(
       {
@@ -380,4 +377,11 @@ export class MediaSession {
       if (event !== 'onError') this.report('onError', error as Error);
     }
   }
+}
+
+/** Throws what is wrong with a session spec, as opening the session would, but binds nothing. */
+export function checkSessionSpec(spec: MediaSessionSpec): void {
+  if (spec.formats.length === 0) throw new Error('Expected at least one audio format');
+  new InboundPath({ rate: spec.formats[0]!.rate, formats: spec.formats });
+  if (spec.noiseCancellationLevel !== undefined) noiseSuppressionLevel(spec.noiseCancellationLevel);
 }

@@ -108,30 +108,41 @@ export const closeSocket = (socket: Socket): Promise<void> =>
   });
 
 /**
- * Keeps a few pairs bound ahead of need, so that a new session gets its ports without waiting
- * for two binds on a busy worker (a call waits for them before its INVITE or answer). A pair
- * taken is replaced in the background; when the range runs out, pairs are bound on demand and
- * the allocator's error says so.
+ * Keeps pairs bound ahead of need and reserved by someone else: each pair bound is announced
+ * to `onBound`, and only `take(port)` hands it out, so whoever holds the announcements (the
+ * main thread) can put a port in an SDP without waiting for a busy worker to bind it. A pair
+ * taken is replaced in the background. `bindPair` is for sessions with no reserved port: it
+ * binds on demand and never hands out an announced pair.
  */
 export class PreboundPairs implements PairSource {
-  private readonly spare: BoundPair[] = [];
+  private readonly spare = new Map<number, BoundPair>();
   private filling: Promise<void> | null = null;
   private closed = false;
 
   constructor(
     private readonly allocator: PortAllocator,
     private readonly target = 8,
+    private readonly onBound: (port: number) => void = () => {},
   ) {}
 
   get ready(): number {
-    return this.spare.length;
+    return this.spare.size;
   }
 
-  async bindPair(): Promise<BoundPair> {
-    const ready = this.spare.shift();
-    // On demand first, the spares after: a refill must not take the last free pair from a
-    // session that is waiting for it.
-    const pair = ready ?? (await this.allocator.bindPair());
+  bindPair(): Promise<BoundPair> {
+    return this.allocator.bindPair();
+  }
+
+  /** Whether the pair on `port` is bound and not yet taken. */
+  holds(port: number): boolean {
+    return this.spare.has(port);
+  }
+
+  /** The announced pair on `port`; a replacement is bound in the background. */
+  take(port: number): BoundPair {
+    const pair = this.spare.get(port);
+    if (!pair) throw new Error(`no reserved RTP port pair on ${port}`);
+    this.spare.delete(port);
     void this.refill();
     return pair;
   }
@@ -144,8 +155,10 @@ export class PreboundPairs implements PairSource {
 
   private async fill(): Promise<void> {
     try {
-      while (this.spare.length < this.target && !this.closed) {
-        this.spare.push(await this.allocator.bindPair());
+      while (this.spare.size < this.target && !this.closed) {
+        const pair = await this.allocator.bindPair();
+        this.spare.set(pair.port, pair);
+        this.onBound(pair.port);
       }
     } catch {
       // The range is used up: later sessions bind on demand, and get its error if it stays so.
@@ -155,7 +168,8 @@ export class PreboundPairs implements PairSource {
 
   async close(): Promise<void> {
     this.closed = true;
-    const pairs = this.spare.splice(0);
+    const pairs = [...this.spare.values()];
+    this.spare.clear();
     await Promise.all(pairs.flatMap((pair) => [closeSocket(pair.rtp), closeSocket(pair.rtcp)]));
   }
 }

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { convertRate } from '../codec/resampler.js';
+import type { SampleRate } from '../codec/argument-checks.js';
 import { PcmCache } from './pcm-cache.js';
 import { readWav, type Pcm } from './wav.js';
 
@@ -52,9 +54,12 @@ export interface SpeechRendererOptions {
  */
 export class SpeechRenderer {
   private readonly cache: PcmCache;
+  /** Renderings converted to a call's rate, so a prompt is resampled once per rate. */
+  private readonly converted: PcmCache;
 
   constructor(private readonly options: SpeechRendererOptions = {}) {
     this.cache = new PcmCache(options.cacheBytes ?? 64 * 1024 * 1024);
+    this.converted = new PcmCache(options.cacheBytes ?? 64 * 1024 * 1024);
   }
 
   /** Renderings started (cache misses). */
@@ -89,6 +94,20 @@ export class SpeechRenderer {
     return this.cache.get(key, () =>
       this.spawn(text, `${LANGUAGES[language]!.voice}+${VARIANT[voice]}`),
     );
+  }
+
+  /** The rendering at a call's rate; each text, voice, language and rate is converted once. */
+  renderAt(
+    text: string,
+    voice: SpeechVoice,
+    language: string,
+    rate: SampleRate,
+  ): Promise<Pcm> {
+    const key = `${rate}\u0000${language}\u0000${voice}\u0000${text}`;
+    return this.converted.get(key, async () => {
+      const pcm = await this.render(text, voice, language);
+      return { rate, samples: convertRate(pcm.samples, pcm.rate, rate) };
+    });
   }
 
   private spawn(text: string, voice: string): Promise<Pcm> {

@@ -7,6 +7,8 @@ export interface ChannelUser {
   onEvent(sessionId: string, event: SessionEvent): void;
   /** The worker died without being asked to (an exception, an abort, a kill). */
   onCrash(error: Error): void;
+  /** RTP ports the worker bound ahead, each reservable once by naming it in createSession. */
+  onPortsReady?(ports: number[]): void;
 }
 
 /** The worker entry next to this module: .ts under tsx (tests), .js once built. */
@@ -83,6 +85,10 @@ export class MediaWorkerChannel {
   private receive(message: WorkerMessage): void {
     if (message.kind === 'event') {
       this.user.onEvent(message.sessionId, message.event);
+      return;
+    }
+    if (message.kind === 'ports') {
+      this.user.onPortsReady?.(message.ports);
       return;
     }
     const waiter = this.pending.get(message.id);

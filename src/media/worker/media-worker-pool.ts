@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { MediaSessionSpec } from '../pipeline/media-session.js';
+import { checkSessionSpec, type MediaSessionSpec } from '../pipeline/media-session.js';
 import { MediaWorkerChannel } from './media-worker-channel.js';
 import type { Command, Results, SessionEvent, WorkerSettings } from './protocol.js';
 
@@ -24,6 +24,11 @@ export type SessionCommand = Exclude<
 interface Slot {
   channel: MediaWorkerChannel;
   sessions: Set<string>;
+  /** RTP ports the worker has bound ahead and nobody has reserved yet. */
+  ports: number[];
+  /** Settled by the worker's first announcement of ports (or its death). */
+  started: Promise<void>;
+  markStarted(): void;
 }
 
 /**
@@ -61,29 +66,64 @@ export class MediaWorkerPool {
   /**
    * Opens a session's RTP ports and pipeline on a worker. `near` names a session to share a
    * worker with, as the two legs of a Dial must to be bridged.
+   *
+   * When the worker has a pair bound ahead, the pair is reserved here and the ports are known
+   * at once: the worker is told to build the session on it, and the caller does not wait for a
+   * busy worker to answer (commands to one worker run in order, so later ones find the
+   * session). A spec is checked first either way; if the worker still fails to open the session,
+   * it ends with an `ended` event that says why.
    */
   async createSession(
     sessionId: string,
     spec: MediaSessionSpec,
     placement: { near?: string } = {},
   ): Promise<Results['createSession']> {
-    if (this.bySession.has(sessionId)) throw new Error(`session ${sessionId} already exists`);
+    checkSessionSpec(spec);
     this.start();
-    let slot = this.workers.reduce((a, b) => (b.sessions.size < a.sessions.size ? b : a));
-    if (placement.near !== undefined) {
-      const near = this.bySession.get(placement.near);
-      if (!near) throw new Error(`no media session ${placement.near} to place ${sessionId} near`);
-      slot = near;
+    let slot = this.placeSession(sessionId, placement);
+    if (slot.ports.length === 0) {
+      // A worker just started has its first pairs on the way: they beat binding on demand.
+      await slot.started;
+      slot = this.placeSession(sessionId, placement);
     }
     slot.sessions.add(sessionId);
     this.bySession.set(sessionId, slot);
+    const port = slot.ports.shift();
+    const created = slot.channel.request({ type: 'createSession', sessionId, spec, port });
+    if (port !== undefined) {
+      created.catch((error: Error) => {
+        if (!this.forget(sessionId, slot)) return;
+        this.user.onEvent(sessionId, {
+          type: 'ended',
+          cause: `media session did not open: ${error.message}`,
+        });
+      });
+      return { sessionId, port, rtcpPort: port + 1 };
+    }
     try {
-      return await slot.channel.request({ type: 'createSession', sessionId, spec });
+      return await created;
     } catch (error) {
-      slot.sessions.delete(sessionId);
-      this.bySession.delete(sessionId);
+      this.forget(sessionId, slot);
       throw error;
     }
+  }
+
+  private placeSession(sessionId: string, placement: { near?: string }): Slot {
+    if (this.bySession.has(sessionId)) throw new Error(`session ${sessionId} already exists`);
+    if (placement.near === undefined) {
+      return this.workers.reduce((a, b) => (b.sessions.size < a.sessions.size ? b : a));
+    }
+    const near = this.bySession.get(placement.near);
+    if (!near) throw new Error(`no media session ${placement.near} to place ${sessionId} near`);
+    return near;
+  }
+
+  /** Drops a session from the books if it is still on `slot`; says whether it was. */
+  private forget(sessionId: string, slot: Slot): boolean {
+    if (this.bySession.get(sessionId) !== slot) return false;
+    slot.sessions.delete(sessionId);
+    this.bySession.delete(sessionId);
+    return true;
   }
 
   /** Runs a command on the worker of the session it names. */
@@ -125,10 +165,18 @@ export class MediaWorkerPool {
   }
 
   private spawn(): Slot {
-    const slot = { sessions: new Set<string>() } as Slot;
+    const slot = { sessions: new Set<string>(), ports: [] as number[] } as Slot;
+    slot.started = new Promise((resolve) => (slot.markStarted = resolve));
     slot.channel = new MediaWorkerChannel(this.options.settings, {
       onEvent: (sessionId, event) => this.user.onEvent(sessionId, event),
-      onCrash: (error) => this.crashed(slot, error),
+      onCrash: (error) => {
+        slot.markStarted();
+        this.crashed(slot, error);
+      },
+      onPortsReady: (ports) => {
+        slot.ports.push(...ports);
+        slot.markStarted();
+      },
     });
     return slot;
   }

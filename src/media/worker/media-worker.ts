@@ -10,8 +10,10 @@ import { WorkerSessions } from './worker-sessions.js';
 const port = parentPort;
 if (!port) throw new Error('media-worker runs inside a worker thread');
 
-const sessions = new WorkerSessions(workerData as WorkerSettings, (sessionId, event) =>
-  port.postMessage({ kind: 'event', sessionId, event }),
+const sessions = new WorkerSessions(
+  workerData as WorkerSettings,
+  (sessionId, event) => port.postMessage({ kind: 'event', sessionId, event }),
+  (ports) => port.postMessage({ kind: 'ports', ports }),
 );
 
 port.on('message', (request: Request) => {

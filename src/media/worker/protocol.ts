@@ -34,6 +34,8 @@ export interface CreateSession {
   type: 'createSession';
   sessionId: string;
   spec: MediaSessionSpec;
+  /** An RTP port this worker announced as bound and ready (its RTCP is the next one). */
+  port?: number;
 }
 
 export interface UpdateSession {
@@ -142,4 +144,7 @@ export type SessionEvent =
 
 export type WorkerEvent = { kind: 'event'; sessionId: string; event: SessionEvent };
 
-export type WorkerMessage = Reply | WorkerEvent;
+/** RTP ports a worker has bound ahead: each is the main thread's to reserve, once. */
+export type PortsReady = { kind: 'ports'; ports: number[] };
+
+export type WorkerMessage = Reply | WorkerEvent | PortsReady;

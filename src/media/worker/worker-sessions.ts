@@ -1,5 +1,4 @@
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
-import { convertRate } from '../codec/resampler.js';
 import { bridgeSessions, relaySessions } from '../pipeline/bridge.js';
 import { MediaSession } from '../pipeline/media-session.js';
 import { FrameClock } from '../playout/frame-clock.js';
@@ -10,6 +9,9 @@ import { SpeechRenderer } from '../sources/speech.js';
 import type { Command, PlaySource, Results, SessionEvent, WorkerSettings } from './protocol.js';
 
 type Emit = (sessionId: string, event: SessionEvent) => void;
+
+/** RTP pairs kept bound ahead per worker: enough for a burst of calls between two refills. */
+const PAIRS_AHEAD = 32;
 
 /**
  * Everything one media worker holds: its sessions, their bridges, the one frame clock that
@@ -27,12 +29,22 @@ export class WorkerSessions {
   constructor(
     private readonly settings: WorkerSettings,
     private readonly emit: Emit,
+    /** Told of RTP ports bound ahead, which createSession may then name. */
+    private readonly announce: (ports: number[]) => void = () => {},
     private readonly scheduler: Scheduler = systemScheduler,
   ) {
     this.clock = new FrameClock(scheduler, 20, (error) =>
       emit('', { type: 'warning', message: `frame tick failed: ${error.message}` }),
     );
-    this.allocator = new PreboundPairs(new PortAllocator(settings.rtpPorts, settings.rtpHost));
+    this.allocator = new PreboundPairs(
+      new PortAllocator(settings.rtpPorts, settings.rtpHost),
+      PAIRS_AHEAD,
+      (port) => this.announce([port]),
+    );
+    // The first announcement tells the main thread the worker is ready, even with none bound.
+    void this.allocator.refill().then(() => {
+      if (this.allocator.ready === 0) this.announce([]);
+    });
     this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes });
   }
 
@@ -43,7 +55,7 @@ export class WorkerSessions {
   async handle(command: Command): Promise<Results[Command['type']]> {
     switch (command.type) {
       case 'createSession':
-        return this.create(command.sessionId, command.spec);
+        return this.create(command.sessionId, command.spec, command.port);
       case 'updateSession':
         this.get(command.sessionId).update(command.changes);
         return { sessionId: command.sessionId };
@@ -85,6 +97,23 @@ export class WorkerSessions {
   private async create(
     sessionId: string,
     spec: Parameters<typeof MediaSession.open>[0],
+    reservedPort?: number,
+  ): Promise<Results['createSession']> {
+    try {
+      return await this.open(sessionId, spec, reservedPort);
+    } catch (error) {
+      // A reserved pair the session never took is still the main thread's to reserve.
+      if (reservedPort !== undefined && this.allocator.holds(reservedPort)) {
+        this.announce([reservedPort]);
+      }
+      throw error;
+    }
+  }
+
+  private async open(
+    sessionId: string,
+    spec: Parameters<typeof MediaSession.open>[0],
+    reservedPort?: number,
   ): Promise<Results['createSession']> {
     if (this.sessions.has(sessionId)) {
       throw new Error(`session ${sessionId} already exists on this worker`);
@@ -92,7 +121,10 @@ export class WorkerSessions {
     const session = await MediaSession.open(
       spec,
       {
-        allocator: this.allocator,
+        allocator:
+          reservedPort === undefined
+            ? this.allocator
+            : { bindPair: async () => this.allocator.take(reservedPort) },
         clock: this.clock,
         cname: this.settings.cname,
         scheduler: this.scheduler,
@@ -129,8 +161,8 @@ export class WorkerSessions {
   private async render(source: PlaySource, rate: MediaSession['rate']): Promise<Int16Array> {
     switch (source.kind) {
       case 'speech': {
-        const pcm = await this.speech.render(source.text, source.voice, source.language);
-        return convertRate(pcm.samples, pcm.rate, rate);
+        const pcm = await this.speech.renderAt(source.text, source.voice, source.language, rate);
+        return pcm.samples;
       }
       case 'file':
         return (await this.files.load(source.url, rate)).samples;

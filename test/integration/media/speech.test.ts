@@ -74,6 +74,26 @@ describe('SpeechRenderer on espeak-ng', () => {
     expect(fresh.rendered).toBe(2);
   });
 
+  it('converts a rendering to a call rate once per rate, keeping its length', async () => {
+    const fresh = new SpeechRenderer();
+    const raw = await fresh.render('Thank you for calling.', 'WOMAN', 'en-US');
+    const [a, b] = await Promise.all([
+      fresh.renderAt('Thank you for calling.', 'WOMAN', 'en-US', 8000),
+      fresh.renderAt('Thank you for calling.', 'WOMAN', 'en-US', 8000),
+    ]);
+    expect(b).toBe(a);
+    expect(await fresh.renderAt('Thank you for calling.', 'WOMAN', 'en-US', 8000)).toBe(a);
+    expect(a.rate).toBe(8000);
+    expect(a.samples.length).toBe(Math.floor((raw.samples.length * 8000) / raw.rate));
+    const wide = await fresh.renderAt('Thank you for calling.', 'WOMAN', 'en-US', 16000);
+    expect(wide.rate).toBe(16000);
+    expect(wide.samples.length).toBe(Math.floor((raw.samples.length * 16000) / raw.rate));
+    // The same speech at both rates: its loudness survives each conversion.
+    expect(Math.abs(rmsDbfs(a.samples) - rmsDbfs(raw.samples))).toBeLessThan(1.5);
+    expect(Math.abs(rmsDbfs(wide.samples) - rmsDbfs(raw.samples))).toBeLessThan(1.5);
+    expect(fresh.rendered).toBe(1);
+  });
+
   it('keeps the cache within its size, dropping the least recently used', async () => {
     const small = new SpeechRenderer({ cacheBytes: 1 });
     await small.render('first', 'WOMAN', 'en-US');

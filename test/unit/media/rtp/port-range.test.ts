@@ -75,25 +75,34 @@ describe('PortAllocator', () => {
     pair.rtcp.close();
   });
 
-  it('keeps pairs bound ahead, hands them out at once, and binds on demand when they run out', async () => {
+  it('announces each pair it binds ahead, hands it out only to take(), and binds on demand otherwise', async () => {
     const base = await freeBase(6);
+    const announced: number[] = [];
     const pairs = new PreboundPairs(
       new PortAllocator({ min: base, max: base + 5 }, '127.0.0.1'),
       2,
+      (port) => announced.push(port),
     );
-    const first = await pairs.bindPair(); // nothing ready yet: bound on demand
     await pairs.refill();
     expect(pairs.ready).toBe(2);
-    const second = await pairs.bindPair();
-    const third = await pairs.bindPair();
-    const ports = [first.port, second.port, third.port].sort();
+    expect(announced).toHaveLength(2);
+    // A session with no reserved port never gets an announced pair.
+    const onDemand = await pairs.bindPair();
+    expect(announced).not.toContain(onDemand.port);
+    const taken = pairs.take(announced[0]!);
+    expect(taken.port).toBe(announced[0]);
+    expect(pairs.holds(announced[0]!)).toBe(false);
+    expect(pairs.holds(announced[1]!)).toBe(true);
+    expect(() => pairs.take(announced[0]!)).toThrow(/no reserved RTP port pair/);
+    // The range is used up: the refill after take() finds nothing, and asking says so.
+    await pairs.refill();
+    expect(pairs.ready).toBe(1);
+    expect(announced).toHaveLength(2);
+    await expect(pairs.bindPair()).rejects.toThrow(/no free even port pair/);
+    const ports = [onDemand.port, taken.port, announced[1]!];
     expect(new Set(ports).size).toBe(3);
     for (const port of ports) expect(port % 2).toBe(0);
-    // The range is used up: no pair is ready, and asking says so.
-    await pairs.refill();
-    expect(pairs.ready).toBe(0);
-    await expect(pairs.bindPair()).rejects.toThrow(/no free even port pair/);
-    for (const pair of [first, second, third]) {
+    for (const pair of [onDemand, taken]) {
       pair.rtp.close();
       pair.rtcp.close();
     }
