@@ -12,7 +12,10 @@
  * Inbound: SIPp (fixtures/sipp/uac-invite.xml) calls a number whose application speaks and
  * waits; SIPp hangs up after a short hold. Each direction stops climbing after the first rate
  * with a failure. The gateway, SIPp, the application and the generator share the machine: the
- * CPU of each is recorded per step. Writes bench/results/calls-*.json.
+ * CPU of each is recorded per step. Before the first step, a warm-up (50 calls/s out, then in,
+ * `--warm-up-seconds` each, not counted) runs every code path once, as a gateway in service
+ * has: without it the first step measures the JIT compiling the call path. A warm-up that
+ * fails is reported and stops the run. Writes bench/results/calls-*.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -38,6 +41,7 @@ export const OUTBOUND_ANSWER_XML =
 export const INBOUND_ANSWER_XML = '<Response><Speak>Hello.</Speak><Wait length="5"/></Response>';
 const INBOUND_NUMBER = '14155550111';
 const INBOUND_HOLD_MS = 300;
+const WARM_UP_RATE = 50;
 const MEDIA_WORKERS = 1;
 const RTP_PORTS = '30000-39999';
 
@@ -47,6 +51,7 @@ function readPlan() {
       'outbound-rates': { type: 'string', default: '50,100,200,300,400' },
       'inbound-rates': { type: 'string', default: '50,100,200,300,400' },
       'step-seconds': { type: 'string', default: '10' },
+      'warm-up-seconds': { type: 'string', default: '4' },
     },
   });
   const positive = (name: string, text: string) => {
@@ -61,6 +66,7 @@ function readPlan() {
     outboundRates: rates('--outbound-rates', values['outbound-rates']),
     inboundRates: rates('--inbound-rates', values['inbound-rates']),
     stepSeconds: positive('--step-seconds', values['step-seconds']),
+    warmUpSeconds: positive('--warm-up-seconds', values['warm-up-seconds']),
   };
 }
 
@@ -82,6 +88,30 @@ async function main(): Promise<void> {
   const inbound: InboundStep[] = [];
   try {
     let n = 0;
+    await addInboundNumber(
+      gateway,
+      INBOUND_NUMBER,
+      `${app.baseUrl}/inbound-answer`,
+      `${app.baseUrl}/hangup`,
+    );
+    console.log(`warm-up: ${WARM_UP_RATE} calls/s out, then in, ${plan.warmUpSeconds} s each ...`);
+    const warmOut = await runOutboundStep(
+      { gateway, app, tap, rtpPort: sink.port, sampler, health },
+      WARM_UP_RATE,
+      plan.warmUpSeconds,
+      n,
+    );
+    n += warmOut.attempted;
+    const warmIn = await runInboundStep(
+      { gateway, app, sampler, health, number: INBOUND_NUMBER, holdMs: INBOUND_HOLD_MS },
+      WARM_UP_RATE,
+      plan.warmUpSeconds,
+    );
+    if (warmOut.failed > 0 || warmIn.failed > 0 || gateway.exited()) {
+      throw new Error(
+        `the warm-up failed: outbound ${JSON.stringify(warmOut.failures)}, inbound ${JSON.stringify(warmIn.failures)}`,
+      );
+    }
     for (const rate of plan.outboundRates) {
       console.log(`outbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
       const step = await runOutboundStep(
@@ -94,12 +124,6 @@ async function main(): Promise<void> {
       outbound.push(step);
       if (step.failed > 0 || step.sipp.failed > 0 || gateway.exited()) break;
     }
-    await addInboundNumber(
-      gateway,
-      INBOUND_NUMBER,
-      `${app.baseUrl}/inbound-answer`,
-      `${app.baseUrl}/hangup`,
-    );
     for (const rate of plan.inboundRates) {
       if (gateway.exited()) break;
       console.log(`inbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
@@ -130,6 +154,7 @@ async function main(): Promise<void> {
     loadAverageAfter: loadavg().map((x) => Math.round(x * 100) / 100),
     settings: {
       stepSeconds: plan.stepSeconds,
+      warmUp: `${WARM_UP_RATE} calls/s outbound, then inbound, ${plan.warmUpSeconds} s each, not counted`,
       outboundAnswerXml: OUTBOUND_ANSWER_XML,
       inboundAnswerXml: INBOUND_ANSWER_XML,
       inboundHoldMs: INBOUND_HOLD_MS,

@@ -276,6 +276,9 @@ export class DialogLayer implements DialogRouter {
     }
     for (const hook of dialog.whenEnded) this.safely(() => hook(end));
     this.safely(() => dialog.delegate.onTerminated?.(end));
+    // A dialog lingers 64*T1 to ACK 2xx retransmissions; its owner (a call) need not.
+    dialog.whenEnded.length = 0;
+    dialog.delegate = {};
   }
 
   private endWait(dialog: Dialog, seq: number): void {

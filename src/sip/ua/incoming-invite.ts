@@ -101,10 +101,12 @@ export class IncomingInvite {
         if (this.offer === null) dialog.remoteSdp = sdpOf(ack);
         this.transition('confirmed');
         this.layer.safely(() => this.delegate.onConfirmed?.(ack));
+        this.release();
       },
       onGiveUp: () => {
         this.transition('failed');
         this.layer.safely(() => this.delegate.onFailed?.('no-ack'));
+        this.release();
       },
     });
     return dialog;
@@ -188,6 +190,15 @@ export class IncomingInvite {
     this.transition('cancelled');
     this.dialog?.terminate({ kind: 'early-ended' });
     this.layer.safely(() => this.delegate.onCancelled?.());
+    this.release();
+  }
+
+  /**
+   * Lets the owner go once it has heard its last event: the server transaction keeps this
+   * object for its own timers (32 s on UDP), and the owner (a call) should not live as long.
+   */
+  private release(): void {
+    this.delegate = {};
   }
 
   private expectUnanswered(action: string): void {

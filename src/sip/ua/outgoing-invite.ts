@@ -112,15 +112,18 @@ export class OutgoingInvite {
   private provisional = false;
   private lastProvisional: SipResponse | null = null;
   private cancelRequested = false;
+  private cancelSent = false;
   private cancelTimer: TimerHandle | null = null;
   private authAttempts = 0;
   private readonly early = new Map<string, Dialog>();
   /** Dialogs of 2xx we did not want (a second fork, after a CANCEL): ACKed and BYE'd. */
   private readonly unwanted = new Map<string, Dialog>();
   private readonly layer: DialogLayer;
+  private readonly credentials: InviteSetup['credentials'];
 
-  constructor(private readonly setup: InviteSetup) {
+  constructor(setup: InviteSetup) {
     this.layer = setup.layer;
+    this.credentials = setup.credentials;
     this.delegate = setup.delegate;
     this.outcome = new Promise((resolve) => (this.settle = resolve));
     setup.destination.then(
@@ -150,9 +153,15 @@ export class OutgoingInvite {
       this.fail({ kind: 'cancelled', status: 487, reason: reasonPhrase(487), response: null });
       return;
     }
+    if (this.provisional) {
+      this.sendCancel();
+      return;
+    }
     // RFC 3261 9.1: "If no provisional response has been received, the CANCEL request MUST
     // NOT be sent; rather, the client MUST wait for the arrival of a provisional response".
-    if (this.provisional) this.sendCancel();
+    // The INVITE waits (a 1xx gets the CANCEL, a 2xx its ACK and a BYE), but the owner does
+    // not: the call is over for it now, not when Timer B fires 32 s later.
+    this.fail({ kind: 'cancelled', status: 487, reason: reasonPhrase(487), response: null });
   }
 
   /** Ends the call whatever its state: BYE when answered, CANCEL before. */
@@ -198,11 +207,17 @@ export class OutgoingInvite {
   }
 
   private provisionalArrived(response: SipResponse): void {
+    if (this.current === 'failed' && this.cancelRequested && !this.cancelSent) {
+      // Given up before any provisional response: the CANCEL can go now.
+      this.provisional = true;
+      this.sendCancel();
+      return;
+    }
     if (this.current !== 'calling' && this.current !== 'proceeding') return;
     this.provisional = true;
     if (this.current === 'calling') this.transition('proceeding');
     if (this.cancelRequested) {
-      if (!this.cancelTimer) this.sendCancel();
+      if (!this.cancelSent) this.sendCancel();
       return;
     }
     if (response.status === 100 || this.isRepeat(response)) return;
@@ -279,6 +294,7 @@ export class OutgoingInvite {
     const answer = { dialog, sdp: dialog.remoteSdp, response };
     this.layer.safely(() => this.delegate.onAnswered?.(answer));
     this.settle({ answered: true, ...answer });
+    this.release();
   }
 
   private rejected(response: SipResponse): void {
@@ -286,7 +302,7 @@ export class OutgoingInvite {
     const challenged = response.status === 401 || response.status === 407;
     if (challenged && !this.cancelRequested && this.answerChallenge(response)) return;
     const { status, reason } = response;
-    if (challenged && this.setup.credentials) {
+    if (challenged && this.credentials) {
       this.finish({ kind: 'auth-failed', status, reason, response });
     } else {
       this.finish({ kind: 'rejected', status, reason, response });
@@ -299,7 +315,7 @@ export class OutgoingInvite {
    * the nonce was merely stale (RFC 7616 3.3). False when no credentials fit.
    */
   private answerChallenge(response: SipResponse): boolean {
-    const credentials = this.setup.credentials;
+    const credentials = this.credentials;
     if (!credentials) return false;
     const answer = answerChallenge(response, this.invite!, credentials);
     if (!answer || this.authAttempts >= (answer.stale ? 2 : 1)) return false;
@@ -314,6 +330,7 @@ export class OutgoingInvite {
 
   /** RFC 3261 9.1: the CANCEL of the INVITE, on its branch, to where the INVITE went. */
   private sendCancel(): void {
+    this.cancelSent = true;
     const invite = this.invite!;
     const rows: [string, string][] = [
       ['Via', invite.headers.getRows('Via')[0]!],
@@ -358,6 +375,16 @@ export class OutgoingInvite {
     this.transition('failed');
     this.layer.safely(() => this.delegate.onFailed?.(failure));
     this.settle({ answered: false, failure });
+    this.release();
+  }
+
+  /**
+   * Lets the owner go once the outcome is out: the INVITE transaction keeps this object until
+   * its Timer M (32 s on UDP) to ACK 2xx retransmissions, and the owner (a call) should not
+   * live as long.
+   */
+  private release(): void {
+    this.delegate = {};
   }
 
   private endEarlyDialogs(): void {

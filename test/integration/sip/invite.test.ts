@@ -358,7 +358,7 @@ Content-Length: 0
 `;
   }
 
-  it('holds the CANCEL until a provisional response, then ACKs and BYEs a 2xx that crosses it', async () => {
+  it('holds the CANCEL until a provisional response, then ACKs and BYEs a 2xx that crosses it; the owner hears at once', async () => {
     peer.received.length = 0;
     const call = a.uac.invite({
       target: `sip:x@127.0.0.1:${peer.port}`,
@@ -368,6 +368,12 @@ Content-Length: 0
     await peer.waitFor(1);
     const invite = requests('INVITE')[0]!;
     call.cancel();
+    // The owner does not wait for the far end (or Timer B): the call is cancelled for it now.
+    expect(call.state).toBe('failed');
+    expect(await call.outcome).toMatchObject({
+      answered: false,
+      failure: { kind: 'cancelled', status: 487, response: null },
+    });
     await sleep(60);
     // RFC 3261 9.1: no provisional response yet, so no CANCEL.
     expect(requests('CANCEL')).toHaveLength(0);
