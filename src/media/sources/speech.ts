@@ -97,12 +97,7 @@ export class SpeechRenderer {
   }
 
   /** The rendering at a call's rate; each text, voice, language and rate is converted once. */
-  renderAt(
-    text: string,
-    voice: SpeechVoice,
-    language: string,
-    rate: SampleRate,
-  ): Promise<Pcm> {
+  renderAt(text: string, voice: SpeechVoice, language: string, rate: SampleRate): Promise<Pcm> {
     const key = `${rate}\u0000${language}\u0000${voice}\u0000${text}`;
     return this.converted.get(key, async () => {
       const pcm = await this.render(text, voice, language);

@@ -385,6 +385,10 @@ export class OutgoingInvite {
    */
   private release(): void {
     this.delegate = {};
+    // The INVITE builder holds the options the owner gave, delegate and all; a retry after a
+    // challenge is the only use for it, and none comes after the outcome.
+    this.build = null;
+    this.lastProvisional = null;
   }
 
   private endEarlyDialogs(): void {

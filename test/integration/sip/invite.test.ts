@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemScheduler } from '../../../src/core/scheduler.js';
 import { DigestAuthenticator } from '../../../src/sip/auth/digest-authenticator.js';
@@ -392,6 +394,48 @@ Content-Length: 0
     expect(requests('BYE')[0]!.to().tag).toBe('peer1');
     const outcome = await call.outcome;
     expect(outcome).toMatchObject({ answered: false, failure: { kind: 'cancelled', status: 487 } });
+  });
+
+  it('lets the owner of an answered call go when the call ends, while its transaction lingers', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    peer.received.length = 0;
+    // The owner, as a call leg is: reachable only through the delegates it hangs on the
+    // INVITE and on its dialog.
+    const owned = (() => {
+      const owner = { answered: 0, ended: 0 };
+      const call = a.uac.invite({
+        target: `sip:x@127.0.0.1:${peer.port}`,
+        from: 'sip:a@test',
+        sdp: OFFER,
+        delegate: {
+          onAnswered: (answer) => {
+            owner.answered++;
+            answer.dialog.delegate = { onTerminated: () => owner.ended++ };
+          },
+        },
+      });
+      return { call, owner: new WeakRef(owner) };
+    })();
+    await peer.waitFor(1);
+    const invite = requests('INVITE')[0]!;
+    peer.send(reply(invite, 180, 'peer3'), a.port);
+    peer.send(reply(invite, 200, 'peer3'), a.port);
+    const outcome = await owned.call.outcome;
+    if (!outcome.answered) throw new Error('expected an answer');
+    expect(owned.owner.deref()?.answered).toBe(1);
+    const bye = outcome.dialog.bye();
+    await until(() => requests('BYE').length === 1);
+    peer.send(reply(requests('BYE')[0]!, 200, 'peer3'), a.port);
+    await bye;
+    // Timer M (64*T1) keeps the INVITE transaction, and the dialog lingers as long, to ACK
+    // 2xx retransmissions; neither may keep the owner.
+    expect(owned.call.state).toBe('answered');
+    for (let i = 0; i < 5 && owned.owner.deref() !== undefined; i++) {
+      await sleep(10);
+      gc();
+    }
+    expect(owned.owner.deref()).toBeUndefined();
   });
 
   it('ACKs every retransmission of the 2xx, also after the transaction has ended', async () => {
