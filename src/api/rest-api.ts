@@ -11,6 +11,7 @@ import { callRoutes } from './routes/calls.js';
 import { liveCallRoutes } from './routes/live-calls.js';
 import { numberRoutes } from './routes/numbers.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
+import { streamRoutes } from './routes/streams.js';
 
 /** Every resource, in the order /docs lists them. */
 const RESOURCES: RouteModule[] = [
@@ -21,6 +22,7 @@ const RESOURCES: RouteModule[] = [
   callRoutes,
   (scope, context) => callCreateRoutes(scope, context, context.calls),
   callControlRoutes,
+  streamRoutes,
   liveCallRoutes,
 ];
 

@@ -1,0 +1,538 @@
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { formatTime } from '../../../src/core/record-time.js';
+import type { StreamRecord } from '../../../src/state/records.js';
+import { ClientApp } from '../../support/client-app.js';
+import { startGateway, UUID, type Credentials, type TestGateway } from '../../support/gateway.js';
+import { RtpPeer } from '../../support/rtp-peer.js';
+import { startSippUas, type SippUas } from '../../support/sipp.js';
+import { describeEachStore } from '../../support/stores.js';
+import { until } from '../../support/wait.js';
+
+const NOW = Date.UTC(2024, 5, 30, 12, 0, 0);
+const CONTENT_TYPES =
+  'audio/x-l16;rate=8000, audio/x-l16;rate=16000, audio/x-l16;rate=24000, audio/x-mulaw;rate=8000';
+
+describeEachStore('stream records', (target) => {
+  let gw: TestGateway;
+  let seq: number;
+  const call = randomUUID();
+
+  beforeEach(async () => {
+    await target.flush();
+    seq = 0;
+    gw = await startGateway({ redisUrl: target.redisUrl() });
+  });
+  afterEach(async () => {
+    await gw.close();
+  });
+
+  const streamsOf = (callUuid: string, as: Credentials = gw.main) =>
+    `/v1/Account/${as.id}/Call/${callUuid}/Stream`;
+
+  /** Stores a stream record the way the stream engine keeps one: a finished stream by default. */
+  const stream = async (over: Partial<StreamRecord> = {}): Promise<StreamRecord> => {
+    seq += 1;
+    const record: StreamRecord = {
+      stream_id: `00000000-0000-4000-9000-${String(seq).padStart(12, '0')}`,
+      call_uuid: call,
+      service_url: `wss://ai.example.com/audio/${seq}`,
+      bidirectional: false,
+      audio_track: 'inbound',
+      content_type: 'audio/x-l16;rate=8000',
+      start_time: '2024-06-30 11:59:00+00:00',
+      end_time: '2024-06-30 12:00:05+00:00',
+      bill_duration: 65,
+      rounded_bill_duration: 120,
+      billed_amount: '0.00600',
+      status: 'stopped',
+      account: gw.main.id,
+      subaccount: null,
+      created: NOW + seq * 1000,
+      ...over,
+    };
+    await gw.gateway.state.streams.create(record);
+    return record;
+  };
+
+  it('retrieves a stream with every field, with and without the trailing slash', async () => {
+    const s = await stream({ bidirectional: true, content_type: 'audio/x-mulaw;rate=8000' });
+    const path = `${streamsOf(call)}/${s.stream_id}`;
+    const res = await gw.request('GET', `${path}/`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      api_id: expect.any(String),
+      stream_id: s.stream_id,
+      call_uuid: call,
+      service_url: 'wss://ai.example.com/audio/1',
+      bidirectional: true,
+      audio_track: 'inbound',
+      content_type: 'audio/x-mulaw;rate=8000',
+      start_time: '2024-06-30 11:59:00+00:00',
+      end_time: '2024-06-30 12:00:05+00:00',
+      bill_duration: 65,
+      billed_amount: '0.00600',
+      rounded_bill_duration: 120,
+      created_at: '2024-06-30 12:00:01+00:00',
+      auth_id: gw.main.id,
+      resource_uri: `${path}/`,
+    });
+    expect(res.body.created_at).toBe(formatTime(s.created));
+    const bare = await gw.request('GET', path);
+    expect(bare.status).toBe(200);
+    expect(bare.body.stream_id).toBe(s.stream_id);
+  });
+
+  it('shows a running stream with no end and no billing yet', async () => {
+    const s = await stream({
+      end_time: null,
+      bill_duration: null,
+      rounded_bill_duration: null,
+      billed_amount: null,
+      status: 'connected',
+    });
+    const res = await gw.request('GET', `${streamsOf(call)}/${s.stream_id}/`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      end_time: null,
+      bill_duration: null,
+      rounded_bill_duration: null,
+      billed_amount: null,
+    });
+  });
+
+  it('answers 404 for an unknown stream and for a stream of another call', async () => {
+    const s = await stream();
+    const unknown = randomUUID();
+    const res = await gw.request('GET', `${streamsOf(call)}/${unknown}/`);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ api_id: expect.any(String), error: `stream ${unknown} not found` });
+    const elsewhere = await gw.request('GET', `${streamsOf(randomUUID())}/${s.stream_id}/`);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.error).toBe(`stream ${s.stream_id} not found`);
+  });
+
+  it("keeps subaccounts apart; the main account sees its subaccounts' streams", async () => {
+    const a = await gw.subaccount('a');
+    const b = await gw.subaccount('b');
+    const callOfA = randomUUID();
+    const ofA = await stream({ call_uuid: callOfA, subaccount: a.id });
+    const ofMain = await stream();
+
+    const byMain = await gw.request('GET', `${streamsOf(callOfA)}/${ofA.stream_id}/`);
+    expect(byMain.status).toBe(200);
+    expect(byMain.body.auth_id).toBe(a.id);
+    expect(byMain.body.resource_uri).toBe(`${streamsOf(callOfA)}/${ofA.stream_id}/`);
+    const byA = await gw.request('GET', `${streamsOf(callOfA, a)}/${ofA.stream_id}/`, { as: a });
+    expect(byA.status).toBe(200);
+    expect(byA.body.auth_id).toBe(a.id);
+    expect(byA.body.resource_uri).toBe(`${streamsOf(callOfA, a)}/${ofA.stream_id}/`);
+
+    const byB = await gw.request('GET', `${streamsOf(callOfA, b)}/${ofA.stream_id}/`, { as: b });
+    expect(byB.status).toBe(404);
+    const mainsByA = await gw.request('GET', `${streamsOf(call, a)}/${ofMain.stream_id}/`, {
+      as: a,
+    });
+    expect(mainsByA.status).toBe(404);
+
+    const listIds = async (callUuid: string, as: Credentials) =>
+      (await gw.request('GET', `${streamsOf(callUuid, as)}/`, { as })).body.objects.map(
+        (o: { stream_id: string }) => o.stream_id,
+      );
+    expect(await listIds(callOfA, gw.main)).toEqual([ofA.stream_id]);
+    expect(await listIds(callOfA, a)).toEqual([ofA.stream_id]);
+    expect(await listIds(callOfA, b)).toEqual([]);
+    expect(await listIds(call, a)).toEqual([]);
+    expect(await listIds(call, gw.main)).toEqual([ofMain.stream_id]);
+  });
+
+  it("lists a call's streams in the list envelope, newest first, paged by limit and offset", async () => {
+    const first = await stream({ audio_track: 'both' });
+    const second = await stream({ bidirectional: true });
+    const third = await stream({ end_time: null, status: 'connected' });
+    await stream({ call_uuid: randomUUID() });
+
+    const res = await gw.request('GET', `${streamsOf(call)}/`);
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toEqual({
+      limit: 20,
+      offset: 0,
+      total_count: 3,
+      next: null,
+      previous: null,
+    });
+    expect(res.body.objects.map((o: { stream_id: string }) => o.stream_id)).toEqual([
+      third.stream_id,
+      second.stream_id,
+      first.stream_id,
+    ]);
+    expect(res.body.objects[2]).toEqual({
+      stream_id: first.stream_id,
+      call_uuid: call,
+      service_url: first.service_url,
+      audio_track: 'both',
+      bidirectional: false,
+      start_time: first.start_time,
+      end_time: first.end_time,
+    });
+    expect(res.body.objects[0].end_time).toBeNull();
+
+    const page = await gw.request('GET', `${streamsOf(call)}?limit=2`);
+    expect(page.body.meta).toEqual({
+      limit: 2,
+      offset: 0,
+      total_count: 3,
+      next: `${streamsOf(call)}?limit=2&offset=2`,
+      previous: null,
+    });
+    expect(page.body.objects).toHaveLength(2);
+    const last = await gw.request('GET', `${streamsOf(call)}/?limit=2&offset=2`);
+    expect(last.body.meta).toMatchObject({
+      next: null,
+      previous: `${streamsOf(call)}/?limit=2&offset=0`,
+    });
+    expect(last.body.objects.map((o: { stream_id: string }) => o.stream_id)).toEqual([
+      first.stream_id,
+    ]);
+
+    const none = await gw.request('GET', `${streamsOf(randomUUID())}/`);
+    expect(none.status).toBe(200);
+    expect(none.body.meta.total_count).toBe(0);
+    expect(none.body.objects).toEqual([]);
+  });
+
+  it.each([
+    ['limit=0', 'invalid limit: must be an integer from 1 to 20'],
+    ['limit=21', 'invalid limit: must be an integer from 1 to 20'],
+    ['limit=x', 'invalid limit: must be an integer from 1 to 20'],
+    ['offset=-1', 'invalid offset: must be an integer of at least 0'],
+  ])('refuses a list with %s', async (query, error) => {
+    const res = await gw.request('GET', `${streamsOf(call)}/?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ api_id: expect.any(String), error });
+  });
+
+  it('answers 404 to DELETE of a stored stream, of all streams, when the call is not live', async () => {
+    const s = await stream({ end_time: null, status: 'connected' });
+    const one = await gw.request('DELETE', `${streamsOf(call)}/${s.stream_id}/`);
+    expect(one.status).toBe(404);
+    expect(one.body).toEqual({
+      api_id: expect.any(String),
+      error: `stream ${s.stream_id} not found`,
+    });
+    const all = await gw.request('DELETE', `${streamsOf(call)}/`);
+    expect(all.status).toBe(404);
+    expect(all.body).toEqual({ api_id: expect.any(String), error: `call ${call} not found` });
+    expect((await gw.request('DELETE', `${streamsOf(randomUUID())}/${randomUUID()}`)).status).toBe(
+      404,
+    );
+    expect((await gw.request('DELETE', streamsOf(randomUUID()))).status).toBe(404);
+  });
+});
+
+describe('start stream parameters', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => {
+    await gw.close();
+  });
+
+  const unknownCall = () => `/v1/Account/${gw.main.id}/Call/${randomUUID()}/Stream/`;
+  const url = 'wss://ai.example.com/audio';
+  const bidirectionalRule = (track: string) =>
+    `audio_track must be inbound when bidirectional is true but received ${track}`;
+  const badUrl = 'invalid service_url: must be a ws:// or wss:// URL';
+  const timeout = 'invalid stream_timeout: must be a whole number of seconds of at least 1';
+  const headers = 'extra_headers must be at most 512 bytes';
+  const level = 'invalid noise_cancellation_level: must be an integer from 60 to 100';
+
+  it.each([
+    [{}, 'missing required parameter: service_url'],
+    [{ bidirectional: true }, 'missing required parameter: service_url'],
+  ])('POST %j → 422', async (json, error) => {
+    const res = await gw.request('POST', unknownCall(), { json });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ api_id: expect.any(String), error });
+  });
+
+  /** Each case is added to a valid service_url; the test is named after the bad parameter. */
+  const invalid: [Record<string, unknown>, string][] = [
+    [{ service_url: 'https://ai.example.com/' }, badUrl],
+    [{ service_url: 'ws://' }, badUrl],
+    [{ service_url: 'ai.example.com' }, badUrl],
+    [{ bidirectional: true, audio_track: 'outbound' }, bidirectionalRule('outbound')],
+    [{ bidirectional: true, audio_track: 'both' }, bidirectionalRule('both')],
+    [{ bidirectional: 'yes' }, 'invalid bidirectional: must be true or false'],
+    [
+      { audio_track: 'mixed' },
+      'invalid audio_track: must be inbound, outbound or both (inbound only when bidirectional is true)',
+    ],
+    [{ stream_timeout: 0 }, timeout],
+    [{ stream_timeout: 1.5 }, timeout],
+    [
+      { content_type: 'audio/x-l16;rate=44100' },
+      `invalid content_type: must be one of ${CONTENT_TYPES}`,
+    ],
+    [
+      { status_callback_url: 'ftp://example.com/' },
+      'invalid status_callback_url: must be an http or https URL',
+    ],
+    [{ status_callback_method: 'PUT' }, 'invalid status_callback_method: must be GET or POST'],
+    [{ extra_headers: `a=${'x'.repeat(511)}` }, headers],
+    // 301 characters but 600 bytes: the bound is in bytes.
+    [{ extra_headers: `a=${'é'.repeat(299)}` }, headers],
+    [{ noise_cancellation: 'maybe' }, 'invalid noise_cancellation: must be true or false'],
+    [{ noise_cancellation_level: 59 }, level],
+    [{ noise_cancellation_level: 101 }, level],
+    [{ noise_cancellation_level: 'high' }, level],
+  ];
+  it.each(
+    invalid.map(
+      ([parameters, error]) => [Object.keys(parameters).at(-1)!, parameters, error] as const,
+    ),
+  )('POST with a bad %s → 400', async (_name, parameters, error) => {
+    const json = { service_url: url, ...parameters };
+    const res = await gw.request('POST', unknownCall(), { json });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ api_id: expect.any(String), error });
+  });
+
+  it('reads form bodies: "true" and "false" strings, numbers as text, the same rules', async () => {
+    const bad = await gw.request('POST', unknownCall(), {
+      form: { service_url: url, bidirectional: 'true', audio_track: 'both' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe(bidirectionalRule('both'));
+    const zero = await gw.request('POST', unknownCall(), {
+      form: { service_url: url, stream_timeout: '0' },
+    });
+    expect(zero.body.error).toBe(timeout);
+  });
+
+  it('takes every valid request to the call lookup: 404 for a call that is not live', async () => {
+    const valid: { json?: Record<string, unknown>; form?: Record<string, string> }[] = [
+      { json: { service_url: 'ws://127.0.0.1:9000/' } },
+      { json: { service_url: 'WSS://AI.example.com/audio?token=abc' } },
+      {
+        json: {
+          service_url: url,
+          bidirectional: true,
+          audio_track: 'inbound',
+          stream_timeout: 1,
+          content_type: 'audio/x-l16;rate=24000',
+          status_callback_url: 'https://app.example.com/stream-status',
+          status_callback_method: 'GET',
+          extra_headers: `a=${'x'.repeat(510)}`,
+          noise_cancellation: true,
+          noise_cancellation_level: 60,
+        },
+      },
+      { json: { service_url: url, audio_track: 'both', noise_cancellation: 'false' } },
+      { json: { service_url: url, audio_track: 'outbound', noise_cancellation_level: 100 } },
+      {
+        form: {
+          service_url: url,
+          bidirectional: 'false',
+          audio_track: 'both',
+          content_type: 'audio/x-mulaw;rate=8000',
+          noise_cancellation: 'true',
+          noise_cancellation_level: '85',
+          stream_timeout: '86400',
+        },
+      },
+      { form: { service_url: url, content_type: 'audio/x-l16;rate=16000' } },
+    ];
+    for (const body of valid) {
+      const path = unknownCall();
+      const res = await gw.request('POST', path, body);
+      expect(res.status, JSON.stringify(body)).toBe(404);
+      expect(res.body.error).toMatch(/^call [0-9a-f-]{36} not found$/);
+    }
+  });
+
+  it('answers 405 with Allow for a wrong method', async () => {
+    const res = await gw.request('PUT', unknownCall());
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('DELETE, GET, POST');
+  });
+
+  it('documents the routes and every parameter with its rule', () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const spec = gw.gateway.app.swagger() as any;
+    const list = spec.paths['/v1/Account/{auth_id}/Call/{call_uuid}/Stream/'];
+    const one = spec.paths['/v1/Account/{auth_id}/Call/{call_uuid}/Stream/{stream_id}/'];
+    expect(Object.keys(list).sort()).toEqual(['delete', 'get', 'post']);
+    expect(Object.keys(one).sort()).toEqual(['delete', 'get']);
+    const body = list.post.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['service_url']);
+    expect(Object.keys(body.properties).sort()).toEqual([
+      'audio_track',
+      'bidirectional',
+      'content_type',
+      'extra_headers',
+      'noise_cancellation',
+      'noise_cancellation_level',
+      'service_url',
+      'status_callback_method',
+      'status_callback_url',
+      'stream_timeout',
+    ]);
+    expect(body.properties.noise_cancellation_level).toMatchObject({
+      minimum: 60,
+      maximum: 100,
+      default: 85,
+    });
+    expect(Object.keys(list.post.responses)).toContain('201');
+    expect(one.get.responses['200'].content['application/json'].schema).toBeDefined();
+  });
+});
+
+/**
+ * Streams of a real call: the gateway dials SIPp (the carrier), the answer XML holds the call
+ * up, and a WebSocket server of the test plays the customer's voice-AI server.
+ */
+describe('streams on a live call', () => {
+  let gw: TestGateway;
+  let app: ClientApp;
+  let wss: WebSocketServer;
+  const sockets: { socket: WebSocket; messages: Record<string, unknown>[] }[] = [];
+  const carriers: SippUas[] = [];
+  const peers: RtpPeer[] = [];
+
+  beforeAll(async () => {
+    app = await ClientApp.start();
+    gw = await startGateway({ listen: true });
+    wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => wss.once('listening', resolve));
+    wss.on('connection', (socket) => {
+      const entry = { socket, messages: [] as Record<string, unknown>[] };
+      sockets.push(entry);
+      socket.on('message', (data) => entry.messages.push(JSON.parse(String(data))));
+    });
+  });
+  afterEach(async () => {
+    await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
+    await Promise.all(carriers.splice(0).map((c) => c.stop()));
+    await Promise.all(peers.splice(0).map((p) => p.close()));
+    sockets.splice(0);
+    app.reset();
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await app?.close();
+    await new Promise((resolve) => wss?.close(resolve));
+  });
+
+  const wsUrl = () => `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/audio`;
+
+  /** Places a call the carrier answers and the answer XML holds up; resolves once answered. */
+  async function liveCall(): Promise<string> {
+    const media = await RtpPeer.open();
+    peers.push(media);
+    const uas = await startSippUas({
+      scenario: 'carrier-answer.xml',
+      variables: { rtp_port: String(media.port) },
+    });
+    carriers.push(uas);
+    app.serve('/answer', { body: '<Response><Wait length="20"/></Response>' });
+    const fired = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: `sip:alice@127.0.0.1:${uas.port}`,
+        answer_url: `${app.baseUrl}/answer`,
+      },
+    });
+    expect(fired.status).toBe(201);
+    const requestUuid = fired.body.request_uuid as string;
+    const answered = () =>
+      app.requestsTo('/answer').find((r) => r.params.RequestUUID === requestUuid);
+    await until(() => answered() !== undefined, 15_000);
+    return answered()!.params.CallUUID!;
+  }
+
+  // Needs the stream engine behind CallEngine.startStream/stopStream (not there yet).
+  it.todo(
+    'starts a stream (201), stores it, connects, and stops it with DELETE (204, then 404)',
+    async () => {
+      const uuid = await liveCall();
+      const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
+      const started = await gw.request('POST', `${base}/`, {
+        json: {
+          service_url: wsUrl(),
+          content_type: 'audio/x-mulaw;rate=8000',
+          extra_headers: 'a=1',
+        },
+      });
+      expect(started.status).toBe(201);
+      expect(started.body).toEqual({
+        api_id: expect.any(String),
+        message: 'audio streaming started',
+        stream_id: expect.stringMatching(UUID),
+      });
+      const streamId = started.body.stream_id as string;
+
+      const one = await gw.request('GET', `${base}/${streamId}/`);
+      expect(one.status).toBe(200);
+      expect(one.body).toMatchObject({
+        stream_id: streamId,
+        call_uuid: uuid,
+        service_url: wsUrl(),
+        bidirectional: false,
+        audio_track: 'inbound',
+        content_type: 'audio/x-mulaw;rate=8000',
+        end_time: null,
+        auth_id: gw.main.id,
+      });
+      const list = await gw.request('GET', `${base}/`);
+      expect(list.body.objects.map((o: { stream_id: string }) => o.stream_id)).toEqual([streamId]);
+
+      await until(() => sockets.some((s) => s.messages.length > 0), 10_000);
+      expect(sockets[0]!.messages[0]).toMatchObject({
+        event: 'start',
+        sequenceNumber: 1,
+        start: { callId: uuid, streamId, accountId: gw.main.id, tracks: ['inbound'] },
+        extra_headers: 'a=1',
+      });
+
+      const stopped = await gw.request('DELETE', `${base}/${streamId}/`);
+      expect(stopped.status).toBe(204);
+      expect(stopped.text).toBe('');
+      expect((await gw.request('DELETE', `${base}/${streamId}/`)).status).toBe(404);
+      expect((await gw.request('DELETE', `${base}/${randomUUID()}/`)).status).toBe(404);
+    },
+  );
+
+  // Needs the stream engine behind CallEngine.stopStreams (not there yet).
+  it.todo(
+    'stops every stream of a live call with DELETE Stream/ (204); other accounts get 404',
+    async () => {
+      const uuid = await liveCall();
+      const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
+      for (const audio_track of ['inbound', 'outbound']) {
+        const res = await gw.request('POST', `${base}/`, {
+          json: { service_url: wsUrl(), audio_track },
+        });
+        expect(res.status).toBe(201);
+      }
+      const sub = await gw.subaccount('other');
+      const asSub = `/v1/Account/${sub.id}/Call/${uuid}/Stream/`;
+      expect(
+        (await gw.request('POST', asSub, { as: sub, json: { service_url: wsUrl() } })).status,
+      ).toBe(404);
+      expect((await gw.request('DELETE', asSub, { as: sub })).status).toBe(404);
+      expect((await gw.request('GET', asSub, { as: sub })).body.objects).toEqual([]);
+
+      expect((await gw.request('DELETE', `${base}/`)).status).toBe(204);
+      // Nothing is left running, and the call is still live: still 204.
+      expect((await gw.request('DELETE', base)).status).toBe(204);
+      expect((await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`)).status).toBe(
+        204,
+      );
+      await until(async () => (await gw.request('DELETE', `${base}/`)).status === 404, 10_000);
+    },
+  );
+});
