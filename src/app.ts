@@ -107,7 +107,14 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
 
   const media = new MediaService({ config, log: app.log, registry });
   const calls = new CallEngine({
-    services: { state, callbacks, deck: RateDeck.load(config.rateDeck), scheduler, log: app.log },
+    services: {
+      state,
+      callbacks,
+      deck: RateDeck.load(config.rateDeck),
+      streamRate: config.streamRate,
+      scheduler,
+      log: app.log,
+    },
     legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log },
     carrierUri: config.carrierUri,
   });

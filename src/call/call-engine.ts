@@ -9,6 +9,7 @@ import { InboundLeg } from './legs/inbound-leg.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
+import type { StreamRequest } from './streams/stream-request.js';
 import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { resolveSipTarget } from './endpoint-target.js';
@@ -146,6 +147,35 @@ export class CallEngine implements CallLauncher {
           call.log('DTMF on the live call failed', { reason: error.message }),
         );
     });
+  }
+
+  /**
+   * Forks a live call's audio to a WebSocket server (POST Call/{uuid}/Stream/); resolves with
+   * the new stream's id once its record is stored (the socket connects afterwards, and the
+   * status callback tells how that went). Null when the viewer has no such live call.
+   */
+  async startStream(
+    viewer: CallOwner,
+    uuid: string,
+    request: StreamRequest,
+  ): Promise<{ streamId: string } | null> {
+    const entry = this.find(viewer, uuid);
+    if (!entry) return null;
+    return { streamId: await entry.call.streams.start(request) };
+  }
+
+  /** Stops one stream of a live call; false when the call or a running stream is not found. */
+  async stopStream(viewer: CallOwner, uuid: string, streamId: string): Promise<boolean> {
+    const entry = this.find(viewer, uuid);
+    if (!entry) return false;
+    return entry.call.streams.stop(streamId);
+  }
+
+  /** Stops every stream of a live call; null when there is no such live call. */
+  async stopStreams(viewer: CallOwner, uuid: string): Promise<number | null> {
+    const entry = this.find(viewer, uuid);
+    if (!entry) return null;
+    return entry.call.streams.stopAll();
   }
 
   private onLegs(

@@ -12,6 +12,7 @@ import { hangupCause } from './hangup-causes.js';
 import type { CallLeg } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { writeLegRecord } from './leg-record.js';
+import { CallStreams } from './streams/call-streams.js';
 import type { DialInstruction } from './xml/answer-document.js';
 
 /** What every call runs on. */
@@ -19,6 +20,8 @@ export interface CallServices {
   state: State;
   callbacks: CallbackDelivery;
   deck: RateDeck;
+  /** USD per started minute of an audio stream. */
+  streamRate?: string;
   scheduler: Scheduler;
   log: {
     info(object: object, message: string): void;
@@ -74,6 +77,8 @@ export class Call implements AppCall {
   private readonly digitListeners = new Set<(digit: string) => void>();
   /** The party Dial connected, while it is connected. */
   bLeg: CallLeg | null = null;
+  /** Its audio streams (REST and the answer XML's Stream). */
+  readonly streams: CallStreams;
   /** Reported with POST Call/{uuid}/Conversion/ while the call is live; its record keeps it. */
   conversion: CallConversion | null = null;
   /** When early media started, for SessionStart. */
@@ -91,6 +96,13 @@ export class Call implements AppCall {
     this.digits = new DigitCollector(services.scheduler);
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
     const leg = init.leg;
+    this.streams = new CallStreams({
+      uuid: init.uuid,
+      leg,
+      owner: init.owner,
+      services,
+      streamRate: services.streamRate ?? '0.00300',
+    });
     leg.events = {
       onRinging: () => this.ringing(),
       onEarlyMedia: () => this.earlyMediaStarted(),
@@ -100,6 +112,7 @@ export class Call implements AppCall {
         for (const listener of this.digitListeners) listener(digit);
       },
       onEnded: (end) => void this.ended(end),
+      onStream: (streamId, news) => this.streams.news(streamId, news),
     };
     // A leg that ended before its call was made (a CANCEL during routing) still gets its
     // record and its hangup callback.
@@ -262,6 +275,7 @@ export class Call implements AppCall {
     for (const timer of this.timers) timer.cancel();
     this.digits.close();
     const { init, leg } = this;
+    await this.streams.callEnded();
     const times = leg.times;
     try {
       const { hangup } = init.urls;

@@ -7,7 +7,7 @@ import {
   type CallbackRequest,
 } from './callback-request.js';
 import type { RetryQueue } from './retry-queue.js';
-import type { SigningTokens } from './signature.js';
+import { signatureHeaders, type SigningTokens } from './signature.js';
 
 /** Resolves an account's signing tokens at send time, so that no token is ever queued. */
 export interface SigningKeys {
@@ -108,6 +108,15 @@ export class CallbackDelivery {
     }
     if (tokens === null) return { ok: false, error: 'the account no longer exists' };
     return fetchSignedDocument(checked, tokens, checked.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS);
+  }
+
+  /**
+   * The signature headers for a request the gateway makes itself to a client URL (a stream's
+   * WebSocket upgrade: a GET of that URL); null when the account no longer exists.
+   */
+  async signedHeaders(accountId: string, url: string): Promise<Record<string, string> | null> {
+    const tokens = await this.keys.keysFor(accountId);
+    return tokens === null ? null : signatureHeaders({ method: 'GET', url, params: {} }, tokens);
   }
 
   /** Lets first attempts finish (and queue their retries), then closes the retry queue. */

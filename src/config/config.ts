@@ -50,6 +50,8 @@ export interface Config {
   rateLimit: number;
   /** CSV rate deck (prefix,rate_per_minute,description) the call records are billed from. */
   rateDeck: string;
+  /** USD per started minute of an audio stream, as a decimal string. */
+  streamRate: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -86,6 +88,15 @@ function whole(env: Env, name: string, fallback: number, min: number): number {
     throw new ConfigError(name, `must be a whole number of at least ${min}`, raw);
   }
   return Number(raw);
+}
+
+function decimal(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw)) {
+    throw new ConfigError(name, 'must be a decimal number such as 0.00300', raw);
+  }
+  return raw;
 }
 
 function digestAlgorithms(env: Env, name: string): ('SHA-256' | 'MD5')[] {
@@ -299,6 +310,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     smppUrl: url(env, 'VOXGATE_SMPP_URL', ['smpp', 'smpps']),
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
+    streamRate: decimal(env, 'VOXGATE_STREAM_RATE', '0.00300'),
     logLevel: rawLevel as Config['logLevel'],
   };
 }

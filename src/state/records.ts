@@ -156,3 +156,28 @@ export interface CallRecord extends Owned {
   /** The conversion reported for the call; absent (or null) when none was. */
   conversion?: CallConversion | null;
 }
+
+export type StreamTrack = 'inbound' | 'outbound' | 'both';
+
+/**
+ * One audio stream of a call (voice document, Audio stream). Times are
+ * `YYYY-MM-DD HH:MM:SS+00:00` in UTC; `end_time` and the billing fields are null while the
+ * stream runs. `bill_duration` is the streamed seconds, `rounded_bill_duration` those seconds
+ * rounded up to whole minutes (in seconds), `billed_amount` the rounded minutes at the
+ * streaming rate. The `streams` collection indexes it under `call:<call_uuid>`.
+ */
+export interface StreamRecord extends Owned {
+  stream_id: string;
+  call_uuid: string;
+  service_url: string;
+  bidirectional: boolean;
+  audio_track: StreamTrack;
+  content_type: string;
+  start_time: string;
+  end_time: string | null;
+  bill_duration: number | null;
+  rounded_bill_duration: number | null;
+  billed_amount: string | null;
+  /** connected, stopped, timeout or failed: how the stream went (or is going). */
+  status: 'connecting' | 'connected' | 'stopped' | 'timeout' | 'failed';
+}

@@ -8,6 +8,7 @@ import type {
   NumberRecord,
   OriginationUriRecord,
   RegistrationRecord,
+  StreamRecord,
   TrunkRecord,
 } from './records.js';
 
@@ -25,6 +26,7 @@ export interface State {
   trunks: Collection<TrunkRecord>;
   registrations: Collection<RegistrationRecord>;
   calls: Collection<CallRecord>;
+  streams: Collection<StreamRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -76,6 +78,11 @@ export function createState(store: DocumentStore): State {
       id: (c) => c.call_uuid,
       // Scored by end time, so a list reads only its time window from the index.
       score: (c) => recordTimeMs(c.end_time),
+    }),
+    streams: new Collection<StreamRecord>(store, {
+      kind: 'stream',
+      id: (s) => s.stream_id,
+      indexes: (s) => [`call:${s.call_uuid}`],
     }),
   };
 }

@@ -1,7 +1,12 @@
 import type { Scheduler } from '../../core/scheduler.js';
 import type { DtmfDigit } from '../../media/dtmf/dtmf-digit.js';
 import { parseSipInfoDtmf } from '../../media/dtmf/sip-info-dtmf.js';
-import type { PlaySource, SessionEvent } from '../../media/worker/protocol.js';
+import type {
+  PlaySource,
+  SessionEvent,
+  StreamForkSpec,
+  StreamNews,
+} from '../../media/worker/protocol.js';
 import type { Dialog } from '../../sip/dialog/dialog.js';
 import type { OfferReply, SessionOffer } from '../../sip/dialog/dialog-delegate.js';
 import { responseTo } from '../../sip/transaction/response-to.js';
@@ -32,6 +37,8 @@ export interface LegEvents {
   onAnswered?(): void;
   onDigit?(digit: DtmfDigit, via: 'rfc4733' | 'inband' | 'sip-info'): void;
   onEnded?(end: LegEnd): void;
+  /** News of a stream forked from this leg's audio. */
+  onStream?(streamId: string, news: StreamNews): void;
 }
 
 /** Epoch ms of a leg's moments. */
@@ -202,8 +209,26 @@ export abstract class CallLeg {
     }
   }
 
+  /** Forks this leg's audio to a WebSocket server; false when the leg has no media now. */
+  async startStream(spec: StreamForkSpec): Promise<boolean> {
+    if (!this.mediaOpened || this.isOver) return false;
+    await this.env.media.send({ type: 'startStream', sessionId: this.uuid, stream: spec });
+    return true;
+  }
+
+  /** Stops a stream of this leg; false when it was not running. */
+  async stopStream(streamId: string): Promise<boolean> {
+    if (!this.mediaOpened || this.isOver) return false;
+    return (await this.env.media.send({ type: 'stopStream', sessionId: this.uuid, streamId }))
+      .existed;
+  }
+
   private mediaEvent(event: SessionEvent): void {
     switch (event.type) {
+      case 'stream': {
+        this.events.onStream?.(event.streamId, event as StreamNews);
+        return;
+      }
       case 'dtmf':
         this.events.onDigit?.(event.digit, event.source);
         return;

@@ -88,6 +88,8 @@ export class MediaSession {
   private readonly inbound: InboundPath;
   private readonly outbound: OutboundPath;
   private readonly taps = new Set<AudioTap>();
+  private readonly outboundTaps = new Set<AudioTap>();
+  private readonly digitTaps = new Set<(digit: ReceivedDtmf) => void>();
   private readonly playing = new Set<{ stopped: boolean }>();
   private readonly digits: DtmfReceiver;
   private sendCodec: PayloadCodec;
@@ -123,7 +125,7 @@ export class MediaSession {
       formats: spec.formats,
       noiseCancellationLevel: spec.noiseCancellationLevel,
       onInbandDigit: spec.inbandDtmf
-        ? (digit) => this.report('onDigit', { digit, source: 'inband' })
+        ? (digit) => this.digitHeard({ digit, source: 'inband' })
         : undefined,
     });
     this.outbound = new OutboundPath({
@@ -238,6 +240,21 @@ export class MediaSession {
     return () => this.taps.delete(tap);
   }
 
+  /**
+   * Hands `tap` every frame this leg plays out, 20 ms at the call's rate, silence included
+   * (while a digit is sent, or nothing plays), until the returned function is called.
+   */
+  addOutboundTap(tap: AudioTap): () => void {
+    this.outboundTaps.add(tap);
+    return () => this.outboundTaps.delete(tap);
+  }
+
+  /** Tells `tap` of every digit received (RFC 4733 or in-band) until the function is called. */
+  addDigitTap(tap: (digit: ReceivedDtmf) => void): () => void {
+    this.digitTaps.add(tap);
+    return () => this.digitTaps.delete(tap);
+  }
+
   get stats(): MediaSessionStats {
     return {
       port: this.rtp.port,
@@ -258,6 +275,8 @@ export class MediaSession {
     this.stopTicking();
     this.relayTo(null);
     this.taps.clear();
+    this.outboundTaps.clear();
+    this.digitTaps.clear();
     this.outbound.stopDigits();
     this.stopPlayback();
     for (const digit of this.digits.flush()) this.reportRfc4733(digit);
@@ -315,7 +334,12 @@ export class MediaSession {
   }
 
   private reportRfc4733(digit: { digit: DtmfDigit; durationMs: number }): void {
-    this.report('onDigit', { digit: digit.digit, source: 'rfc4733', durationMs: digit.durationMs });
+    this.digitHeard({ digit: digit.digit, source: 'rfc4733', durationMs: digit.durationMs });
+  }
+
+  private digitHeard(digit: ReceivedDtmf): void {
+    this.report('onDigit', digit);
+    for (const tap of this.digitTaps) tap(digit);
   }
 
   private timedOut(silentForMs: number): void {
@@ -330,6 +354,10 @@ export class MediaSession {
     }
     const ownAudio = this.outbound.playout.active > 0 || this.outbound.sendingDigits;
     const item = this.outbound.next();
+    if (this.outboundTaps.size > 0) {
+      const heard = item.kind === 'audio' ? item.pcm : this.outbound.playout.silence;
+      for (const tap of this.outboundTaps) tap(heard);
+    }
     if (!this.sending || !this.rtp.destination) return;
     // Relayed into and nothing of its own to say: the relayed packets are the audio.
     if (this.relayedInto > 0 && !ownAudio) return;

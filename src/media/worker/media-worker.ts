@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Reply, Request, WorkerSettings } from './protocol.js';
+import { StreamFork } from '../../stream/stream-fork.js';
 import { WorkerSessions } from './worker-sessions.js';
 
 /**
@@ -14,6 +15,8 @@ const sessions = new WorkerSessions(
   workerData as WorkerSettings,
   (sessionId, event) => port.postMessage({ kind: 'event', sessionId, event }),
   (ports) => port.postMessage({ kind: 'ports', ports }),
+  // This entry is the thread's composition root: the media plane hosts the stream forks.
+  (spec, openAudio, report) => new StreamFork(spec, openAudio, report),
 );
 
 port.on('message', (request: Request) => {

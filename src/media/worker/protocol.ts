@@ -38,6 +38,40 @@ export interface CreateSession {
   port?: number;
 }
 
+/**
+ * One audio stream to fork from a session to a WebSocket server (wire-compat.md, Audio stream
+ * WebSocket protocol). The main thread has validated it and signed the upgrade request.
+ */
+export interface StreamForkSpec {
+  streamId: string;
+  callId: string;
+  accountId: string;
+  serviceUrl: string;
+  /** Headers of the upgrade request (the signature among them). */
+  headers: Record<string, string>;
+  /** Sent as is on every event; '' when none. */
+  extraHeaders: string;
+  tracks: ('inbound' | 'outbound')[];
+  encoding: 'l16' | 'mulaw';
+  rate: 8000 | 16000 | 24000;
+  bidirectional: boolean;
+  /** The stream ends with `timeout` this long after it connected. */
+  timeoutMs: number;
+  noiseCancellationLevel: number | null;
+}
+
+export interface StartStream {
+  type: 'startStream';
+  sessionId: string;
+  stream: StreamForkSpec;
+}
+
+export interface StopStream {
+  type: 'stopStream';
+  sessionId: string;
+  streamId: string;
+}
+
 export interface UpdateSession {
   type: 'updateSession';
   sessionId: string;
@@ -100,6 +134,8 @@ export type Command =
   | UpdateSession
   | Play
   | StopPlayback
+  | StartStream
+  | StopStream
   | SendDigits
   | Bridge
   | Unbridge
@@ -114,6 +150,10 @@ export interface Results {
   /** Resolves when the audio ends: completed false when it was stopped. */
   play: { completed: boolean };
   stopPlayback: { sessionId: string };
+  /** Resolves at once: how the connection goes is told by `stream` events. */
+  startStream: { streamId: string };
+  /** existed is false when the stream had already ended (or never was). */
+  stopStream: { streamId: string; existed: boolean };
   /** Resolves when the last digit has gone out: completed false when stopped. */
   sendDigits: { completed: boolean };
   bridge: { sessionId: string; peerId: string };
@@ -140,7 +180,20 @@ export type SessionEvent =
   | { type: 'latched'; address: string; port: number }
   /** Something went wrong that did not end the session (a socket error, a bad tap). */
   | { type: 'warning'; message: string }
-  | { type: 'ended'; cause: string };
+  | { type: 'ended'; cause: string }
+  /** A stream fork's news: see StreamNews. */
+  | ({ type: 'stream'; streamId: string } & StreamNews);
+
+/**
+ * What happened to a stream: connected; degraded (its send buffer passed `percent` of its
+ * bound); ended as stopped (asked to, or the session closed), timeout, failed (never
+ * connected, or the server closed or broke the connection) or dropped (the server did not
+ * read fast enough and the send buffer overflowed). `message` says why in words.
+ */
+export type StreamNews =
+  | { state: 'connected' }
+  | { state: 'degraded'; percent: 30 | 60 | 90 }
+  | { state: 'stopped' | 'timeout' | 'failed' | 'dropped'; message: string; connectedMs: number };
 
 export type WorkerEvent = { kind: 'event'; sessionId: string; event: SessionEvent };
 

@@ -6,7 +6,32 @@ import { PcmSource } from '../playout/playout-source.js';
 import { PortAllocator, PreboundPairs } from '../rtp/port-range.js';
 import { AudioFileSource } from '../sources/audio-file-source.js';
 import { SpeechRenderer } from '../sources/speech.js';
-import type { Command, PlaySource, Results, SessionEvent, WorkerSettings } from './protocol.js';
+import { StreamAudio, type StreamAudioOptions } from '../pipeline/stream-audio.js';
+import type {
+  Command,
+  PlaySource,
+  Results,
+  SessionEvent,
+  StreamForkSpec,
+  StreamNews,
+  WorkerSettings,
+} from './protocol.js';
+
+/** A running stream fork, as the worker holds it. */
+export interface ForkHandle {
+  readonly ended: boolean;
+  stop(): void;
+}
+
+/**
+ * Starts a stream fork (the worker's entry gives the WebSocket side): `openAudio` builds its
+ * audio on the session once connected, `report` carries its news.
+ */
+export type ForkStream = (
+  spec: StreamForkSpec,
+  openAudio: (handlers: Pick<StreamAudioOptions, 'onFrame' | 'onDigit'>) => StreamAudio,
+  report: (news: StreamNews) => void,
+) => ForkHandle;
 
 type Emit = (sessionId: string, event: SessionEvent) => void;
 
@@ -21,6 +46,7 @@ const PAIRS_AHEAD = 32;
 export class WorkerSessions {
   private readonly sessions = new Map<string, MediaSession>();
   private readonly bridges = new Map<string, { peerId: string; part: () => void }>();
+  private readonly forks = new Map<string, { sessionId: string; fork: ForkHandle }>();
   private readonly clock: FrameClock;
   private readonly allocator: PreboundPairs;
   private readonly speech = new SpeechRenderer();
@@ -31,6 +57,7 @@ export class WorkerSessions {
     private readonly emit: Emit,
     /** Told of RTP ports bound ahead, which createSession may then name. */
     private readonly announce: (ports: number[]) => void = () => {},
+    private readonly forkStream: ForkStream | null = null,
     private readonly scheduler: Scheduler = systemScheduler,
   ) {
     this.clock = new FrameClock(scheduler, 20, (error) =>
@@ -64,6 +91,14 @@ export class WorkerSessions {
       case 'stopPlayback':
         this.get(command.sessionId).stopPlayback();
         return { sessionId: command.sessionId };
+      case 'startStream':
+        return this.startStream(command.sessionId, command.stream);
+      case 'stopStream': {
+        const entry = this.forks.get(command.streamId);
+        const existed = entry !== undefined && !entry.fork.ended;
+        entry?.fork.stop();
+        return { streamId: command.streamId, existed };
+      }
       case 'sendDigits': {
         const completed = await this.get(command.sessionId).sendDigits(command.digits, {
           toneMs: command.toneMs,
@@ -171,6 +206,29 @@ export class WorkerSessions {
     }
   }
 
+  private startStream(sessionId: string, spec: StreamForkSpec): Results['startStream'] {
+    const session = this.get(sessionId);
+    if (!this.forkStream) throw new Error('this worker cannot fork streams');
+    if (this.forks.has(spec.streamId)) throw new Error(`stream ${spec.streamId} already exists`);
+    const fork = this.forkStream(
+      spec,
+      (handlers) =>
+        new StreamAudio(session, {
+          format: { encoding: spec.encoding, rate: spec.rate },
+          tracks: spec.tracks,
+          noiseCancellationLevel: spec.noiseCancellationLevel,
+          bidirectional: spec.bidirectional,
+          ...handlers,
+        }),
+      (news) => {
+        if ('message' in news) this.forks.delete(spec.streamId);
+        this.emit(sessionId, { type: 'stream', streamId: spec.streamId, ...news });
+      },
+    );
+    if (!fork.ended) this.forks.set(spec.streamId, { sessionId, fork });
+    return { streamId: spec.streamId };
+  }
+
   private bridge(sessionId: string, peerId: string, mode = 'mix'): Results['bridge'] {
     const session = this.get(sessionId);
     const peer = this.get(peerId);
@@ -199,6 +257,9 @@ export class WorkerSessions {
     if (!session) return { sessionId, existed: false, stats: null };
     this.sessions.delete(sessionId);
     this.unbridge(sessionId);
+    for (const entry of [...this.forks.values()]) {
+      if (entry.sessionId === sessionId) entry.fork.stop();
+    }
     const stats = session.stats;
     await session.close(reason);
     return { sessionId, existed: true, stats };

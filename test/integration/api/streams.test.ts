@@ -454,85 +454,77 @@ describe('streams on a live call', () => {
     return answered()!.params.CallUUID!;
   }
 
-  // Needs the stream engine behind CallEngine.startStream/stopStream (not there yet).
-  it.todo(
-    'starts a stream (201), stores it, connects, and stops it with DELETE (204, then 404)',
-    async () => {
-      const uuid = await liveCall();
-      const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
-      const started = await gw.request('POST', `${base}/`, {
-        json: {
-          service_url: wsUrl(),
-          content_type: 'audio/x-mulaw;rate=8000',
-          extra_headers: 'a=1',
-        },
-      });
-      expect(started.status).toBe(201);
-      expect(started.body).toEqual({
-        api_id: expect.any(String),
-        message: 'audio streaming started',
-        stream_id: expect.stringMatching(UUID),
-      });
-      const streamId = started.body.stream_id as string;
-
-      const one = await gw.request('GET', `${base}/${streamId}/`);
-      expect(one.status).toBe(200);
-      expect(one.body).toMatchObject({
-        stream_id: streamId,
-        call_uuid: uuid,
+  it('starts a stream (201), stores it, connects, and stops it with DELETE (204, then 404)', async () => {
+    const uuid = await liveCall();
+    const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
+    const started = await gw.request('POST', `${base}/`, {
+      json: {
         service_url: wsUrl(),
-        bidirectional: false,
-        audio_track: 'inbound',
         content_type: 'audio/x-mulaw;rate=8000',
-        end_time: null,
-        auth_id: gw.main.id,
-      });
-      const list = await gw.request('GET', `${base}/`);
-      expect(list.body.objects.map((o: { stream_id: string }) => o.stream_id)).toEqual([streamId]);
-
-      await until(() => sockets.some((s) => s.messages.length > 0), 10_000);
-      expect(sockets[0]!.messages[0]).toMatchObject({
-        event: 'start',
-        sequenceNumber: 1,
-        start: { callId: uuid, streamId, accountId: gw.main.id, tracks: ['inbound'] },
         extra_headers: 'a=1',
+      },
+    });
+    expect(started.status).toBe(201);
+    expect(started.body).toEqual({
+      api_id: expect.any(String),
+      message: 'audio streaming started',
+      stream_id: expect.stringMatching(UUID),
+    });
+    const streamId = started.body.stream_id as string;
+
+    const one = await gw.request('GET', `${base}/${streamId}/`);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({
+      stream_id: streamId,
+      call_uuid: uuid,
+      service_url: wsUrl(),
+      bidirectional: false,
+      audio_track: 'inbound',
+      content_type: 'audio/x-mulaw;rate=8000',
+      end_time: null,
+      auth_id: gw.main.id,
+    });
+    const list = await gw.request('GET', `${base}/`);
+    expect(list.body.objects.map((o: { stream_id: string }) => o.stream_id)).toEqual([streamId]);
+
+    await until(() => sockets.some((s) => s.messages.length > 0), 10_000);
+    expect(sockets[0]!.messages[0]).toMatchObject({
+      event: 'start',
+      sequenceNumber: 1,
+      start: { callId: uuid, streamId, accountId: gw.main.id, tracks: ['inbound'] },
+      extra_headers: 'a=1',
+    });
+
+    const stopped = await gw.request('DELETE', `${base}/${streamId}/`);
+    expect(stopped.status).toBe(204);
+    expect(stopped.text).toBe('');
+    expect((await gw.request('DELETE', `${base}/${streamId}/`)).status).toBe(404);
+    expect((await gw.request('DELETE', `${base}/${randomUUID()}/`)).status).toBe(404);
+  });
+
+  it('stops every stream of a live call with DELETE Stream/ (204); other accounts get 404', async () => {
+    const uuid = await liveCall();
+    const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
+    for (const audio_track of ['inbound', 'outbound']) {
+      const res = await gw.request('POST', `${base}/`, {
+        json: { service_url: wsUrl(), audio_track },
       });
+      expect(res.status).toBe(201);
+    }
+    const sub = await gw.subaccount('other');
+    const asSub = `/v1/Account/${sub.id}/Call/${uuid}/Stream/`;
+    expect(
+      (await gw.request('POST', asSub, { as: sub, json: { service_url: wsUrl() } })).status,
+    ).toBe(404);
+    expect((await gw.request('DELETE', asSub, { as: sub })).status).toBe(404);
+    expect((await gw.request('GET', asSub, { as: sub })).body.objects).toEqual([]);
 
-      const stopped = await gw.request('DELETE', `${base}/${streamId}/`);
-      expect(stopped.status).toBe(204);
-      expect(stopped.text).toBe('');
-      expect((await gw.request('DELETE', `${base}/${streamId}/`)).status).toBe(404);
-      expect((await gw.request('DELETE', `${base}/${randomUUID()}/`)).status).toBe(404);
-    },
-  );
-
-  // Needs the stream engine behind CallEngine.stopStreams (not there yet).
-  it.todo(
-    'stops every stream of a live call with DELETE Stream/ (204); other accounts get 404',
-    async () => {
-      const uuid = await liveCall();
-      const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
-      for (const audio_track of ['inbound', 'outbound']) {
-        const res = await gw.request('POST', `${base}/`, {
-          json: { service_url: wsUrl(), audio_track },
-        });
-        expect(res.status).toBe(201);
-      }
-      const sub = await gw.subaccount('other');
-      const asSub = `/v1/Account/${sub.id}/Call/${uuid}/Stream/`;
-      expect(
-        (await gw.request('POST', asSub, { as: sub, json: { service_url: wsUrl() } })).status,
-      ).toBe(404);
-      expect((await gw.request('DELETE', asSub, { as: sub })).status).toBe(404);
-      expect((await gw.request('GET', asSub, { as: sub })).body.objects).toEqual([]);
-
-      expect((await gw.request('DELETE', `${base}/`)).status).toBe(204);
-      // Nothing is left running, and the call is still live: still 204.
-      expect((await gw.request('DELETE', base)).status).toBe(204);
-      expect((await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`)).status).toBe(
-        204,
-      );
-      await until(async () => (await gw.request('DELETE', `${base}/`)).status === 404, 10_000);
-    },
-  );
+    expect((await gw.request('DELETE', `${base}/`)).status).toBe(204);
+    // Nothing is left running, and the call is still live: still 204.
+    expect((await gw.request('DELETE', base)).status).toBe(204);
+    expect((await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`)).status).toBe(
+      204,
+    );
+    await until(async () => (await gw.request('DELETE', `${base}/`)).status === 404, 10_000);
+  });
 });

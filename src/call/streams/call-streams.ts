@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import type { CallbackDelivery } from '../../callbacks/index.js';
+import { formatCallbackTime, formatTime } from '../../core/record-time.js';
+import type { StreamForkSpec, StreamNews } from '../../media/worker/protocol.js';
+import type { StreamRecord } from '../../state/records.js';
+import type { State } from '../../state/state.js';
+import type { CallLeg } from '../legs/call-leg.js';
+import type { StreamRequest } from './stream-request.js';
+
+/** What a call's streams need from it and from the gateway. */
+export interface StreamHost {
+  uuid: string;
+  leg: CallLeg;
+  owner: { authId: string; account: string; subaccount: string | null };
+  services: {
+    state: State;
+    callbacks: CallbackDelivery;
+    log: { warn(object: object, message: string): void };
+  };
+  /** USD per started minute of streaming. */
+  streamRate: string;
+}
+
+interface Running {
+  request: StreamRequest;
+  record: StreamRecord;
+  /** Settles when the stream has ended and its record is written. */
+  ended: Promise<void>;
+  end: () => void;
+}
+
+/** Status callback Event and Status for each way a stream can go (wire-compat.md). */
+const STATUS = {
+  connected: { event: 'StartStream', status: 'connected' },
+  stopped: { event: 'StopStream', status: 'stopped' },
+  timeout: { event: 'StopStream', status: 'timeout' },
+  failed: { event: 'DroppedStream', status: 'failed' },
+  dropped: { event: 'DroppedStream', status: 'failed' },
+  degraded: { event: 'DegradedStream', status: 'connected' },
+} as const;
+
+/**
+ * The audio streams of one call, on the main thread: each is recorded when it starts, signed
+ * and handed to the leg's media worker (which owns the socket), reported to its status callback
+ * as the worker's news comes in, and billed and closed in its record when it ends. The call
+ * ending ends them all, whatever the worker says afterwards.
+ */
+export class CallStreams {
+  private readonly running = new Map<string, Running>();
+
+  constructor(private readonly host: StreamHost) {}
+
+  /** Starts a stream; resolves with its id once its record is stored and the worker has it. */
+  async start(request: StreamRequest): Promise<string> {
+    const { host } = this;
+    const streamId = randomUUID();
+    const now = Date.now();
+    const record: StreamRecord = {
+      account: host.owner.account,
+      subaccount: host.owner.subaccount,
+      created: now,
+      stream_id: streamId,
+      call_uuid: host.uuid,
+      service_url: request.serviceUrl,
+      bidirectional: request.bidirectional,
+      audio_track: request.audioTrack,
+      content_type: request.contentType,
+      start_time: formatTime(now)!,
+      end_time: null,
+      bill_duration: null,
+      rounded_bill_duration: null,
+      billed_amount: null,
+      status: 'connecting',
+    };
+    await host.services.state.streams.create(record);
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    this.running.set(streamId, { request, record, ended, end });
+    const headers =
+      (await host.services.callbacks.signedHeaders(host.owner.authId, request.serviceUrl)) ?? {};
+    const [encoding, rate] = parseContentType(request.contentType);
+    const spec: StreamForkSpec = {
+      streamId,
+      callId: host.uuid,
+      accountId: host.owner.authId,
+      serviceUrl: request.serviceUrl,
+      headers,
+      extraHeaders: request.extraHeaders,
+      tracks: request.audioTrack === 'both' ? ['inbound', 'outbound'] : [request.audioTrack],
+      encoding,
+      rate,
+      bidirectional: request.bidirectional,
+      timeoutMs: request.streamTimeout * 1000,
+      noiseCancellationLevel: request.noiseCancellation ? request.noiseCancellationLevel : null,
+    };
+    let started = false;
+    try {
+      started = await host.leg.startStream(spec);
+    } catch (error) {
+      await this.finish(
+        streamId,
+        'failed',
+        `the stream could not start: ${(error as Error).message}`,
+        0,
+      );
+      return streamId;
+    }
+    if (!started) await this.finish(streamId, 'failed', 'the call has no media to stream', 0);
+    return streamId;
+  }
+
+  /** Stops a running stream (REST); false when it is not running. */
+  async stop(streamId: string): Promise<boolean> {
+    const running = this.running.get(streamId);
+    if (!running) return false;
+    const stopped = await this.host.leg.stopStream(streamId).catch(() => false);
+    // The worker's news finishes it; if the worker no longer had it, finish it here.
+    if (!stopped) await this.finish(streamId, 'stopped', 'stopped', 0);
+    await running.ended;
+    return true;
+  }
+
+  async stopAll(): Promise<number> {
+    const ids = [...this.running.keys()];
+    await Promise.all(ids.map((id) => this.stop(id)));
+    return ids.length;
+  }
+
+  /** Settles when the stream has ended (at once when it is not running): keepCallAlive. */
+  whenEnded(streamId: string): Promise<void> {
+    return this.running.get(streamId)?.ended ?? Promise.resolve();
+  }
+
+  /** The worker's news of a stream. */
+  news(streamId: string, news: StreamNews): void {
+    const running = this.running.get(streamId);
+    if (!running) return;
+    if (news.state === 'connected') {
+      const connected = { ...running.record, status: 'connected' as const };
+      void this.host.services.state.streams.update(connected, running.record).catch(() => {});
+      running.record = connected;
+      this.callback(running, 'connected', {});
+      return;
+    }
+    if (news.state === 'degraded') {
+      this.callback(running, 'degraded', { BufferUsage: `${news.percent}%` });
+      return;
+    }
+    void this.finish(streamId, news.state, news.message, news.connectedMs);
+  }
+
+  /** The call is over: every stream still running ends as stopped. */
+  async callEnded(): Promise<void> {
+    await Promise.all(
+      [...this.running.keys()].map((id) => this.finish(id, 'stopped', 'the call ended', null)),
+    );
+  }
+
+  private async finish(
+    streamId: string,
+    state: Exclude<StreamNews['state'], 'connected' | 'degraded'>,
+    message: string,
+    connectedMs: number | null,
+  ): Promise<void> {
+    const running = this.running.get(streamId);
+    if (!running) return;
+    this.running.delete(streamId);
+    const now = Date.now();
+    const streamedMs =
+      connectedMs ?? (running.record.status === 'connected' ? now - running.record.created : 0);
+    const seconds = Math.round(streamedMs / 1000);
+    const minutes = seconds === 0 ? 0 : Math.ceil(seconds / 60);
+    const done: StreamRecord = {
+      ...running.record,
+      end_time: formatTime(now),
+      bill_duration: seconds,
+      rounded_bill_duration: minutes * 60,
+      billed_amount: (minutes * Number(this.host.streamRate)).toFixed(5),
+      status: state === 'dropped' ? 'failed' : state,
+    };
+    try {
+      await this.host.services.state.streams.update(done, running.record);
+    } catch (error) {
+      this.host.services.log.warn(
+        { err: error, streamId },
+        'the stream record could not be written',
+      );
+    }
+    this.callback(running, state, { Reason: message });
+    running.end();
+  }
+
+  private callback(
+    running: Running,
+    state: keyof typeof STATUS,
+    extra: Record<string, string>,
+  ): void {
+    const url = running.request.statusCallbackUrl;
+    if (!url) return;
+    const { event, status } = STATUS[state];
+    this.host.services.callbacks
+      .send({
+        url,
+        method: running.request.statusCallbackMethod,
+        accountId: this.host.owner.authId,
+        params: {
+          Event: event,
+          Status: status,
+          StreamID: running.record.stream_id,
+          CallUUID: this.host.uuid,
+          ServiceURL: running.request.serviceUrl,
+          Timestamp: formatCallbackTime(Date.now()),
+          ...(running.request.extraHeaders === ''
+            ? {}
+            : { ExtraHeaders: running.request.extraHeaders }),
+          ...extra,
+        },
+      })
+      .catch((error: Error) =>
+        this.host.services.log.warn(
+          { streamId: running.record.stream_id, reason: error.message },
+          'stream callback failed',
+        ),
+      );
+  }
+}
+
+function parseContentType(type: string): ['l16' | 'mulaw', 8000 | 16000 | 24000] {
+  const [kind, rate] = type.split(';rate=');
+  return [kind === 'audio/x-mulaw' ? 'mulaw' : 'l16', Number(rate) as 8000 | 16000 | 24000];
+}

@@ -1,0 +1,200 @@
+import type { SampleRate } from '../codec/argument-checks.js';
+import { muLawDecode, muLawEncode } from '../codec/g711.js';
+import { NoiseSuppressor } from '../codec/noise-suppressor.js';
+import { convertRate, Resampler } from '../codec/resampler.js';
+import { PushedSource } from '../playout/playout-source.js';
+import type { MediaSession } from './media-session.js';
+
+/** How a stream carries audio: 16-bit little-endian PCM or mu-law, at a rate. */
+export interface StreamAudioFormat {
+  encoding: 'l16' | 'mulaw';
+  rate: SampleRate;
+}
+
+export type StreamTrackName = 'inbound' | 'outbound';
+
+export interface StreamAudioOptions {
+  format: StreamAudioFormat;
+  /** The tracks forked to the server: what the caller says, what the call plays to them. */
+  tracks: readonly StreamTrackName[];
+  /** 60-100: noise suppression on the inbound track at that strength; null for none. */
+  noiseCancellationLevel: number | null;
+  /** Whether the server's audio is played into the call. */
+  bidirectional: boolean;
+  /** Seconds of the server's audio that may wait to be played (default 40). */
+  maxQueuedSeconds?: number;
+  /** Every 20 ms per track, the frame in the stream's format. */
+  onFrame(track: StreamTrackName, payload: Buffer): void;
+  onDigit(digit: string): void;
+}
+
+/** The rule at the bound of the playout queue, as servers are told. */
+export class QueueFullError extends Error {}
+
+/**
+ * The audio side of one stream fork on a media session: each frame of the forked tracks
+ * converted to the stream's rate and encoding (the inbound track denoised first, when asked),
+ * digits heard, and the server's audio decoded, converted to the call's rate and played out at
+ * real time however fast it came, with checkpoints that fire once the audio queued before them
+ * has been played out to the call. Nothing here waits: the caller owns the socket.
+ */
+export class StreamAudio {
+  private readonly detach: (() => void)[] = [];
+  private readonly pushed: PushedSource | null;
+  private readonly maxQueued: number;
+  /** Call-rate samples pushed, and played out, since the stream began. */
+  private pushedTotal = 0;
+  private playedTotal = 0;
+  private checkpoints: { at: number; onPlayed: () => void }[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly session: MediaSession,
+    private readonly options: StreamAudioOptions,
+  ) {
+    this.maxQueued = (options.maxQueuedSeconds ?? 40) * session.rate;
+    const { format } = options;
+    const inbound = options.tracks.includes('inbound');
+    const outbound = options.tracks.includes('outbound');
+    const toStreamIn = this.converter(format.rate);
+    const toStreamOut = this.converter(format.rate);
+    const denoise =
+      inbound && options.noiseCancellationLevel !== null
+        ? new NoiseSuppressor(session.rate, options.noiseCancellationLevel)
+        : null;
+    const silence = new Int16Array(session.rate / 50);
+    // What was heard this tick; the session's clock then plays out, and both go together:
+    // a frame of each track every 20 ms, silence when the caller sent nothing.
+    let heard: Int16Array | null = null;
+    if (inbound) this.detach.push(session.addTap((frame) => (heard = frame)));
+    this.detach.push(
+      session.addOutboundTap((played) => {
+        if (inbound) {
+          const frame = heard ?? silence;
+          heard = null;
+          const clean = denoise ? denoiseFrame(denoise, frame) : frame;
+          options.onFrame('inbound', encode(toStreamIn(clean), format.encoding));
+        }
+        if (outbound) options.onFrame('outbound', encode(toStreamOut(played), format.encoding));
+      }),
+    );
+    this.detach.push(session.addDigitTap((digit) => options.onDigit(digit.digit)));
+    this.pushed = options.bidirectional ? new PushedSource() : null;
+    if (this.pushed) {
+      const pushed = this.pushed;
+      const counted = {
+        read: (samples: number) => {
+          const out = pushed.read(samples);
+          if (out && out.length > 0) this.played(out.length);
+          return out;
+        },
+      };
+      void session.play(counted, 'mix');
+      this.detach.push(() => pushed.end());
+    }
+  }
+
+  /** Seconds of the server's audio waiting to be played. */
+  get queuedSeconds(): number {
+    return (this.pushed?.queued ?? 0) / this.session.rate;
+  }
+
+  /**
+   * Queues the server's audio (playAudio). Throws a RangeError for a payload that is not audio
+   * of its format, and QueueFullError when it would take the queue past its bound: such a
+   * chunk is dropped whole, and what was queued before it plays on.
+   */
+  enqueue(payload: Buffer, format: StreamAudioFormat): void {
+    if (!this.pushed || this.closed) throw new Error('this stream does not play audio');
+    if (payload.length === 0) throw new RangeError('Expected audio in the payload but it is empty');
+    let pcm: Int16Array;
+    if (format.encoding === 'l16') {
+      if (payload.length % 2 !== 0) {
+        throw new RangeError(
+          `Expected 16-bit samples (an even number of bytes) but received ${payload.length} bytes`,
+        );
+      }
+      pcm = littleEndianL16(payload);
+    } else {
+      pcm = muLawDecode(payload);
+    }
+    if (format.rate !== this.session.rate) pcm = convertRate(pcm, format.rate, this.session.rate);
+    if (this.pushed.queued + pcm.length > this.maxQueued) {
+      throw new QueueFullError(
+        `the playout queue holds at most ${this.maxQueued / this.session.rate} s of audio; this chunk of ${(pcm.length / this.session.rate).toFixed(2)} s was dropped`,
+      );
+    }
+    this.pushed.push(pcm);
+    this.pushedTotal += pcm.length;
+  }
+
+  /** Calls `onPlayed` once everything queued so far has been played out to the call. */
+  checkpoint(onPlayed: () => void): void {
+    if (!this.pushed) throw new Error('this stream does not play audio');
+    if (this.playedTotal >= this.pushedTotal) {
+      onPlayed();
+      return;
+    }
+    this.checkpoints.push({ at: this.pushedTotal, onPlayed });
+  }
+
+  /** Drops the queued audio at once, and the checkpoints waiting on it (never reported). */
+  clear(): void {
+    if (!this.pushed) throw new Error('this stream does not play audio');
+    this.pushed.clear();
+    this.pushedTotal = this.playedTotal;
+    this.checkpoints = [];
+  }
+
+  /** Sends digits into the call (RFC 4733, or tones when the peer has no telephone-event). */
+  sendDigits(digits: string): Promise<boolean> {
+    return this.session.sendDigits(digits);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.checkpoints = [];
+    for (const undo of this.detach.splice(0)) undo();
+  }
+
+  private played(samples: number): void {
+    this.playedTotal += samples;
+    while (this.checkpoints.length > 0 && this.checkpoints[0]!.at <= this.playedTotal) {
+      this.checkpoints.shift()!.onPlayed();
+    }
+  }
+
+  /** The call's rate to the stream's, sample for sample when they are the same. */
+  private converter(rate: SampleRate): (frame: Int16Array) => Int16Array {
+    if (rate === this.session.rate) return (frame) => frame;
+    const resampler = new Resampler(this.session.rate, rate);
+    return (frame) => resampler.process(frame);
+  }
+}
+
+function encode(pcm: Int16Array, encoding: StreamAudioFormat['encoding']): Buffer {
+  if (encoding === 'mulaw') return muLawEncode(pcm);
+  // Little-endian, as the protocol says; this machine's order is checked once.
+  if (LITTLE_ENDIAN) return Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  const out = Buffer.alloc(pcm.length * 2);
+  for (let i = 0; i < pcm.length; i++) out.writeInt16LE(pcm[i]!, i * 2);
+  return out;
+}
+
+function littleEndianL16(payload: Buffer): Int16Array {
+  const out = new Int16Array(payload.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = payload.readInt16LE(i * 2);
+  return out;
+}
+
+function denoiseFrame(suppressor: NoiseSuppressor, frame: Int16Array): Int16Array {
+  const out = new Int16Array(frame.length);
+  const step = suppressor.frameSamples;
+  for (let at = 0; at + step <= frame.length; at += step) {
+    out.set(suppressor.process(frame.subarray(at, at + step)), at);
+  }
+  return out;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -1,0 +1,242 @@
+import { WebSocket, type RawData } from 'ws';
+import type { StreamAudio, StreamAudioOptions } from '../media/pipeline/stream-audio.js';
+import type { StreamForkSpec, StreamNews } from '../media/worker/protocol.js';
+import { readClientMessage, type ClientMessage } from './client-messages.js';
+import { SendBudget } from './send-budget.js';
+
+/** Builds the audio side of a fork once its socket is open. */
+export type OpenStreamAudio = (
+  handlers: Pick<StreamAudioOptions, 'onFrame' | 'onDigit'>,
+) => StreamAudio;
+
+export interface StreamForkOptions {
+  /** Connection attempts before the stream fails (wire-compat.md: the first and two more). */
+  attempts?: number;
+  /** How long one attempt may take, and the pause before the next. */
+  connectTimeoutMs?: number;
+  retryDelayMs?: number;
+  /** Bytes the socket may hold unsent before the stream is dropped. */
+  sendBufferBytes?: number;
+}
+
+type Ended = Extract<StreamNews, { message: string }>['state'];
+
+/**
+ * One audio stream: the WebSocket client to the server, the gateway's side of the event
+ * protocol of wire-compat.md (start, media per track every 20 ms, dtmf, playedStream,
+ * clearedAudio, a final stop; sequence numbers from 1), the server's playAudio, checkpoint,
+ * clearAudio and sendDTMF for a bidirectional stream, its timeout, and a bounded send buffer:
+ * a server that does not keep up is told nothing but sees DegradedStream at 30, 60 and 90 %
+ * and is dropped when the bound is passed, so it never holds up the call or other streams.
+ */
+export class StreamFork {
+  private socket: WebSocket | null = null;
+  private audio: StreamAudio | null = null;
+  private sequence = 0;
+  private readonly chunks = { inbound: 0, outbound: 0 };
+  private readonly budget: SendBudget;
+  private connectedAt: number | null = null;
+  private timeout: NodeJS.Timeout | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private over = false;
+  private readonly prefix: string;
+  private readonly suffix: string;
+
+  constructor(
+    private readonly spec: StreamForkSpec,
+    private readonly openAudio: OpenStreamAudio,
+    private readonly report: (news: StreamNews) => void,
+    private readonly options: StreamForkOptions = {},
+  ) {
+    this.budget = new SendBudget(options.sendBufferBytes ?? 1 << 20);
+    // Every media event shares its start and end: written once.
+    this.prefix = `,"streamId":${JSON.stringify(spec.streamId)},"media":{"track":"`;
+    this.suffix = `,"extra_headers":${JSON.stringify(spec.extraHeaders)}}`;
+    this.connect(1);
+  }
+
+  get ended(): boolean {
+    return this.over;
+  }
+
+  /** Ends the stream: a final stop event, the socket closed cleanly. */
+  stop(state: 'stopped' | 'timeout' = 'stopped', message = 'stopped'): void {
+    if (this.over) return;
+    if (this.socket?.readyState === WebSocket.OPEN) {
+      this.sendEvent({
+        event: 'stop',
+        streamId: this.spec.streamId,
+        stop: { callId: this.spec.callId, reason: state },
+        extra_headers: this.spec.extraHeaders,
+      });
+      this.socket.close(1000, state);
+    }
+    this.finish(state, message);
+  }
+
+  private connect(attempt: number): void {
+    if (this.over) return;
+    const attempts = this.options.attempts ?? 3;
+    const socket = new WebSocket(this.spec.serviceUrl, {
+      headers: this.spec.headers,
+      handshakeTimeout: this.options.connectTimeoutMs ?? 5000,
+      perMessageDeflate: false,
+    });
+    this.socket = socket;
+    let opened = false;
+    socket.on('open', () => {
+      opened = true;
+      this.opened();
+    });
+    socket.on('message', (data, isBinary) => this.received(data, isBinary));
+    socket.on('error', () => {
+      // 'close' follows with the outcome; the error itself says nothing more to the server.
+    });
+    socket.on('close', (code, reason) => {
+      if (this.over || socket !== this.socket) return;
+      if (opened) {
+        const why = reason.length > 0 ? `: ${reason.toString()}` : '';
+        this.finish('failed', `the server closed the connection (${code}${why})`);
+      } else if (attempt < attempts) {
+        this.retry = setTimeout(() => this.connect(attempt + 1), this.options.retryDelayMs ?? 500);
+      } else {
+        this.finish(
+          'failed',
+          `could not connect to ${this.spec.serviceUrl} in ${attempts} attempts`,
+        );
+      }
+    });
+  }
+
+  private opened(): void {
+    this.connectedAt = performance.now();
+    this.sendEvent({
+      event: 'start',
+      start: {
+        callId: this.spec.callId,
+        streamId: this.spec.streamId,
+        accountId: this.spec.accountId,
+        tracks: this.spec.tracks,
+        mediaFormat: {
+          encoding: this.spec.encoding === 'l16' ? 'audio/x-l16' : 'audio/x-mulaw',
+          sampleRate: this.spec.rate,
+        },
+      },
+      extra_headers: this.spec.extraHeaders,
+    });
+    this.report({ state: 'connected' });
+    this.timeout = setTimeout(
+      () => this.stop('timeout', `stream_timeout of ${this.spec.timeoutMs / 1000} s reached`),
+      this.spec.timeoutMs,
+    );
+    try {
+      this.audio = this.openAudio({
+        onFrame: (track, payload) => this.media(track, payload),
+        onDigit: (digit) => this.digit(digit),
+      });
+    } catch (error) {
+      this.stop('stopped', `the stream's audio could not start: ${(error as Error).message}`);
+    }
+  }
+
+  private media(track: 'inbound' | 'outbound', payload: Buffer): void {
+    const chunk = ++this.chunks[track];
+    // Milliseconds since the stream started, by frames: 20 ms each.
+    const timestamp = (chunk - 1) * 20;
+    this.send(
+      `{"event":"media","sequenceNumber":${++this.sequence}${this.prefix}${track}","timestamp":"${timestamp}","chunk":${chunk},"payload":"${payload.toString('base64')}"}${this.suffix}`,
+    );
+  }
+
+  private digit(digit: string): void {
+    const at = this.connectedAt === null ? 0 : Math.round(performance.now() - this.connectedAt);
+    this.sendEvent({
+      event: 'dtmf',
+      streamId: this.spec.streamId,
+      dtmf: { track: 'inbound', digit, timestamp: String(at) },
+      extra_headers: this.spec.extraHeaders,
+    });
+  }
+
+  private received(data: RawData, isBinary: boolean): void {
+    if (this.over) return;
+    const read = readClientMessage(data, isBinary, this.spec.streamId);
+    if ('error' in read) {
+      this.error(read.error);
+      return;
+    }
+    if (!this.spec.bidirectional) {
+      this.error(`${read.message.event} is acted on only in a bidirectional stream`);
+      return;
+    }
+    try {
+      this.act(read.message);
+    } catch (error) {
+      this.error((error as Error).message);
+    }
+  }
+
+  private act(message: ClientMessage): void {
+    const audio = this.audio;
+    if (!audio) throw new Error('the stream has no audio yet');
+    switch (message.event) {
+      case 'playAudio':
+        audio.enqueue(message.payload, message.format);
+        return;
+      case 'checkpoint':
+        audio.checkpoint(() =>
+          this.sendEvent({
+            event: 'playedStream',
+            streamId: this.spec.streamId,
+            name: message.name,
+          }),
+        );
+        return;
+      case 'clearAudio':
+        audio.clear();
+        this.sendEvent({ event: 'clearedAudio', streamId: this.spec.streamId });
+        return;
+      case 'sendDTMF':
+        audio.sendDigits(message.digits).catch((error: Error) => this.error(error.message));
+        return;
+    }
+  }
+
+  /** Tells the server what was wrong with what it sent; the stream goes on. */
+  private error(message: string): void {
+    this.sendEvent({ event: 'error', streamId: this.spec.streamId, error: message });
+  }
+
+  private sendEvent(event: Record<string, unknown>): void {
+    const { event: name, ...rest } = event;
+    this.send(JSON.stringify({ event: name, sequenceNumber: ++this.sequence, ...rest }));
+  }
+
+  private send(text: string): void {
+    const socket = this.socket;
+    if (this.over || !socket || socket.readyState !== WebSocket.OPEN) return;
+    const passed = this.budget.check(socket.bufferedAmount + text.length);
+    if (passed === 'overflow') {
+      socket.terminate();
+      this.finish(
+        'dropped',
+        `the server did not read fast enough: over ${this.budget.limit} bytes were waiting to be sent`,
+      );
+      return;
+    }
+    if (passed !== null) this.report({ state: 'degraded', percent: passed });
+    socket.send(text);
+  }
+
+  private finish(state: Ended, message: string): void {
+    if (this.over) return;
+    this.over = true;
+    if (this.timeout) clearTimeout(this.timeout);
+    if (this.retry) clearTimeout(this.retry);
+    this.audio?.close();
+    this.audio = null;
+    const connectedMs = this.connectedAt === null ? 0 : performance.now() - this.connectedAt;
+    if (state === 'failed' || state === 'dropped') this.socket?.terminate();
+    this.report({ state, message, connectedMs: Math.round(connectedMs) });
+  }
+}

@@ -1,0 +1,338 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
+import { decodeTelephoneEvent, encodeTelephoneEvent } from '../../../src/media/dtmf/index.js';
+import { MediaWorkerPool } from '../../../src/media/worker/media-worker-pool.js';
+import type { SessionEvent, StreamForkSpec } from '../../../src/media/worker/protocol.js';
+import { RtpPeer, type ReceivedRtp } from '../../support/rtp-peer.js';
+import { chunks, concat, strongestFrequency, tone } from '../../support/signal.js';
+import { StreamServer } from '../../support/stream-server.js';
+import { sleep, until } from '../../support/wait.js';
+
+/**
+ * Stream forks in a real media worker: RTP from a plain peer in, a real WebSocket server out,
+ * each event checked as strict clients check it, and the server's audio back into the call.
+ */
+const PCMU = { encoding: 'PCMU' as const, payloadType: 0, rate: 8000 as const };
+const EVENTS = { payloadType: 101, rate: 8000 };
+
+let pool: MediaWorkerPool | null = null;
+let server: StreamServer | null = null;
+const peers: RtpPeer[] = [];
+const events: [string, SessionEvent][] = [];
+
+afterEach(async () => {
+  await pool?.close();
+  pool = null;
+  await server?.close();
+  server = null;
+  await Promise.all(peers.splice(0).map((p) => p.close()));
+  events.length = 0;
+});
+
+async function setUp(): Promise<{ pool: MediaWorkerPool; server: StreamServer; phone: RtpPeer }> {
+  const base = 20000 + 2 * Math.floor(Math.random() * 10000);
+  pool = new MediaWorkerPool(
+    { onEvent: (sessionId, event) => events.push([sessionId, event]) },
+    {
+      size: 1,
+      settings: {
+        rtpPorts: { min: base, max: base + 199 },
+        rtpHost: '127.0.0.1',
+        cname: 'stream-fork-test',
+      },
+    },
+  );
+  server = await StreamServer.start();
+  const phone = await RtpPeer.open(0x2000 + peers.length);
+  peers.push(phone);
+  return { pool, server, phone };
+}
+
+function fork(url: string, extra: Partial<StreamForkSpec> = {}): StreamForkSpec {
+  return {
+    streamId: randomUUID(),
+    callId: randomUUID(),
+    accountId: 'MAXXXXXXXXXXXXXXXXXX',
+    serviceUrl: url,
+    headers: { 'X-Test': 'yes' },
+    extraHeaders: 'team=blue,tier=gold',
+    tracks: ['inbound'],
+    encoding: 'l16',
+    rate: 8000,
+    bidirectional: false,
+    timeoutMs: 60_000,
+    noiseCancellationLevel: null,
+    ...extra,
+  };
+}
+
+const news = (streamId: string) =>
+  events
+    .map(([, e]) => e)
+    .filter((e): e is Extract<SessionEvent, { type: 'stream' }> => e.type === 'stream')
+    .filter((e) => e.streamId === streamId);
+
+const l16 = (payloads: Buffer[]): Int16Array =>
+  concat(
+    payloads.map((p) => {
+      const out = new Int16Array(p.length / 2);
+      for (let i = 0; i < out.length; i++) out[i] = p.readInt16LE(i * 2);
+      return out;
+    }),
+  );
+
+const toL16 = (pcm: Int16Array): Buffer => {
+  const out = Buffer.alloc(pcm.length * 2);
+  pcm.forEach((v, i) => out.writeInt16LE(v, i * 2));
+  return out;
+};
+
+const audioOf = (packets: ReceivedRtp[]): Int16Array =>
+  concat(packets.filter((p) => p.payloadType === 0).map((p) => muLawDecode(p.payload)));
+
+const frames = (pcm: Int16Array): Uint8Array[] => [...chunks(pcm, [160])].map(muLawEncode);
+
+describe('a stream fork', () => {
+  it('sends start and the inbound track at 16 kHz L16, with the tone the caller sent', async () => {
+    const { pool, server, phone } = await setUp();
+    const session = await pool.createSession('call', {
+      formats: [PCMU],
+      telephoneEvent: EVENTS,
+      remote: phone.address,
+    });
+    const spec = fork(server.url, { rate: 16000 });
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+    const ws = await server.connection();
+    expect(ws.request.headers['x-test']).toBe('yes');
+    await until(() => news(spec.streamId).some((n) => n.state === 'connected'));
+    await phone.stream(session.port, frames(tone(8000, 1004, 1, 8000)), { payloadType: 0 });
+    await until(() => ws.of('media').length >= 50);
+    const start = ws.of('start')[0]!;
+    expect(start).toMatchObject({
+      sequenceNumber: 1,
+      start: {
+        callId: spec.callId,
+        streamId: spec.streamId,
+        accountId: spec.accountId,
+        tracks: ['inbound'],
+        mediaFormat: { encoding: 'audio/x-l16', sampleRate: 16000 },
+      },
+      extra_headers: 'team=blue,tier=gold',
+    });
+    const heard = l16(ws.payloads('inbound'));
+    // 20 ms at 16 kHz in every frame, and the tone in them.
+    for (const p of ws.payloads('inbound')) expect(p.length).toBe(640);
+    expect(Math.abs(strongestFrequency(heard.subarray(4000, 8000), 16000, 10) - 1004)).toBeLessThan(
+      20,
+    );
+    expect(ws.violations).toEqual([]);
+
+    const stopped = await pool.send({
+      type: 'stopStream',
+      sessionId: 'call',
+      streamId: spec.streamId,
+    });
+    expect(stopped.existed).toBe(true);
+    await until(() => ws.closed !== null);
+    expect(ws.closed?.code).toBe(1000);
+    expect(ws.events.at(-1)).toMatchObject({ event: 'stop', streamId: spec.streamId });
+    expect(news(spec.streamId).at(-1)).toMatchObject({ state: 'stopped' });
+  });
+
+  it('sends both tracks as mu-law: what the caller says and what the call plays to them', async () => {
+    const { pool, server, phone } = await setUp();
+    const session = await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+    const spec = fork(server.url, { tracks: ['inbound', 'outbound'], encoding: 'mulaw' });
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+    const ws = await server.connection();
+    await until(() => ws.of('start').length === 1);
+    const playing = pool.send({
+      type: 'play',
+      sessionId: 'call',
+      source: { kind: 'tone', frequencies: [600], durationMs: 1000 },
+    });
+    await phone.stream(session.port, frames(tone(8000, 1004, 1, 8000)), { payloadType: 0 });
+    await playing;
+    await until(() => ws.payloads('outbound').length >= 50);
+    const inbound = concat(ws.payloads('inbound').map((p) => muLawDecode(p)));
+    const outbound = concat(ws.payloads('outbound').map((p) => muLawDecode(p)));
+    expect(Math.abs(strongestFrequency(inbound.subarray(2000), 8000, 10) - 1004)).toBeLessThan(20);
+    expect(Math.abs(strongestFrequency(outbound.subarray(0, 6000), 8000, 10) - 600)).toBeLessThan(
+      20,
+    );
+    expect(ws.of('start')[0]).toMatchObject({
+      start: { tracks: ['inbound', 'outbound'], mediaFormat: { encoding: 'audio/x-mulaw' } },
+    });
+    expect(ws.violations).toEqual([]);
+  });
+
+  it('plays the server audio at real time however fast it came, and reports a checkpoint only once played', async () => {
+    const { pool, server, phone } = await setUp();
+    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+    const spec = fork(server.url, { bidirectional: true });
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+    const ws = await server.connection();
+    await until(() => ws.of('start').length === 1);
+    const sent = Date.now();
+    // One second of 600 Hz at 24 kHz in five chunks at once, the rate as a string.
+    for (const part of chunks(tone(24000, 600, 1, 8000), [4800])) {
+      ws.send({
+        event: 'playAudio',
+        media: {
+          contentType: 'audio/x-l16',
+          sampleRate: '24000',
+          payload: toL16(part).toString('base64'),
+        },
+      });
+    }
+    ws.send({ event: 'checkpoint', streamId: spec.streamId, name: 'greeting done' });
+    await until(() => ws.of('playedStream').length === 1, 5000);
+    const elapsed = Date.now() - sent;
+    expect(elapsed).toBeGreaterThanOrEqual(950);
+    expect(ws.of('playedStream')[0]).toMatchObject({
+      streamId: spec.streamId,
+      name: 'greeting done',
+    });
+    const heard = audioOf(phone.received);
+    expect(Math.abs(strongestFrequency(heard, 8000, 10) - 600)).toBeLessThan(20);
+    expect(ws.violations).toEqual([]);
+  });
+
+  it('clears the queue at once on clearAudio and never reports the checkpoints cleared with it', async () => {
+    const { pool, server, phone } = await setUp();
+    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+    const spec = fork(server.url, { bidirectional: true });
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+    const ws = await server.connection();
+    await until(() => ws.of('start').length === 1);
+    ws.send({
+      event: 'playAudio',
+      media: {
+        contentType: 'audio/x-mulaw',
+        sampleRate: 8000,
+        payload: muLawEncode(tone(8000, 600, 5, 8000)).toString('base64'),
+      },
+    });
+    ws.send({ event: 'checkpoint', name: 'never' });
+    await sleep(500);
+    const clearedAt = phone.received.length;
+    ws.send({ event: 'clearAudio', streamId: spec.streamId });
+    await until(() => ws.of('clearedAudio').length === 1);
+    await sleep(300);
+    // Within a frame or two of the clear, the call hears silence.
+    const after = audioOf(phone.received.slice(clearedAt + 3));
+    const loud = after.reduce((n, v) => (Math.abs(v) > 500 ? n + 1 : n), 0);
+    expect(loud).toBe(0);
+    expect(
+      Math.abs(strongestFrequency(audioOf(phone.received.slice(0, clearedAt)), 8000, 10) - 600),
+    ).toBeLessThan(20);
+    await sleep(200);
+    expect(ws.of('playedStream')).toEqual([]);
+    expect(ws.violations).toEqual([]);
+  });
+
+  it('passes digits both ways: the caller RFC 4733 as dtmf events, sendDTMF into the call', async () => {
+    const { pool, server, phone } = await setUp();
+    const session = await pool.createSession('call', {
+      formats: [PCMU],
+      telephoneEvent: EVENTS,
+      remote: phone.address,
+    });
+    const spec = fork(server.url, { bidirectional: true });
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+    const ws = await server.connection();
+    await until(() => ws.of('start').length === 1);
+    const start = phone.nextTimestamp;
+    for (let i = 0; i < 5; i++) {
+      const end = i === 4;
+      const payload = encodeTelephoneEvent({ event: 5, end, volume: 10, duration: (i + 1) * 160 });
+      for (let copy = 0; copy < (end ? 3 : 1); copy++) {
+        phone.send(session.port, payload, { payloadType: 101, marker: i === 0, timestamp: start });
+      }
+      await sleep(20);
+    }
+    await until(() => ws.of('dtmf').length === 1);
+    expect(ws.of('dtmf')[0]).toMatchObject({
+      streamId: spec.streamId,
+      dtmf: { track: 'inbound', digit: '5' },
+    });
+    ws.send({ event: 'sendDTMF', dtmf: '7#' });
+    await until(() => {
+      const ends = phone.received
+        .filter((p) => p.payloadType === 101)
+        .map((p) => decodeTelephoneEvent(p.payload))
+        .filter((e) => e.end);
+      return new Set(ends.map((e) => e.event)).size === 2;
+    }, 5000);
+    expect(ws.violations).toEqual([]);
+  });
+
+  it('answers what it cannot act on with an error event, and goes on', async () => {
+    const { pool, server, phone } = await setUp();
+    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+    const oneWay = fork(server.url);
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: oneWay });
+    const ws = await server.connection();
+    await until(() => ws.of('start').length === 1);
+    ws.socket.send('not json');
+    ws.send({ event: 'dance' });
+    ws.send({
+      event: 'playAudio',
+      media: { contentType: 'audio/x-l16', sampleRate: 8000, payload: 'AAAA' },
+    });
+    ws.send({ event: 'checkpoint', streamId: randomUUID(), name: 'x' });
+    await until(() => ws.of('error').length === 4);
+    const errors = ws.of('error').map((e) => String(e.error));
+    expect(errors[0]).toMatch(/does not parse/);
+    expect(errors[1]).toMatch(/playAudio, checkpoint, clearAudio or sendDTMF/);
+    expect(errors[2]).toMatch(/only in a bidirectional stream/);
+    expect(errors[3]).toMatch(/not this stream's/);
+    const mediaBefore = ws.of('media').length;
+    await until(() => ws.of('media').length > mediaBefore + 5);
+    expect(ws.violations).toEqual([]);
+  });
+
+  it('fails after three connection attempts, and when the server closes mid-stream', async () => {
+    const { pool, server, phone } = await setUp();
+    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+    const closedPort = server.port;
+    await server.close();
+    const nowhere = fork(`ws://127.0.0.1:${closedPort}/gone`);
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: nowhere });
+    await until(() => news(nowhere.streamId).length > 0, 5000);
+    expect(news(nowhere.streamId)).toEqual([
+      expect.objectContaining({ state: 'failed', message: expect.stringMatching(/in 3 attempts/) }),
+    ]);
+
+    const other = await StreamServer.start();
+    try {
+      const spec = fork(other.url);
+      await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+      const ws = await other.connection();
+      await until(() => ws.of('media').length > 3);
+      ws.socket.close(1011, 'going away');
+      await until(() => news(spec.streamId).some((n) => n.state === 'failed'));
+      expect(news(spec.streamId).at(-1)).toMatchObject({
+        state: 'failed',
+        message: expect.stringMatching(/closed the connection \(1011: going away\)/),
+      });
+      // The call's media carries on.
+      const stats = await pool.send({ type: 'sessionStats', sessionId: 'call' });
+      expect(stats.packetsSent).toBeGreaterThan(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('ends with timeout after its stream_timeout, with a stop event', async () => {
+    const { pool, server, phone } = await setUp();
+    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+    const spec = fork(server.url, { timeoutMs: 400 });
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+    const ws = await server.connection();
+    await until(() => ws.closed !== null, 3000);
+    expect(ws.events.at(-1)).toMatchObject({ event: 'stop' });
+    expect(news(spec.streamId).at(-1)).toMatchObject({ state: 'timeout' });
+  });
+});
