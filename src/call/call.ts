@@ -13,6 +13,7 @@ import type { CallLeg } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { writeLegRecord } from './leg-record.js';
 import { CallStreams } from './streams/call-streams.js';
+import type { StreamRequest } from './streams/stream-request.js';
 import type { DialInstruction } from './xml/answer-document.js';
 
 /** What every call runs on. */
@@ -316,6 +317,11 @@ export class Call implements AppCall {
     } finally {
       this.resolveFinished();
     }
+  }
+
+  async stream(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }> {
+    const streamId = await this.streams.start(request);
+    return { streamId, ended: this.streams.whenEnded(streamId) };
   }
 
   /** A signed callback whose answer is not needed (hangup_url, Dial callbackUrl...). */

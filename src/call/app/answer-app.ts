@@ -13,7 +13,9 @@ import type {
   PreAnswerChild,
   PromptInstruction,
   ResponseInstruction,
+  StreamInstruction,
 } from '../xml/answer-document.js';
+import type { StreamRequest } from '../streams/stream-request.js';
 import { answerXmlCache } from '../xml/answer-xml-cache.js';
 import type { AppCall, HttpMethod } from './app-call.js';
 
@@ -202,8 +204,14 @@ export class AnswerApp {
         }
         return this.follow(instruction.action, instruction.method, params, 'action');
       }
-      case 'Stream':
-        return this.unsupported('Stream');
+      case 'Stream': {
+        if (!this.call.stream) return this.unsupported('Stream');
+        this.call.answer();
+        const { ended } = await this.call.stream(streamRequestOf(instruction));
+        // keepCallAlive: the next element waits for the stream to end.
+        if (instruction.keepCallAlive) await ended;
+        return this.call.over ? STOP : CONTINUE;
+      }
       default:
         return this.unsupported(instruction.kind);
     }
@@ -397,4 +405,22 @@ export class AnswerApp {
       void timer;
     });
   }
+}
+
+/** The answer XML's Stream as the request the REST API would make. */
+function streamRequestOf(instruction: StreamInstruction): StreamRequest {
+  return {
+    serviceUrl: instruction.url,
+    bidirectional: instruction.bidirectional,
+    audioTrack: instruction.audioTrack,
+    streamTimeout: instruction.streamTimeout,
+    contentType: instruction.contentType,
+    statusCallbackUrl: instruction.statusCallbackUrl,
+    statusCallbackMethod: instruction.statusCallbackMethod,
+    extraHeaders: Object.entries(instruction.extraHeaders)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(','),
+    noiseCancellation: instruction.noiseCancellation,
+    noiseCancellationLevel: instruction.noiseCancellationLevel,
+  };
 }

@@ -7,6 +7,8 @@ import type { DialInstruction } from '../xml/answer-document.js';
 export type HttpMethod = 'GET' | 'POST';
 
 /** What an answer-XML application does to its call (the call layer implements it). */
+import type { StreamRequest } from '../streams/stream-request.js';
+
 export interface AppCall {
   readonly uuid: string;
   readonly direction: 'inbound' | 'outbound';
@@ -30,5 +32,7 @@ export interface AppCall {
   hangup(end: LegEnd): Promise<void>;
   /** Dials out and bridges; resolves with the action parameters once the B leg is over. */
   dial?(instruction: DialInstruction): Promise<Record<string, string>>;
+  /** Forks the call's audio to a WebSocket server; `ended` settles when the stream is over. */
+  stream?(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }>;
   log(message: string, fields?: Record<string, unknown>): void;
 }

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       smppUrl: null,
       rateLimit: 100,
       rateDeck: 'fixtures/rate-deck.csv',
+      streamRate: '0.00300',
       logLevel: 'info',
     });
   });
@@ -57,6 +58,7 @@ describe('loadConfig', () => {
       VOXGATE_RATE_LIMIT: '0',
       VOXGATE_DATA_DIR: '',
       VOXGATE_RATE_DECK: 'fixtures/rate-deck.csv',
+      VOXGATE_STREAM_RATE: '0.0045',
     });
     expect(config).toMatchObject({
       httpPort: 9000,
@@ -75,6 +77,7 @@ describe('loadConfig', () => {
       rateLimit: 0,
       dataDir: null,
       rateDeck: 'fixtures/rate-deck.csv',
+      streamRate: '0.0045',
     });
   });
 
@@ -144,6 +147,10 @@ describe('loadConfig', () => {
   it.each(bad)('stops on %j naming the variable and the rule', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('refuses a stream rate that is not a decimal number', () => {
+    expect(() => loadConfig({ VOXGATE_STREAM_RATE: '3 cents' })).toThrow(/VOXGATE_STREAM_RATE/);
   });
 
   it('stops on a rate deck that is not a readable file', () => {
