@@ -67,6 +67,17 @@ function fork(url: string, extra: Partial<StreamForkSpec> = {}): StreamForkSpec 
   };
 }
 
+/** A call leg on a fresh worker, streamed to the test's server; resolves once `start` came. */
+async function streaming(extra: Partial<StreamForkSpec> = {}) {
+  const { pool, server, phone } = await setUp();
+  const session = await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+  const spec = fork(server.url, extra);
+  await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
+  const ws = await server.connection();
+  await until(() => ws.of('start').length === 1);
+  return { pool, server, phone, session, spec, ws };
+}
+
 const news = (streamId: string) =>
   events
     .map(([, e]) => e)
@@ -141,12 +152,10 @@ describe('a stream fork', () => {
   });
 
   it('sends both tracks as mu-law: what the caller says and what the call plays to them', async () => {
-    const { pool, server, phone } = await setUp();
-    const session = await pool.createSession('call', { formats: [PCMU], remote: phone.address });
-    const spec = fork(server.url, { tracks: ['inbound', 'outbound'], encoding: 'mulaw' });
-    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
-    const ws = await server.connection();
-    await until(() => ws.of('start').length === 1);
+    const { pool, phone, session, ws } = await streaming({
+      tracks: ['inbound', 'outbound'],
+      encoding: 'mulaw',
+    });
     const playing = pool.send({
       type: 'play',
       sessionId: 'call',
@@ -168,12 +177,7 @@ describe('a stream fork', () => {
   });
 
   it('plays the server audio at real time however fast it came, and reports a checkpoint only once played', async () => {
-    const { pool, server, phone } = await setUp();
-    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
-    const spec = fork(server.url, { bidirectional: true });
-    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
-    const ws = await server.connection();
-    await until(() => ws.of('start').length === 1);
+    const { phone, spec, ws } = await streaming({ bidirectional: true });
     const sent = Date.now();
     // One second of 600 Hz at 24 kHz in five chunks at once, the rate as a string.
     for (const part of chunks(tone(24000, 600, 1, 8000), [4800])) {
@@ -200,12 +204,7 @@ describe('a stream fork', () => {
   });
 
   it('clears the queue at once on clearAudio and never reports the checkpoints cleared with it', async () => {
-    const { pool, server, phone } = await setUp();
-    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
-    const spec = fork(server.url, { bidirectional: true });
-    await pool.send({ type: 'startStream', sessionId: 'call', stream: spec });
-    const ws = await server.connection();
-    await until(() => ws.of('start').length === 1);
+    const { phone, spec, ws } = await streaming({ bidirectional: true });
     ws.send({
       event: 'playAudio',
       media: {
@@ -269,12 +268,7 @@ describe('a stream fork', () => {
   });
 
   it('answers what it cannot act on with an error event, and goes on', async () => {
-    const { pool, server, phone } = await setUp();
-    await pool.createSession('call', { formats: [PCMU], remote: phone.address });
-    const oneWay = fork(server.url);
-    await pool.send({ type: 'startStream', sessionId: 'call', stream: oneWay });
-    const ws = await server.connection();
-    await until(() => ws.of('start').length === 1);
+    const { ws } = await streaming();
     ws.socket.send('not json');
     ws.send({ event: 'dance' });
     ws.send({
