@@ -1,0 +1,74 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+/** What the echo bot counted since it started (loop utilization: since the last read, %). */
+export interface EchoBotCounters {
+  /** WebSocket connections the gateway opened, and how many are open now. */
+  connections: number;
+  open: number;
+  starts: number;
+  stops: number;
+  /** Media events, and those whose payload was not silence (the callers' numbered frames). */
+  media: number;
+  audioMedia: number;
+  playAudioSent: number;
+  /** Messages skipped per socket (`sequenceNumber`) and per track (`chunk`). */
+  sequenceGaps: number;
+  chunkGaps: number;
+  outOfOrder: number;
+  badMessages: number;
+  sendErrors: number;
+  maxBufferedBytes: number;
+  /** Share of the bot thread's time spent running, not waiting, since the last read. */
+  loopUtilization: number;
+}
+
+export type EchoBotMessage =
+  { type: 'listening'; port: number } | { type: 'counters'; counters: EchoBotCounters };
+
+export interface EchoBot {
+  url: string;
+  read(): Promise<EchoBotCounters>;
+  stop(): Promise<void>;
+}
+
+const ENTRY = new URL('./echo-bot-worker.ts', import.meta.url);
+
+/** The worker entry, loaded through tsx as the benchmark itself is. */
+function workerScript(): URL {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href;
+  const source =
+    `import { register } from ${JSON.stringify(tsx.replace(/\.cjs$/, '.mjs'))};\n` +
+    `register();\nawait import(${JSON.stringify(ENTRY.href)});\n`;
+  return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
+}
+
+/** Starts the echo bot on a worker thread; resolves once it listens on a loopback port. */
+export async function startEchoBot(): Promise<EchoBot> {
+  const worker = new Worker(workerScript());
+  let pending: ((counters: EchoBotCounters) => void)[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (message: EchoBotMessage) => {
+      if (message.type === 'listening') resolve(message.port);
+      else for (const wake of pending.splice(0)) wake(message.counters);
+    });
+  });
+  const exit = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  return {
+    url: `ws://127.0.0.1:${port}/echo`,
+    read: () =>
+      new Promise<EchoBotCounters>((resolve) => {
+        pending.push(resolve);
+        worker.postMessage({ type: 'read' });
+      }),
+    stop: async () => {
+      pending = [];
+      worker.postMessage({ type: 'close' });
+      const timer = setTimeout(() => void worker.terminate(), 3000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}

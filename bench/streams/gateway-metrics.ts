@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import type { CallsGateway } from '../calls/gateway.js';
+import { histogramDelta, histogramQuantile, readHistogram, type Histogram } from './histogram.js';
+
+/** RTP packet arrival to its WebSocket media event sent. */
+export const INBOUND_LATENCY = 'voxgate_stream_inbound_latency_seconds';
+/** playAudio received to its first RTP packet sent. */
+export const PLAYOUT_LATENCY = 'voxgate_stream_playout_latency_seconds';
+
+export interface MetricsReading {
+  inbound: Histogram | null;
+  playout: Histogram | null;
+  mediaSessions: number | null;
+}
+
+/** p50 and p99 in ms of what a histogram observed over a step; null when it was not there. */
+export interface LatencyFigures {
+  p50Ms: number | null;
+  p99Ms: number | null;
+  meanMs: number | null;
+  observations: number;
+  /** The p99 fell in the +Inf bucket: it is at least the value shown. */
+  p99AboveHighestBucket: boolean;
+}
+
+/** GET /metrics, with the API's Basic authorization; null readings when it fails. */
+export async function readGatewayMetrics(gateway: CallsGateway): Promise<MetricsReading> {
+  try {
+    const res = await fetch(`${gateway.baseUrl}/metrics`, {
+      headers: { authorization: gateway.authorization },
+    });
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+    const sessions = /^voxgate_media_sessions(?:\{[^}]*\})? (\S+)$/m.exec(body)?.[1];
+    return {
+      inbound: readHistogram(body, INBOUND_LATENCY),
+      playout: readHistogram(body, PLAYOUT_LATENCY),
+      mediaSessions: sessions === undefined ? null : Number(sessions),
+    };
+  } catch {
+    return { inbound: null, playout: null, mediaSessions: null };
+  }
+}
+
+const ms = (seconds: number) => Math.round(seconds * 1e5) / 100;
+
+/** What one histogram observed between two readings, in ms; null when the gateway lacks it. */
+export function latencyBetween(
+  before: Histogram | null,
+  after: Histogram | null,
+): LatencyFigures | null {
+  if (!after) return null;
+  const delta = histogramDelta(before, after);
+  const p50 = histogramQuantile(delta, 0.5);
+  const p99 = histogramQuantile(delta, 0.99);
+  return {
+    p50Ms: p50 ? ms(p50.value) : null,
+    p99Ms: p99 ? ms(p99.value) : null,
+    meanMs: delta.count > 0 ? ms(delta.sum / delta.count) : null,
+    observations: delta.count,
+    p99AboveHighestBucket: p99?.aboveHighestBound ?? false,
+  };
+}
+
+/** A process's resident memory, MiB, from /proc/<pid>/status; NaN where there is none. */
+export function residentMiB(pid: number): number {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? NaN : Math.round((Number(kib) / 1024) * 10) / 10;
+  } catch {
+    return NaN;
+  }
+}

@@ -1,0 +1,102 @@
+import type { StreamStep } from './stream-step.js';
+
+export const GOAL_STREAMS = 1000;
+export const GOAL_P99_MS = 2;
+
+const figure = (value: number | null | undefined) => value ?? '-';
+const failuresText = (failures: Record<string, number>) =>
+  Object.entries(failures)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+
+/** Gateway RSS growth per stream from the 1-stream step (or the first step) to this one, KiB. */
+export function memoryPerStreamKiB(step: StreamStep, base: StreamStep | undefined): number | null {
+  if (!base || step.established <= base.established) return null;
+  const grown = step.memory.gatewayRssMiB - base.memory.gatewayRssMiB;
+  return Math.round((grown * 1024) / (step.established - base.established));
+}
+
+export function printSteps(steps: StreamStep[]): void {
+  if (steps.length === 0) return;
+  console.log(
+    'bidirectional streams (caller RTP -> gateway -> echo bot -> playAudio -> gateway -> caller)',
+  );
+  const base = steps[0];
+  console.table(
+    steps.map((s) => ({
+      streams: s.streams,
+      up: s.streamsStarted,
+      'in p50': figure(s.inboundLatencyMs?.p50Ms),
+      'in p99': figure(s.inboundLatencyMs?.p99Ms),
+      'out p50': figure(s.playoutLatencyMs?.p50Ms),
+      'out p99': figure(s.playoutLatencyMs?.p99Ms),
+      'rtt p50': figure(s.roundTripMs.p50),
+      'rtt p99': figure(s.roundTripMs.p99),
+      sent: s.frames.sent,
+      lost: s.frames.lost,
+      'lost %': s.frames.lostPercent,
+      'to bot': s.frames.lostToBot,
+      back: s.frames.lostBack,
+      'gw cpu%': s.cpu.gatewayPercent,
+      'cpu%/str': figure(s.cpu.gatewayPercentPerStream),
+      'KiB/str': figure(memoryPerStreamKiB(s, base)),
+      'bench%': s.cpu.benchPercent,
+      'tick p99': figure(s.generator.tickLateMs.p99),
+      'box%': s.cpu.machinePercent,
+      failures: failuresText(s.failures),
+    })),
+  );
+  console.log(
+    'in/out: gateway-added latency each way from its histograms, ms; rtt: caller to caller, ms; ' +
+      "tick p99: how late the callers' 20 ms clock fired, ms",
+  );
+}
+
+/** Plain sentences: where the gateway stands against the goal, and what limited the run. */
+export function verdict(
+  steps: StreamStep[],
+  cores: number,
+  stoppedBecause: string | null,
+): string[] {
+  const lines: string[] = [];
+  const noHistograms = steps.every((s) => !s.inboundLatencyMs && !s.playoutLatencyMs);
+  if (noHistograms)
+    lines.push(
+      'gateway latency: the gateway does not export voxgate_stream_inbound_latency_seconds and voxgate_stream_playout_latency_seconds yet: reported as null',
+    );
+  for (const s of steps) {
+    const parts = [
+      `${s.streams} streams: ${s.streamsStarted} up`,
+      `inbound p50/p99 ${figure(s.inboundLatencyMs?.p50Ms)}/${figure(s.inboundLatencyMs?.p99Ms)} ms`,
+      `playout p50/p99 ${figure(s.playoutLatencyMs?.p50Ms)}/${figure(s.playoutLatencyMs?.p99Ms)} ms`,
+      `round trip p50/p99 ${figure(s.roundTripMs.p50)}/${figure(s.roundTripMs.p99)} ms`,
+      `${s.frames.lost} of ${s.frames.sent} frames lost (${s.frames.lostToBot} on the way to the bot, ${s.frames.lostBack} on the way back)`,
+      `gateway CPU ${s.cpu.gatewayPercent}% of a core`,
+    ];
+    if (s.generator.behind)
+      parts.push(
+        `the generator was behind (tick p99 ${s.generator.tickLateMs.p99} ms, ${s.generator.skippedTicks} ticks skipped): figures at this step are bounded by the bench`,
+      );
+    lines.push(parts.join(', '));
+  }
+  if (stoppedBecause) lines.push(`stopped climbing: ${stoppedBecause}`);
+  const goalStep = steps.find((s) => s.streams >= GOAL_STREAMS);
+  const within = (l: StreamStep['inboundLatencyMs']) =>
+    l !== null && l.p99Ms !== null && !l.p99AboveHighestBucket && l.p99Ms <= GOAL_P99_MS;
+  const met =
+    goalStep !== undefined &&
+    goalStep.streamsStarted >= GOAL_STREAMS &&
+    goalStep.frames.lost === 0 &&
+    Object.keys(goalStep.failures).length === 0 &&
+    within(goalStep.inboundLatencyMs) &&
+    within(goalStep.playoutLatencyMs);
+  const status = met
+    ? 'met'
+    : goalStep === undefined
+      ? `not measured (no step reached ${GOAL_STREAMS} streams)`
+      : 'not met';
+  lines.push(
+    `goal (${GOAL_STREAMS} streams, gateway-added p99 <= ${GOAL_P99_MS} ms each way, no frame lost): ${status} on ${cores} cores shared by the gateway, the callers and the echo bot`,
+  );
+  return lines;
+}

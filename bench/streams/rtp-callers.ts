@@ -1,0 +1,257 @@
+import { createSocket, type Socket } from 'node:dgram';
+import { performance } from 'node:perf_hooks';
+import { muLawEncode } from '../../src/media/codec/g711.js';
+
+const FRAME_MS = 20;
+const FRAME_BYTES = 160;
+const HEADER_BYTES = 12;
+/** Frames whose send time is remembered per caller: 5 s, far more than any round trip. */
+const RING = 256;
+/** Bytes at the start of a payload carrying its frame number, a nibble each (0x20-0x2F). */
+const NUMBER_BYTES = 5;
+
+/** 400 Hz at a third of full scale: whole periods in 20 ms, so every frame is the same. */
+const TONE = (() => {
+  const pcm = new Int16Array(FRAME_BYTES);
+  for (let i = 0; i < pcm.length; i++)
+    pcm[i] = Math.round(10_000 * Math.sin((2 * Math.PI * i) / 20));
+  return muLawEncode(pcm);
+})();
+const SILENCE = Buffer.alloc(FRAME_BYTES, 0xff);
+
+/**
+ * Writes frame number `n` into a payload in bytes that survive mu-law decoding and encoding
+ * again (0x7F is the only code that does not: it comes back as 0xFF).
+ */
+export function numberFrame(payload: Buffer, n: number): void {
+  for (let i = 0; i < NUMBER_BYTES; i++) payload[i] = 0x20 | ((n >>> (4 * i)) & 0x0f);
+}
+
+/** The frame number a payload carries, or -1 for silence and -2 for other audio. */
+export function frameNumber(payload: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < NUMBER_BYTES; i++) {
+    const byte = payload[i] ?? 0;
+    if ((byte & 0xf0) !== 0x20) return payload.every((b) => b === 0xff) ? -1 : -2;
+    n |= (byte & 0x0f) << (4 * i);
+  }
+  return n;
+}
+
+/** What the callers sent and got back since the last take(). */
+export interface CallerCounters {
+  packetsSent: number;
+  /** Numbered audio frames sent (the rest were silence). */
+  audioFramesSent: number;
+  packetsReceived: number;
+  /** Numbered frames that came back, each counted once. */
+  echoedFrames: number;
+  duplicateEchoes: number;
+  /** Frames skipped in what came back, per caller. */
+  echoGaps: number;
+  /** Audio back that was neither silence nor a numbered frame: reframed or altered. */
+  alteredFrames: number;
+  /** Caller RTP sockets that failed to send. */
+  sendErrors: number;
+}
+
+const zero = (): CallerCounters => ({
+  packetsSent: 0,
+  audioFramesSent: 0,
+  packetsReceived: 0,
+  echoedFrames: 0,
+  duplicateEchoes: 0,
+  echoGaps: 0,
+  alteredFrames: 0,
+  sendErrors: 0,
+});
+
+/** One caller's RTP: its socket, the stream it sends, and what its echo has said so far. */
+export class RtpCaller {
+  remote: { host: string; port: number } | null = null;
+  private sequence = Math.floor(Math.random() * 0xffff);
+  private timestamp = Math.floor(Math.random() * 0xffffffff);
+  private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
+  private marker = true;
+  private frame = 0;
+  private lastEchoed = 0;
+  private readonly sentAt = new Float64Array(RING);
+  private readonly sentNumber = new Int32Array(RING).fill(-1);
+
+  private constructor(
+    private readonly socket: Socket,
+    readonly port: number,
+    private readonly media: CallerMedia,
+  ) {
+    socket.on('message', (data) => this.receive(data));
+    socket.on('error', () => media.counters.sendErrors++);
+  }
+
+  static async open(port: number, media: CallerMedia): Promise<RtpCaller> {
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(port, '127.0.0.1', () => {
+        socket.off('error', reject);
+        resolve();
+      });
+    });
+    return new RtpCaller(socket, port, media);
+  }
+
+  /** Sends one 20 ms frame: numbered audio, or silence. */
+  send(audio: boolean): void {
+    const remote = this.remote;
+    if (!remote) return;
+    const packet = Buffer.allocUnsafe(HEADER_BYTES + FRAME_BYTES);
+    packet[0] = 0x80;
+    packet[1] = this.marker ? 0x80 : 0x00; // payload type 0, PCMU
+    this.marker = false;
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.timestamp = (this.timestamp + FRAME_BYTES) >>> 0;
+    packet.writeUInt16BE(this.sequence, 2);
+    packet.writeUInt32BE(this.timestamp, 4);
+    packet.writeUInt32BE(this.ssrc, 8);
+    const payload = packet.subarray(HEADER_BYTES);
+    const counters = this.media.counters;
+    if (audio) {
+      TONE.copy(payload);
+      const n = ++this.frame;
+      numberFrame(payload, n);
+      this.sentNumber[n % RING] = n;
+      this.sentAt[n % RING] = performance.now();
+      counters.audioFramesSent++;
+    } else {
+      SILENCE.copy(payload);
+    }
+    counters.packetsSent++;
+    this.socket.send(packet, remote.port, remote.host);
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+
+  private receive(data: Buffer): void {
+    const now = performance.now();
+    const counters = this.media.counters;
+    counters.packetsReceived++;
+    if (data.length < HEADER_BYTES || (data[1]! & 0x7f) !== 0) return;
+    let offset = HEADER_BYTES + (data[0]! & 0x0f) * 4;
+    if (data[0]! & 0x10) offset += 4 + data.readUInt16BE(offset + 2) * 4;
+    const n = frameNumber(data.subarray(offset));
+    if (n === -1) return;
+    if (n === -2) {
+      counters.alteredFrames++;
+      return;
+    }
+    if (n <= this.lastEchoed) {
+      counters.duplicateEchoes++;
+      return;
+    }
+    if (this.lastEchoed > 0 && n > this.lastEchoed + 1)
+      counters.echoGaps += n - this.lastEchoed - 1;
+    this.lastEchoed = n;
+    counters.echoedFrames++;
+    if (this.sentNumber[n % RING] === n) this.media.roundTripMs.push(now - this.sentAt[n % RING]!);
+  }
+}
+
+/**
+ * Every caller's RTP, sent by one clock: a timer that fires every 20 ms and sends a frame for
+ * every caller, so that the generator costs one timer however many calls there are. How late
+ * each tick fired is kept: when it is late, the benchmark, not the gateway, is behind.
+ */
+export class CallerMedia {
+  counters = zero();
+  roundTripMs: number[] = [];
+  /** What callers send: silence while calls are set up and torn down, numbered audio between. */
+  mode: 'off' | 'silence' | 'audio' = 'off';
+  private readonly callers = new Set<RtpCaller>();
+  private tickLateMs: number[] = [];
+  private skippedTicks = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private origin = 0;
+  private tick = 0;
+  private nextPort: number;
+
+  constructor(private readonly firstPort: number) {
+    this.nextPort = firstPort;
+  }
+
+  /** A caller on the next free even port from `firstPort` up. */
+  async add(): Promise<RtpCaller> {
+    for (let tries = 0; tries < 1000; tries++) {
+      const port = this.nextPort;
+      this.nextPort =
+        this.nextPort + 2 > this.firstPort + 9998 ? this.firstPort : this.nextPort + 2;
+      try {
+        const caller = await RtpCaller.open(port, this);
+        this.callers.add(caller);
+        return caller;
+      } catch {
+        // in use: the next one
+      }
+    }
+    throw new Error(`no free UDP port for a caller from ${this.firstPort} up`);
+  }
+
+  remove(caller: RtpCaller): void {
+    this.callers.delete(caller);
+    caller.close();
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.origin = performance.now();
+    this.tick = 0;
+    this.schedule();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** What was sent and received since the last take, and how the clock kept time. */
+  take(): {
+    counters: CallerCounters;
+    roundTripMs: number[];
+    tickLateMs: number[];
+    skippedTicks: number;
+  } {
+    const taken = {
+      counters: this.counters,
+      roundTripMs: this.roundTripMs,
+      tickLateMs: this.tickLateMs,
+      skippedTicks: this.skippedTicks,
+    };
+    this.counters = zero();
+    this.roundTripMs = [];
+    this.tickLateMs = [];
+    this.skippedTicks = 0;
+    return taken;
+  }
+
+  private schedule(): void {
+    const due = this.origin + this.tick * FRAME_MS;
+    this.timer = setTimeout(() => this.fire(due), Math.max(0, due - performance.now()));
+  }
+
+  private fire(due: number): void {
+    const now = performance.now();
+    this.tickLateMs.push(now - due);
+    if (this.mode !== 'off') {
+      const audio = this.mode === 'audio';
+      for (const caller of this.callers) caller.send(audio);
+    }
+    this.tick++;
+    // More than a whole frame behind: those ticks are skipped, not sent in a burst.
+    const behind = Math.floor((performance.now() - this.origin) / FRAME_MS) - this.tick;
+    if (behind > 0) {
+      this.skippedTicks += behind;
+      this.tick += behind;
+    }
+    this.schedule();
+  }
+}
