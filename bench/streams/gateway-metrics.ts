@@ -21,6 +21,12 @@ export interface LatencyFigures {
   observations: number;
   /** The p99 fell in the +Inf bucket: it is at least the value shown. */
   p99AboveHighestBucket: boolean;
+  /**
+   * Share of observations at most `withinMs` (a bucket bound, so exact), %: where buckets are
+   * wide, an interpolated p99 can sit far above most of the bucket's observations.
+   */
+  withinPercent: number | null;
+  withinMs: number;
 }
 
 /** GET /metrics, with the API's Basic authorization; null readings when it fails. */
@@ -48,9 +54,12 @@ const ms = (seconds: number) => Math.round(seconds * 1e5) / 100;
 export function latencyBetween(
   before: Histogram | null,
   after: Histogram | null,
+  withinMs: number,
 ): LatencyFigures | null {
   if (!after) return null;
   const delta = histogramDelta(before, after);
+  const total = delta.counts.at(-1) ?? 0;
+  const at = delta.bounds.indexOf(withinMs / 1000);
   const p50 = histogramQuantile(delta, 0.5);
   const p99 = histogramQuantile(delta, 0.99);
   return {
@@ -59,6 +68,9 @@ export function latencyBetween(
     meanMs: delta.count > 0 ? ms(delta.sum / delta.count) : null,
     observations: delta.count,
     p99AboveHighestBucket: p99?.aboveHighestBound ?? false,
+    withinPercent:
+      at === -1 || total === 0 ? null : Math.round((delta.counts[at]! / total) * 10_000) / 100,
+    withinMs,
   };
 }
 
@@ -69,5 +81,20 @@ export function residentMiB(pid: number): number {
     return kib === undefined ? NaN : Math.round((Number(kib) / 1024) * 10) / 10;
   } catch {
     return NaN;
+  }
+}
+
+/** The machine's UDP counters (/proc/net/snmp): datagrams the kernel dropped, all sockets. */
+export function udpDrops(): { receiveBufferErrors: number; inErrors: number } {
+  try {
+    const rows = readFileSync('/proc/net/snmp', 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('Udp:'));
+    const names = rows[0]?.split(/\s+/) ?? [];
+    const values = rows[1]?.split(/\s+/).map(Number) ?? [];
+    const value = (name: string) => values[names.indexOf(name)] ?? NaN;
+    return { receiveBufferErrors: value('RcvbufErrors'), inErrors: value('InErrors') };
+  } catch {
+    return { receiveBufferErrors: NaN, inErrors: NaN };
   }
 }

@@ -8,8 +8,10 @@ import {
   latencyBetween,
   readGatewayMetrics,
   residentMiB,
+  udpDrops,
   type LatencyFigures,
 } from './gateway-metrics.js';
+import { GOAL_P99_MS } from './report.js';
 import type { CallerMedia, RtpCaller } from './rtp-callers.js';
 import type { Dialog, SipUac } from './sip-uac.js';
 
@@ -34,12 +36,17 @@ export interface StreamStep {
     lostBack: number;
     lost: number;
     lostPercent: number;
+    /** Every media event the bot received in the window, silence included. */
+    mediaEventsAtBot: number;
     botSequenceGaps: number;
     botChunkGaps: number;
     botOutOfOrder: number;
     echoGaps: number;
     duplicateEchoes: number;
     alteredFrames: number;
+    /** UDP datagrams the kernel dropped on this machine over the window (all sockets). */
+    udpReceiveBufferErrors: number;
+    udpInErrors: number;
   };
   /** From the gateway's histograms over the window; null when it does not export them. */
   inboundLatencyMs: LatencyFigures | null;
@@ -172,6 +179,7 @@ export async function runStreamStep(
   media.take();
   const metricsBefore = await readGatewayMetrics(gateway);
   const botBefore = await bot.read();
+  const udpBefore = udpDrops();
   const cpuBefore = sampler.begin();
   const loopBefore: EventLoopUtilization = performance.eventLoopUtilization();
   media.mode = 'audio';
@@ -184,6 +192,7 @@ export async function runStreamStep(
   const botEnd = await bot.read();
   await sleep(DRAIN_MS);
   const botAfter = await bot.read();
+  const udpAfter = udpDrops();
   const taken = media.take();
   media.stop();
   count(failures, 'ended by the gateway', calls.filter((c) => c.dialog.endedByGateway).length);
@@ -221,15 +230,18 @@ export async function runStreamStep(
       lost,
       lostPercent:
         c.audioFramesSent > 0 ? Math.round((lost / c.audioFramesSent) * 10_000) / 100 : 0,
+      mediaEventsAtBot: diff(botAfter, botBefore, 'media'),
       botSequenceGaps: diff(botAfter, botBefore, 'sequenceGaps'),
       botChunkGaps: diff(botAfter, botBefore, 'chunkGaps'),
       botOutOfOrder: diff(botAfter, botBefore, 'outOfOrder'),
       echoGaps: c.echoGaps,
       duplicateEchoes: c.duplicateEchoes,
       alteredFrames: c.alteredFrames,
+      udpReceiveBufferErrors: udpAfter.receiveBufferErrors - udpBefore.receiveBufferErrors,
+      udpInErrors: udpAfter.inErrors - udpBefore.inErrors,
     },
-    inboundLatencyMs: latencyBetween(metricsBefore.inbound, metricsAfter.inbound),
-    playoutLatencyMs: latencyBetween(metricsBefore.playout, metricsAfter.playout),
+    inboundLatencyMs: latencyBetween(metricsBefore.inbound, metricsAfter.inbound, GOAL_P99_MS),
+    playoutLatencyMs: latencyBetween(metricsBefore.playout, metricsAfter.playout, GOAL_P99_MS),
     roundTripMs: { ...roundTrip, samples: taken.roundTripMs.length },
     generator: {
       ticks: taken.tickLateMs.length,
