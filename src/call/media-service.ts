@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import type { MediaSessionSpec } from '../media/pipeline/media-session.js';
 import { MediaWorkerPool, type SessionCommand } from '../media/worker/media-worker-pool.js';
 import type { Results, SessionEvent } from '../media/worker/protocol.js';
+import { MergedHistogram } from './merged-histogram.js';
 
 export interface MediaLogger {
   warn(object: object, message: string): void;
@@ -35,12 +36,17 @@ export class MediaService {
   private readonly crashes: Counter;
   private readonly warnings: Counter;
   private readonly opening: Histogram;
+  private readonly streamLatency: { inbound: MergedHistogram; playout: MergedHistogram };
 
   constructor(private readonly options: MediaServiceOptions) {
     const { config, log, registry } = options;
     this.pool = new MediaWorkerPool(
       {
         onEvent: (sessionId, event) => this.route(sessionId, event),
+        onLatency: (report) => {
+          this.streamLatency.inbound.add(report.inbound);
+          this.streamLatency.playout.add(report.playout);
+        },
         onWorkerCrash: (error, sessions) => {
           this.crashes.inc();
           log.error({ err: error, sessions: sessions.length }, 'media worker crashed');
@@ -55,6 +61,18 @@ export class MediaService {
         },
       },
     );
+    this.streamLatency = {
+      inbound: new MergedHistogram(
+        'voxgate_stream_inbound_latency_seconds',
+        "Audio streams: an RTP packet's arrival to its media event sent on the WebSocket",
+        registry,
+      ),
+      playout: new MergedHistogram(
+        'voxgate_stream_playout_latency_seconds',
+        "Audio streams: a playAudio's arrival to its first sample sent as RTP",
+        registry,
+      ),
+    };
     this.crashes = new Counter({
       name: 'voxgate_media_worker_crashes_total',
       help: 'Media worker threads that died; their calls ended with the cause',

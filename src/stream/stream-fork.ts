@@ -17,6 +17,8 @@ export interface StreamForkOptions {
   retryDelayMs?: number;
   /** Bytes the socket may hold unsent before the stream is dropped. */
   sendBufferBytes?: number;
+  /** Seconds from an RTP packet's arrival to its media event sent on the socket. */
+  onInboundLatency?(seconds: number): void;
 }
 
 type Ended = Extract<StreamNews, { message: string }>['state'];
@@ -131,7 +133,7 @@ export class StreamFork {
     );
     try {
       this.audio = this.openAudio({
-        onFrame: (track, payload) => this.media(track, payload),
+        onFrame: (track, payload, arrivedAt) => this.media(track, payload, arrivedAt),
         onDigit: (digit) => this.digit(digit),
       });
     } catch (error) {
@@ -139,13 +141,14 @@ export class StreamFork {
     }
   }
 
-  private media(track: 'inbound' | 'outbound', payload: Buffer): void {
+  private media(track: 'inbound' | 'outbound', payload: Buffer, arrivedAt: number | null): void {
     const chunk = ++this.chunks[track];
     // Milliseconds since the stream started, by frames: 20 ms each.
     const timestamp = (chunk - 1) * 20;
     this.send(
       `{"event":"media","sequenceNumber":${++this.sequence}${this.prefix}${track}","timestamp":"${timestamp}","chunk":${chunk},"payload":"${payload.toString('base64')}"}${this.suffix}`,
     );
+    if (arrivedAt !== null) this.options.onInboundLatency?.((performance.now() - arrivedAt) / 1000);
   }
 
   private digit(digit: string): void {

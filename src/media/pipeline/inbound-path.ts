@@ -94,16 +94,21 @@ export class InboundPath {
     };
   }
 
+  /** Told of each packet's audio as it is decoded, before the jitter buffer (streams). */
+  onDecoded: ((pcm: Int16Array, packet: InboundPacket) => void) | null = null;
+
   push(packet: InboundPacket): InboundVerdict {
     const codec = this.codecs.get(packet.payloadType);
     if (!codec) {
       this.unknownPayloadType++;
       return 'unknown-payload-type';
     }
+    const payload = codec.decode(packet.payload);
+    this.onDecoded?.(payload, packet);
     return this.jitter.push({
       sequenceNumber: packet.sequenceNumber,
       timestamp: packet.timestamp,
-      payload: codec.decode(packet.payload),
+      payload,
     });
   }
 

@@ -79,6 +79,15 @@ export interface MediaSessionStats {
 export type AudioTap = (frame: Int16Array) => void;
 
 /**
+ * Each packet's audio as it arrives, decoded at the call's rate, before any jitter buffer:
+ * for forks that forward at once. `arrivedAt` is performance.now() when it was received.
+ */
+export type PacketTap = (
+  pcm: Int16Array,
+  packet: { sequenceNumber: number; timestamp: number; arrivedAt: number },
+) => void;
+
+/**
  * One call leg's media inside a worker: an RTP session on its port pair, the inbound path
  * (jitter buffer, decode, concealment, noise suppression, DTMF) feeding taps, and the
  * outbound path (playout, digits, encode) sending on the worker's one 20 ms clock.
@@ -90,6 +99,9 @@ export class MediaSession {
   private readonly taps = new Set<AudioTap>();
   private readonly outboundTaps = new Set<AudioTap>();
   private readonly digitTaps = new Set<(digit: ReceivedDtmf) => void>();
+  private readonly packetTaps = new Set<PacketTap>();
+  /** A frame went out between ticks (sendNow): the next tick sends none. */
+  private skipNextSend = false;
   private readonly playing = new Set<{ stopped: boolean }>();
   private readonly digits: DtmfReceiver;
   private sendCodec: PayloadCodec;
@@ -165,6 +177,7 @@ export class MediaSession {
       await rtp.close();
       throw error;
     }
+    rtp.replayEarly();
     return session;
   }
 
@@ -249,6 +262,37 @@ export class MediaSession {
     return () => this.outboundTaps.delete(tap);
   }
 
+  /** Hands `tap` each packet's audio as it arrives, until the returned function is called. */
+  addPacketTap(tap: PacketTap): () => void {
+    this.packetTaps.add(tap);
+    this.inbound.onDecoded = (pcm, packet) => {
+      const arrivedAt = performance.now();
+      for (const each of this.packetTaps) {
+        each(pcm, {
+          sequenceNumber: packet.sequenceNumber,
+          timestamp: packet.timestamp,
+          arrivedAt,
+        });
+      }
+    };
+    return () => {
+      this.packetTaps.delete(tap);
+      if (this.packetTaps.size === 0) this.inbound.onDecoded = null;
+    };
+  }
+
+  /**
+   * Sends the next frame now instead of at the next tick, which then sends none: audio that
+   * arrives for an idle leg (a stream's playAudio) starts within a millisecond, not up to 20.
+   * The leg's timestamps run on as usual; its pacing shifts once, at a talkspurt's start.
+   */
+  sendNow(): void {
+    if (this.closed || this.skipNextSend) return;
+    this.skipNextSend = true;
+    this.marker = true;
+    this.sendFrame();
+  }
+
   /** Tells `tap` of every digit received (RFC 4733 or in-band) until the function is called. */
   addDigitTap(tap: (digit: ReceivedDtmf) => void): () => void {
     this.digitTaps.add(tap);
@@ -301,7 +345,7 @@ export class MediaSession {
     if (!this.receiving) return;
     if (this.relayTarget) {
       this.relayTarget.forward(packet, this.formats);
-      if (this.taps.size === 0) return;
+      if (this.taps.size === 0 && this.packetTaps.size === 0) return;
     }
     this.inbound.push(packet);
   }
@@ -352,6 +396,14 @@ export class MediaSession {
       const frame = this.inbound.frame();
       if (frame) for (const tap of this.taps) tap(frame);
     }
+    if (this.skipNextSend) {
+      this.skipNextSend = false;
+      return;
+    }
+    this.sendFrame();
+  }
+
+  private sendFrame(): void {
     const ownAudio = this.outbound.playout.active > 0 || this.outbound.sendingDigits;
     const item = this.outbound.next();
     if (this.outboundTaps.size > 0) {

@@ -23,9 +23,15 @@ export interface StreamAudioOptions {
   bidirectional: boolean;
   /** Seconds of the server's audio that may wait to be played (default 40). */
   maxQueuedSeconds?: number;
-  /** Every 20 ms per track, the frame in the stream's format. */
-  onFrame(track: StreamTrackName, payload: Buffer): void;
+  /**
+   * Every 20 ms per track, the frame in the stream's format. An inbound frame goes as soon as
+   * its packet arrives (`arrivedAt`, performance.now()); silence fills in (arrivedAt null)
+   * when the caller sends nothing.
+   */
+  onFrame(track: StreamTrackName, payload: Buffer, arrivedAt: number | null): void;
   onDigit(digit: string): void;
+  /** Seconds from a playAudio's arrival to its first sample going out as RTP. */
+  onPlayoutLatency?(seconds: number): void;
 }
 
 /** The rule at the bound of the playout queue, as servers are told. */
@@ -46,6 +52,8 @@ export class StreamAudio {
   private pushedTotal = 0;
   private playedTotal = 0;
   private checkpoints: { at: number; onPlayed: () => void }[] = [];
+  /** Where each playAudio's first sample sits, and when it arrived: playout latency. */
+  private arrivals: { at: number; receivedAt: number }[] = [];
   private closed = false;
 
   constructor(
@@ -56,26 +64,57 @@ export class StreamAudio {
     const { format } = options;
     const inbound = options.tracks.includes('inbound');
     const outbound = options.tracks.includes('outbound');
+    const frameSamples = session.rate / 50;
     const toStreamIn = this.converter(format.rate);
     const toStreamOut = this.converter(format.rate);
     const denoise =
       inbound && options.noiseCancellationLevel !== null
         ? new NoiseSuppressor(session.rate, options.noiseCancellationLevel)
         : null;
-    const silence = new Int16Array(session.rate / 50);
-    // What was heard this tick; the session's clock then plays out, and both go together:
-    // a frame of each track every 20 ms, silence when the caller sent nothing.
-    let heard: Int16Array | null = null;
-    if (inbound) this.detach.push(session.addTap((frame) => (heard = frame)));
+    const silence = new Int16Array(frameSamples);
+    const startedAt = performance.now();
+    let inboundSent = 0;
+    let lastSequence: number | null = null;
+    let pending: Int16Array = new Int16Array(0);
+    const sendInbound = (frame: Int16Array, arrivedAt: number | null) => {
+      inboundSent++;
+      const clean = denoise ? denoiseFrame(denoise, frame) : frame;
+      options.onFrame('inbound', encode(toStreamIn(clean), format.encoding), arrivedAt);
+    };
+    /** Frames the stream should have carried by now, at 20 ms each. */
+    const due = () => Math.floor((performance.now() - startedAt) / 20);
+    if (inbound) {
+      // Each packet's audio goes out as it arrives, in 20 ms frames; a packet older than the
+      // newest (reordered, duplicated) or one the stream already covered with silence is late.
+      this.detach.push(
+        session.addPacketTap((pcm, packet) => {
+          if (
+            lastSequence !== null &&
+            ((packet.sequenceNumber - lastSequence) & 0xffff) >= 0x8000
+          ) {
+            return;
+          }
+          if (lastSequence === packet.sequenceNumber) return;
+          lastSequence = packet.sequenceNumber;
+          if (inboundSent >= due() + LATE_FRAMES) return;
+          pending = pending.length === 0 ? pcm : concatPcm(pending, pcm);
+          while (pending.length >= frameSamples) {
+            sendInbound(pending.subarray(0, frameSamples), packet.arrivedAt);
+            pending = pending.subarray(frameSamples);
+          }
+        }),
+      );
+    }
+    // Every tick: the played-out frame for the outbound track, and silence for the inbound
+    // one when the caller has sent nothing for a while, so each track runs every 20 ms.
     this.detach.push(
       session.addOutboundTap((played) => {
         if (inbound) {
-          const frame = heard ?? silence;
-          heard = null;
-          const clean = denoise ? denoiseFrame(denoise, frame) : frame;
-          options.onFrame('inbound', encode(toStreamIn(clean), format.encoding));
+          while (inboundSent < due() - LATE_FRAMES) sendInbound(silence, null);
         }
-        if (outbound) options.onFrame('outbound', encode(toStreamOut(played), format.encoding));
+        if (outbound) {
+          options.onFrame('outbound', encode(toStreamOut(played), format.encoding), null);
+        }
       }),
     );
     this.detach.push(session.addDigitTap((digit) => options.onDigit(digit.digit)));
@@ -104,7 +143,7 @@ export class StreamAudio {
    * of its format, and QueueFullError when it would take the queue past its bound: such a
    * chunk is dropped whole, and what was queued before it plays on.
    */
-  enqueue(payload: Buffer, format: StreamAudioFormat): void {
+  enqueue(payload: Buffer, format: StreamAudioFormat, receivedAt = performance.now()): void {
     if (!this.pushed || this.closed) throw new Error('this stream does not play audio');
     if (payload.length === 0) throw new RangeError('Expected audio in the payload but it is empty');
     let pcm: Int16Array;
@@ -124,8 +163,12 @@ export class StreamAudio {
         `the playout queue holds at most ${this.maxQueued / this.session.rate} s of audio; this chunk of ${(pcm.length / this.session.rate).toFixed(2)} s was dropped`,
       );
     }
+    const idle = this.pushed.queued === 0;
+    this.arrivals.push({ at: this.pushedTotal, receivedAt });
     this.pushed.push(pcm);
     this.pushedTotal += pcm.length;
+    // Nothing was playing: the first frame goes now, not at the next tick.
+    if (idle) this.session.sendNow();
   }
 
   /** Calls `onPlayed` once everything queued so far has been played out to the call. */
@@ -144,6 +187,7 @@ export class StreamAudio {
     this.pushed.clear();
     this.pushedTotal = this.playedTotal;
     this.checkpoints = [];
+    this.arrivals = [];
   }
 
   /** Sends digits into the call (RFC 4733, or tones when the peer has no telephone-event). */
@@ -159,7 +203,14 @@ export class StreamAudio {
   }
 
   private played(samples: number): void {
+    const from = this.playedTotal;
     this.playedTotal += samples;
+    while (this.arrivals.length > 0 && this.arrivals[0]!.at < this.playedTotal) {
+      const arrival = this.arrivals.shift()!;
+      if (arrival.at >= from) {
+        this.options.onPlayoutLatency?.((performance.now() - arrival.receivedAt) / 1000);
+      }
+    }
     while (this.checkpoints.length > 0 && this.checkpoints[0]!.at <= this.playedTotal) {
       this.checkpoints.shift()!.onPlayed();
     }
@@ -194,6 +245,16 @@ function denoiseFrame(suppressor: NoiseSuppressor, frame: Int16Array): Int16Arra
   for (let at = 0; at + step <= frame.length; at += step) {
     out.set(suppressor.process(frame.subarray(at, at + step)), at);
   }
+  return out;
+}
+
+/** Frames a stream's inbound track may run behind (then silence fills) or ahead (then late). */
+const LATE_FRAMES = 3;
+
+function concatPcm(a: Int16Array, b: Int16Array): Int16Array {
+  const out = new Int16Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
   return out;
 }
 

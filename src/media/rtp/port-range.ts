@@ -1,4 +1,4 @@
-import { createSocket, type Socket } from 'node:dgram';
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 
 export interface PortRange {
@@ -28,6 +28,8 @@ export interface BoundPair {
   rtp: Socket;
   rtcp: Socket;
   port: number;
+  /** RTP that reached a pair bound ahead before its session took it, oldest first. */
+  early?: [Buffer, RemoteInfo][];
 }
 
 /** Whatever hands out bound RTP/RTCP socket pairs. */
@@ -107,6 +109,9 @@ export const closeSocket = (socket: Socket): Promise<void> =>
     }
   });
 
+/** Packets kept for a pair bound ahead until its session takes it. */
+const EARLY_PACKETS = 25;
+
 /**
  * Keeps pairs bound ahead of need and reserved by someone else: each pair bound is announced
  * to `onBound`, and only `take(port)` hands it out, so whoever holds the announcements (the
@@ -115,7 +120,10 @@ export const closeSocket = (socket: Socket): Promise<void> =>
  * binds on demand and never hands out an announced pair.
  */
 export class PreboundPairs implements PairSource {
-  private readonly spare = new Map<number, BoundPair>();
+  private readonly spare = new Map<
+    number,
+    BoundPair & { hold: (d: Buffer, r: RemoteInfo) => void }
+  >();
   private filling: Promise<void> | null = null;
   private closed = false;
 
@@ -143,8 +151,9 @@ export class PreboundPairs implements PairSource {
     const pair = this.spare.get(port);
     if (!pair) throw new Error(`no reserved RTP port pair on ${port}`);
     this.spare.delete(port);
+    pair.rtp.off('message', pair.hold);
     void this.refill();
-    return pair;
+    return { rtp: pair.rtp, rtcp: pair.rtcp, port: pair.port, early: pair.early };
   }
 
   /** Binds pairs until `target` are ready (or the range has no more). */
@@ -157,7 +166,14 @@ export class PreboundPairs implements PairSource {
     try {
       while (this.spare.size < this.target && !this.closed) {
         const pair = await this.allocator.bindPair();
-        this.spare.set(pair.port, pair);
+        // Its port may be in an SDP before the session takes it: a fast peer's first packets
+        // are kept (a few) for the session rather than lost.
+        const early: [Buffer, RemoteInfo][] = [];
+        const hold = (data: Buffer, from: RemoteInfo) => {
+          if (early.length < EARLY_PACKETS) early.push([data, from]);
+        };
+        pair.rtp.on('message', hold);
+        this.spare.set(pair.port, { ...pair, early, hold });
         this.onBound(pair.port);
       }
     } catch {

@@ -115,7 +115,18 @@ export class RtpSession {
         `Expected a positive number for rtcpIntervalMs but received ${options.rtcpIntervalMs}`,
       );
     const pair = await options.allocator.bindPair();
-    return new RtpSession(pair.rtp, pair.rtcp, pair.port, options, listener);
+    const session = new RtpSession(pair.rtp, pair.rtcp, pair.port, options, listener);
+    session.early = pair.early ?? [];
+    return session;
+  }
+
+  private early: [Buffer, RemoteInfo][] = [];
+
+  /** Hands on the packets that reached the port before the session had it (once). */
+  replayEarly(): void {
+    const early = this.early;
+    this.early = [];
+    for (const [data, from] of early) this.receiveRtp(data, from);
   }
 
   get rtcpPort(): number {

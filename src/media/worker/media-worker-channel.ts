@@ -1,7 +1,14 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Command, Results, SessionEvent, WorkerMessage, WorkerSettings } from './protocol.js';
+import type {
+  Command,
+  LatencyReport,
+  Results,
+  SessionEvent,
+  WorkerMessage,
+  WorkerSettings,
+} from './protocol.js';
 
 export interface ChannelUser {
   onEvent(sessionId: string, event: SessionEvent): void;
@@ -9,6 +16,8 @@ export interface ChannelUser {
   onCrash(error: Error): void;
   /** RTP ports the worker bound ahead, each reservable once by naming it in createSession. */
   onPortsReady?(ports: number[]): void;
+  /** Stream latencies the worker observed since its last report. */
+  onLatency?(report: LatencyReport): void;
 }
 
 /** The worker entry next to this module: .ts under tsx (tests), .js once built. */
@@ -89,6 +98,10 @@ export class MediaWorkerChannel {
     }
     if (message.kind === 'ports') {
       this.user.onPortsReady?.(message.ports);
+      return;
+    }
+    if (message.kind === 'latency') {
+      this.user.onLatency?.(message);
       return;
     }
     const waiter = this.pending.get(message.id);

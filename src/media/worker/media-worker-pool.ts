@@ -1,12 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { checkSessionSpec, type MediaSessionSpec } from '../pipeline/media-session.js';
 import { MediaWorkerChannel } from './media-worker-channel.js';
-import type { Command, Results, SessionEvent, WorkerSettings } from './protocol.js';
+import type { Command, LatencyReport, Results, SessionEvent, WorkerSettings } from './protocol.js';
 
 export interface PoolUser {
   onEvent(sessionId: string, event: SessionEvent): void;
   /** Told of a worker's crash, once per worker, before its sessions are ended. */
   onWorkerCrash?(error: Error, sessions: string[]): void;
+  /** Stream latencies a worker observed (about every second while streams run). */
+  onLatency?(report: LatencyReport): void;
 }
 
 export interface PoolOptions {
@@ -173,6 +175,7 @@ export class MediaWorkerPool {
         slot.markStarted();
         this.crashed(slot, error);
       },
+      onLatency: (report) => this.user.onLatency?.(report),
       onPortsReady: (ports) => {
         slot.ports.push(...ports);
         slot.markStarted();

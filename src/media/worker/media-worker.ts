@@ -16,7 +16,9 @@ const sessions = new WorkerSessions(
   (sessionId, event) => port.postMessage({ kind: 'event', sessionId, event }),
   (ports) => port.postMessage({ kind: 'ports', ports }),
   // This entry is the thread's composition root: the media plane hosts the stream forks.
-  (spec, openAudio, report) => new StreamFork(spec, openAudio, report),
+  (spec, openAudio, report, onInboundLatency) =>
+    new StreamFork(spec, openAudio, report, { onInboundLatency }),
+  (latency) => port.postMessage({ kind: 'latency', ...latency }),
 );
 
 port.on('message', (request: Request) => {

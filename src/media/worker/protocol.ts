@@ -30,6 +30,8 @@ export type PlaySource =
   | { kind: 'file'; url: string }
   | { kind: 'tone'; frequencies: number[]; durationMs: number };
 
+import type { LatencySnapshot } from './latency-counts.js';
+
 export interface CreateSession {
   type: 'createSession';
   sessionId: string;
@@ -200,4 +202,13 @@ export type WorkerEvent = { kind: 'event'; sessionId: string; event: SessionEven
 /** RTP ports a worker has bound ahead: each is the main thread's to reserve, once. */
 export type PortsReady = { kind: 'ports'; ports: number[] };
 
-export type WorkerMessage = Reply | WorkerEvent | PortsReady;
+/** Stream latencies a worker observed since its last report (about every second). */
+export type LatencyReport = {
+  kind: 'latency';
+  /** RTP packet arrival to its stream media event sent. */
+  inbound: LatencySnapshot;
+  /** playAudio received to its first sample sent as RTP. */
+  playout: LatencySnapshot;
+};
+
+export type WorkerMessage = Reply | WorkerEvent | PortsReady | LatencyReport;

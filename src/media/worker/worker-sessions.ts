@@ -7,8 +7,10 @@ import { PortAllocator, PreboundPairs } from '../rtp/port-range.js';
 import { AudioFileSource } from '../sources/audio-file-source.js';
 import { SpeechRenderer } from '../sources/speech.js';
 import { StreamAudio, type StreamAudioOptions } from '../pipeline/stream-audio.js';
+import { LatencyCounts } from './latency-counts.js';
 import type {
   Command,
+  LatencyReport,
   PlaySource,
   Results,
   SessionEvent,
@@ -31,7 +33,11 @@ export type ForkStream = (
   spec: StreamForkSpec,
   openAudio: (handlers: Pick<StreamAudioOptions, 'onFrame' | 'onDigit'>) => StreamAudio,
   report: (news: StreamNews) => void,
+  onInboundLatency: (seconds: number) => void,
 ) => ForkHandle;
+
+/** How often a worker reports its stream latencies up. */
+const LATENCY_REPORT_MS = 1000;
 
 type Emit = (sessionId: string, event: SessionEvent) => void;
 
@@ -47,6 +53,7 @@ export class WorkerSessions {
   private readonly sessions = new Map<string, MediaSession>();
   private readonly bridges = new Map<string, { peerId: string; part: () => void }>();
   private readonly forks = new Map<string, { sessionId: string; fork: ForkHandle }>();
+  private readonly latency = { inbound: new LatencyCounts(), playout: new LatencyCounts() };
   private readonly clock: FrameClock;
   private readonly allocator: PreboundPairs;
   private readonly speech = new SpeechRenderer();
@@ -58,6 +65,7 @@ export class WorkerSessions {
     /** Told of RTP ports bound ahead, which createSession may then name. */
     private readonly announce: (ports: number[]) => void = () => {},
     private readonly forkStream: ForkStream | null = null,
+    reportLatency: ((report: Omit<LatencyReport, 'kind'>) => void) | null = null,
     private readonly scheduler: Scheduler = systemScheduler,
   ) {
     this.clock = new FrameClock(scheduler, 20, (error) =>
@@ -73,6 +81,13 @@ export class WorkerSessions {
       if (this.allocator.ready === 0) this.announce([]);
     });
     this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes });
+    if (reportLatency) {
+      const { inbound, playout } = this.latency;
+      setInterval(() => {
+        if (inbound.empty && playout.empty) return;
+        reportLatency({ inbound: inbound.take(), playout: playout.take() });
+      }, LATENCY_REPORT_MS).unref();
+    }
   }
 
   get size(): number {
@@ -218,12 +233,14 @@ export class WorkerSessions {
           tracks: spec.tracks,
           noiseCancellationLevel: spec.noiseCancellationLevel,
           bidirectional: spec.bidirectional,
+          onPlayoutLatency: (seconds) => this.latency.playout.observe(seconds),
           ...handlers,
         }),
       (news) => {
         if ('message' in news) this.forks.delete(spec.streamId);
         this.emit(sessionId, { type: 'stream', streamId: spec.streamId, ...news });
       },
+      (seconds) => this.latency.inbound.observe(seconds),
     );
     if (!fork.ended) this.forks.set(spec.streamId, { sessionId, fork });
     return { streamId: spec.streamId };

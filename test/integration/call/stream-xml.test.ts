@@ -92,6 +92,13 @@ describe('the answer XML Stream', () => {
       extra_headers: 'team=blue',
     });
     expect(ws.violations).toEqual([]);
+    // Both ways were timed: packets to media events, playAudio to RTP (reported each second).
+    const counted = async (name: string) => {
+      const text = (await gw.request('GET', '/metrics', { as: null })).text;
+      return Number(new RegExp(`^${name}_count (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    };
+    await until(async () => (await counted('voxgate_stream_inbound_latency_seconds')) >= 50, 5000);
+    await until(async () => (await counted('voxgate_stream_playout_latency_seconds')) >= 1, 5000);
     const callUuid = (ws.of('start')[0]!.start as { callId: string }).callId;
 
     // The server goes away: DroppedStream, and the XML runs on (Hangup).

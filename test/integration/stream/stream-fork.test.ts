@@ -20,6 +20,7 @@ let pool: MediaWorkerPool | null = null;
 let server: StreamServer | null = null;
 const peers: RtpPeer[] = [];
 const events: [string, SessionEvent][] = [];
+const latency = { inbound: 0, playout: 0 };
 
 afterEach(async () => {
   await pool?.close();
@@ -28,12 +29,20 @@ afterEach(async () => {
   server = null;
   await Promise.all(peers.splice(0).map((p) => p.close()));
   events.length = 0;
+  latency.inbound = 0;
+  latency.playout = 0;
 });
 
 async function setUp(): Promise<{ pool: MediaWorkerPool; server: StreamServer; phone: RtpPeer }> {
   const base = 20000 + 2 * Math.floor(Math.random() * 10000);
   pool = new MediaWorkerPool(
-    { onEvent: (sessionId, event) => events.push([sessionId, event]) },
+    {
+      onEvent: (sessionId, event) => events.push([sessionId, event]),
+      onLatency: (report) => {
+        latency.inbound += report.inbound.count;
+        latency.playout += report.playout.count;
+      },
+    },
     {
       size: 1,
       settings: {
@@ -119,6 +128,9 @@ describe('a stream fork', () => {
     await until(() => news(spec.streamId).some((n) => n.state === 'connected'));
     await phone.stream(session.port, frames(tone(8000, 1004, 1, 8000)), { payloadType: 0 });
     await until(() => ws.of('media').length >= 50);
+    // Each of the 50 packets went out as it arrived, its latency on the worker's histogram.
+    await until(() => latency.inbound >= 50, 3000);
+    expect(latency.inbound).toBe(50);
     const start = ws.of('start')[0]!;
     expect(start).toMatchObject({
       sequenceNumber: 1,
@@ -200,6 +212,13 @@ describe('a stream fork', () => {
     });
     const heard = audioOf(phone.received);
     expect(Math.abs(strongestFrequency(heard, 8000, 10) - 600)).toBeLessThan(20);
+    // The audio started a talkspurt the moment it came, not at the next tick: its first packet
+    // is marked, and each chunk's start was timed into the playout histogram.
+    const first = phone.received.findIndex(
+      (p) => p.payloadType === 0 && p.payload.some((b) => b !== 0xff),
+    );
+    expect(phone.received[first]!.marker).toBe(true);
+    await until(() => latency.playout === 5, 3000);
     expect(ws.violations).toEqual([]);
   });
 

@@ -89,8 +89,14 @@ describe('PortAllocator', () => {
     // A session with no reserved port never gets an announced pair.
     const onDemand = await pairs.bindPair();
     expect(announced).not.toContain(onDemand.port);
+    // A peer that got the port in an SDP may send before the session takes the pair.
+    const sender = createSocket('udp4');
+    sender.send(Buffer.from('early rtp'), announced[0]!, '127.0.0.1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sender.close();
     const taken = pairs.take(announced[0]!);
     expect(taken.port).toBe(announced[0]);
+    expect(taken.early?.map(([data]) => data.toString())).toEqual(['early rtp']);
     expect(pairs.holds(announced[0]!)).toBe(false);
     expect(pairs.holds(announced[1]!)).toBe(true);
     expect(() => pairs.take(announced[0]!)).toThrow(/no reserved RTP port pair/);
