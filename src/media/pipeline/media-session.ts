@@ -100,8 +100,11 @@ export class MediaSession {
   private readonly outboundTaps = new Set<AudioTap>();
   private readonly digitTaps = new Set<(digit: ReceivedDtmf) => void>();
   private readonly packetTaps = new Set<PacketTap>();
-  /** A frame went out between ticks (sendNow): the next tick sends none. */
-  private skipNextSend = false;
+  /** The worker's clock (a test's fake one in tests): paces the frames sent. */
+  private readonly now: () => number;
+  /** When the last frame went out, and whether arriving audio sent it. */
+  private lastSendAt = -Infinity;
+  private lastSendOnArrival = false;
   private readonly playing = new Set<{ stopped: boolean }>();
   private readonly digits: DtmfReceiver;
   private sendCodec: PayloadCodec;
@@ -127,6 +130,8 @@ export class MediaSession {
   ) {
     const rate = spec.formats[0]!.rate;
     this.rate = rate;
+    const scheduler = env.scheduler;
+    this.now = scheduler ? () => scheduler.now() : () => performance.now();
     this.sendCodec = payloadCodec(spec.formats[0]!);
     this.formats = [...spec.formats];
     this.telephoneEvent = spec.telephoneEvent ?? null;
@@ -145,7 +150,7 @@ export class MediaSession {
       telephoneEventRate: this.telephoneEvent?.rate ?? null,
     });
     if (spec.remote) rtp.setRemote(spec.remote);
-    this.stopTicking = env.clock.add(() => this.tick());
+    this.stopTicking = env.clock.add((at) => this.tick(at));
   }
 
   static async open(
@@ -282,15 +287,26 @@ export class MediaSession {
   }
 
   /**
-   * Sends the next frame now instead of at the next tick, which then sends none: audio that
-   * arrives for an idle leg (a stream's playAudio) starts within a millisecond, not up to 20.
-   * The leg's timestamps run on as usual; its pacing shifts once, at a talkspurt's start.
+   * Audio has just arrived for this leg (a stream's playAudio): its frame goes now rather
+   * than at the next tick, up to 20 ms sooner, when the leg was idle (`idle`: nothing was
+   * queued) or a frame is due anyway. While audio keeps arriving every 20 ms it goes out as it
+   * arrives and the ticks wait for it (see `due`); the leg sends a frame per 20 ms on average
+   * (twice that for a moment to catch up a backlog), and its timestamps run on as usual.
    */
-  sendNow(): void {
-    if (this.closed || this.skipNextSend) return;
-    this.skipNextSend = true;
-    this.marker = true;
-    this.sendFrame();
+  sendNow(idle: boolean, backlogFrames = 0): void {
+    if (this.closed) return;
+    const now = this.now();
+    const elapsed = now - this.lastSendAt;
+    // Idle: at once. Behind by a few frames (a hiccup left audio queued while it keeps coming
+    // at real time): at twice the pace until caught up. Otherwise a frame is due when it is.
+    const gap = idle
+      ? MIN_SEND_GAP_MS
+      : backlogFrames >= CATCH_UP_FRAMES
+        ? FRAME_MS / 2
+        : FRAME_MS - TICK_EARLY_MS;
+    if (elapsed < gap) return;
+    if (!this.lastSendOnArrival) this.marker = true;
+    this.sendFrame(now, true);
   }
 
   /** Tells `tap` of every digit received (RFC 4733 or in-band) until the function is called. */
@@ -390,20 +406,35 @@ export class MediaSession {
     if (!this.closed && this.receiving) this.report('onMediaTimeout', silentForMs);
   }
 
-  private tick(): void {
+  private tick(at: number): void {
     if (this.closed) return;
     if (this.receiving) {
       const frame = this.inbound.frame();
       if (frame) for (const tap of this.taps) tap(frame);
     }
-    if (this.skipNextSend) {
-      this.skipNextSend = false;
-      return;
-    }
-    this.sendFrame();
+    const now = this.now();
+    // A catch-up tick (the worker was late) always sends: the leg must not fall behind.
+    if (now - at < FRAME_MS && !this.due(now)) return;
+    this.sendFrame(now, false);
   }
 
-  private sendFrame(): void {
+  /**
+   * Whether a tick sends a frame: not when one went out less than a frame ago (audio that
+   * arrived between ticks took this tick's place), and after a frame sent on arrival with
+   * nothing queued, not before a frame and a grace period, so the next arrival can take its
+   * place too.
+   */
+  private due(now: number): boolean {
+    const elapsed = now - this.lastSendAt;
+    if (elapsed >= FRAME_MS + ARRIVAL_GRACE_MS) return true;
+    if (elapsed < FRAME_MS - TICK_EARLY_MS) return false;
+    // Audio waiting (a burst came) goes at the tick; an empty queue waits for the next arrival.
+    return !this.lastSendOnArrival || this.outbound.playout.ready;
+  }
+
+  private sendFrame(now: number, onArrival: boolean): void {
+    this.lastSendAt = now;
+    this.lastSendOnArrival = onArrival;
     const ownAudio = this.outbound.playout.active > 0 || this.outbound.sendingDigits;
     const item = this.outbound.next();
     if (this.outboundTaps.size > 0) {
@@ -458,6 +489,23 @@ export class MediaSession {
     }
   }
 }
+
+const FRAME_MS = 20;
+/** A tick may come this much early (timer jitter) and still send. */
+const TICK_EARLY_MS = 2;
+/**
+ * After a frame sent on arrival, how long past a frame the ticks wait for the next arrival
+ * before sending anything else (silence): a late chunk then goes out as it arrives instead of
+ * queueing behind a silence frame for the rest of the talkspurt.
+ */
+const ARRIVAL_GRACE_MS = 40;
+/** Queued frames beyond which audio arriving at real time is sent at twice the pace. */
+const CATCH_UP_FRAMES = 2;
+/**
+ * Audio arriving for an idle leg goes at once, even right after a tick's frame (once per
+ * talkspurt: the ticks then wait for the arrivals).
+ */
+const MIN_SEND_GAP_MS = 0;
 
 /** Throws what is wrong with a session spec, as opening the session would, but binds nothing. */
 export function checkSessionSpec(spec: MediaSessionSpec): void {

@@ -72,7 +72,6 @@ export class StreamAudio {
         ? new NoiseSuppressor(session.rate, options.noiseCancellationLevel)
         : null;
     const silence = new Int16Array(frameSamples);
-    const startedAt = performance.now();
     let inboundSent = 0;
     let lastSequence: number | null = null;
     let pending: Int16Array = new Int16Array(0);
@@ -81,11 +80,15 @@ export class StreamAudio {
       const clean = denoise ? denoiseFrame(denoise, frame) : frame;
       options.onFrame('inbound', encode(toStreamIn(clean), format.encoding), arrivedAt);
     };
-    /** Frames the stream should have carried by now, at 20 ms each. */
-    const due = () => Math.floor((performance.now() - startedAt) / 20);
+    // The inbound track runs at real time: `due` frames by now since `anchor`. The caller's
+    // packets drive it; when none come for a while, silence keeps it going, and the next packet
+    // re-anchors it, so ordinary jitter never adds or drops a frame.
+    let anchor = performance.now();
+    let filling = true;
+    const due = () => Math.floor((performance.now() - anchor) / 20);
     if (inbound) {
       // Each packet's audio goes out as it arrives, in 20 ms frames; a packet older than the
-      // newest (reordered, duplicated) or one the stream already covered with silence is late.
+      // newest (reordered, duplicated), or one far ahead of real time, is dropped.
       this.detach.push(
         session.addPacketTap((pcm, packet) => {
           if (
@@ -96,7 +99,12 @@ export class StreamAudio {
           }
           if (lastSequence === packet.sequenceNumber) return;
           lastSequence = packet.sequenceNumber;
-          if (inboundSent >= due() + LATE_FRAMES) return;
+          if (filling) {
+            anchor = packet.arrivedAt - inboundSent * 20;
+            filling = false;
+          } else if (inboundSent >= due() + LATE_FRAMES) {
+            return;
+          }
           pending = pending.length === 0 ? pcm : concatPcm(pending, pcm);
           while (pending.length >= frameSamples) {
             sendInbound(pending.subarray(0, frameSamples), packet.arrivedAt);
@@ -109,7 +117,8 @@ export class StreamAudio {
     // one when the caller has sent nothing for a while, so each track runs every 20 ms.
     this.detach.push(
       session.addOutboundTap((played) => {
-        if (inbound) {
+        if (inbound && inboundSent < due() - LATE_FRAMES) {
+          filling = true;
           while (inboundSent < due() - LATE_FRAMES) sendInbound(silence, null);
         }
         if (outbound) {
@@ -122,6 +131,7 @@ export class StreamAudio {
     if (this.pushed) {
       const pushed = this.pushed;
       const counted = {
+        ready: () => pushed.ready(),
         read: (samples: number) => {
           const out = pushed.read(samples);
           if (out && out.length > 0) this.played(out.length);
@@ -167,8 +177,8 @@ export class StreamAudio {
     this.arrivals.push({ at: this.pushedTotal, receivedAt });
     this.pushed.push(pcm);
     this.pushedTotal += pcm.length;
-    // Nothing was playing: the first frame goes now, not at the next tick.
-    if (idle) this.session.sendNow();
+    // The frame goes as the audio arrives, not at the next tick.
+    this.session.sendNow(idle, Math.floor(this.pushed.queued / (this.session.rate / 50)));
   }
 
   /** Calls `onPlayed` once everything queued so far has been played out to the call. */

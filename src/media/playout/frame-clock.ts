@@ -6,7 +6,7 @@ import type { Scheduler, TimerHandle } from '../../core/scheduler.js';
  * followed by the ones it missed, so no leg drifts behind real time.
  */
 export class FrameClock {
-  private readonly tickers = new Set<() => void>();
+  private readonly tickers = new Set<(at: number) => void>();
   private timer: TimerHandle | null = null;
   private start = 0;
   private ticks = 0;
@@ -22,8 +22,11 @@ export class FrameClock {
     return this.tickers.size;
   }
 
-  /** Ticks `tick` every period until the returned function is called. */
-  add(tick: () => void): () => void {
+  /**
+   * Ticks `tick` every period until the returned function is called; `at` is the time the
+   * tick was due (a late tick's catch-up ticks come at once, each with its own due time).
+   */
+  add(tick: (at: number) => void): () => void {
     this.tickers.add(tick);
     if (this.timer === null) {
       this.start = this.scheduler.now();
@@ -51,9 +54,10 @@ export class FrameClock {
     // Every period that has passed gets its tick.
     while (this.start + (this.ticks + 1) * this.periodMs <= now) {
       this.ticks++;
+      const at = this.start + this.ticks * this.periodMs;
       for (const tick of [...this.tickers]) {
         try {
-          tick();
+          tick(at);
         } catch (error) {
           this.onError(error as Error);
         }

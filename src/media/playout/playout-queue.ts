@@ -30,6 +30,11 @@ export class PlayoutQueue {
     return this.playing.length;
   }
 
+  /** Whether any source has audio to give right now. */
+  get ready(): boolean {
+    return this.playing.some((p) => p.source.ready?.() ?? true);
+  }
+
   play(source: PlayoutSource, options: { mode?: PlayoutMode; onDone?: () => void } = {}): void {
     if ((options.mode ?? 'mix') === 'replace') this.stop();
     this.playing.push({ source, onDone: options.onDone });

@@ -2,6 +2,8 @@
 export interface PlayoutSource {
   /** Up to `samples` samples; fewer at the end; null once it has nothing more to give. */
   read(samples: number): Int16Array | null;
+  /** Whether audio is waiting to be read now (a pushed source may be empty for a while). */
+  ready?(): boolean;
 }
 
 /** Rendered or decoded audio (Speak, Play), once or looped. */
@@ -46,6 +48,10 @@ export class PushedSource implements PlayoutSource {
 
   end(): void {
     this.ended = true;
+  }
+
+  ready(): boolean {
+    return this.queued > 0;
   }
 
   /** Drops everything queued (clearAudio). */

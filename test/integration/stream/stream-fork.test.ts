@@ -222,6 +222,38 @@ describe('a stream fork', () => {
     expect(ws.violations).toEqual([]);
   });
 
+  it('sends audio arriving every 20 ms as it arrives, never more than a packet per 20 ms', async () => {
+    const { phone, ws } = await streaming({ bidirectional: true });
+    const before = phone.received.length;
+    const started = Date.now();
+    const parts = [...chunks(tone(8000, 600, 1, 8000), [160])];
+    for (let i = 0; i < parts.length; i++) {
+      const wait = started + i * 20 - Date.now();
+      if (wait > 0) await sleep(wait);
+      ws.send({
+        event: 'playAudio',
+        media: {
+          contentType: 'audio/x-mulaw',
+          sampleRate: 8000,
+          payload: muLawEncode(parts[i]!).toString('base64'),
+        },
+      });
+    }
+    await sleep(500 - (Date.now() - started - 1000));
+    const window = phone.received.slice(before);
+    const seconds = (Date.now() - started) / 1000;
+    // 50 packets a second whatever drives them (the ticks, or the audio as it arrives).
+    expect(Math.abs(window.length - seconds * 50)).toBeLessThanOrEqual(3);
+    const timestamps = window.map((p) => p.timestamp);
+    for (let i = 1; i < timestamps.length; i++) {
+      expect((timestamps[i]! - timestamps[i - 1]!) >>> 0).toBe(160);
+    }
+    await until(() => latency.playout === 50, 3000);
+    const heard = audioOf(window);
+    expect(Math.abs(strongestFrequency(heard.subarray(0, 2000), 8000, 10) - 600)).toBeLessThan(20);
+    expect(ws.violations).toEqual([]);
+  });
+
   it('clears the queue at once on clearAudio and never reports the checkpoints cleared with it', async () => {
     const { phone, spec, ws } = await streaming({ bidirectional: true });
     ws.send({
