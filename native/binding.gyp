@@ -7,7 +7,8 @@
         "src/g711.cc",
         "src/frame.cc",
         "src/resampler.cc",
-        "src/noise-suppressor.cc"
+        "src/noise-suppressor.cc",
+        "src/socket-options.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],

@@ -1,4 +1,5 @@
-// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers. Arguments are
+// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; and a socket
+// option Node lacks. Arguments are
 // checked by the TypeScript wrappers in src/media/codec; this side trusts them.
 #include <napi.h>
 
@@ -6,6 +7,7 @@
 #include "g711.h"
 #include "noise-suppressor.h"
 #include "resampler.h"
+#include "socket-options.h"
 
 namespace voxgate {
 
@@ -22,6 +24,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("energyDbfs", Napi::Function::New<EnergyDbfs>(env, "energyDbfs"));
   exports.Set("Resampler", Resampler::Define(env));
   exports.Set("NoiseSuppressor", NoiseSuppressor::Define(env));
+  exports.Set("setSendBuffer", Napi::Function::New<SetSendBuffer>(env, "setSendBuffer"));
   return exports;
 }
 

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { WebSocket, type RawData } from 'ws';
 import type { StreamAudio, StreamAudioOptions } from '../media/pipeline/stream-audio.js';
 import type { StreamForkSpec, StreamNews } from '../media/worker/protocol.js';
@@ -19,6 +20,8 @@ export interface StreamForkOptions {
   sendBufferBytes?: number;
   /** Seconds from an RTP packet's arrival to its media event sent on the socket. */
   onInboundLatency?(seconds: number): void;
+  /** Told of the connection's TCP socket once upgraded (to cap its kernel send buffer). */
+  onSocket?(socket: Socket): void;
 }
 
 type Ended = Extract<StreamNews, { message: string }>['state'];
@@ -90,6 +93,7 @@ export class StreamFork {
       opened = true;
       this.opened();
     });
+    socket.on('upgrade', (response) => this.options.onSocket?.(response.socket as Socket));
     socket.on('message', (data, isBinary) => this.received(data, isBinary));
     socket.on('error', () => {
       // 'close' follows with the outcome; the error itself says nothing more to the server.

@@ -54,6 +54,11 @@ export class StreamConnection {
     this.socket.send(JSON.stringify(message));
   }
 
+  /** Stops reading from the connection, as a stalled server does (the TCP window fills). */
+  stopReading(): void {
+    (this.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+  }
+
   private check(event: StreamEvent): void {
     const fail = (what: string) => this.violations.push(`${event.event}: ${what}`);
     const expected = this.events.length + 1;

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The C++ addon's surface (native/src). It checks nothing: callers pass valid arguments. */
 export interface NativeAddon {
+  /** Sets SO_SNDBUF on a socket's descriptor; returns the size the kernel took. */
+  setSendBuffer(fd: number, bytes: number): number;
   muLawEncode(pcm: Int16Array): Buffer;
   muLawDecode(codes: Uint8Array): Int16Array;
   aLawEncode(pcm: Int16Array): Buffer;

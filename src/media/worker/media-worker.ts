@@ -1,6 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Reply, Request, WorkerSettings } from './protocol.js';
 import { StreamFork } from '../../stream/stream-fork.js';
+import { capSendBuffer } from '../net/send-buffer.js';
+
+/** SO_SNDBUF of a stream's socket: about a second of a 24 kHz L16 stream's two tracks. */
+const KERNEL_SEND_BUFFER_BYTES = 64 * 1024;
 import { WorkerSessions } from './worker-sessions.js';
 
 /**
@@ -17,7 +21,12 @@ const sessions = new WorkerSessions(
   (ports) => port.postMessage({ kind: 'ports', ports }),
   // This entry is the thread's composition root: the media plane hosts the stream forks.
   (spec, openAudio, report, onInboundLatency) =>
-    new StreamFork(spec, openAudio, report, { onInboundLatency }),
+    new StreamFork(spec, openAudio, report, {
+      onInboundLatency,
+      sendBufferBytes: spec.sendBufferBytes,
+      // What the kernel holds unsent stays small, so a slow server is seen in our own count.
+      onSocket: (socket) => capSendBuffer(socket, KERNEL_SEND_BUFFER_BYTES),
+    }),
   (latency) => port.postMessage({ kind: 'latency', ...latency }),
 );
 

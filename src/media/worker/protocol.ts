@@ -60,6 +60,8 @@ export interface StreamForkSpec {
   /** The stream ends with `timeout` this long after it connected. */
   timeoutMs: number;
   noiseCancellationLevel: number | null;
+  /** Bytes that may wait unsent before the stream is dropped (default 1 MiB). */
+  sendBufferBytes?: number;
 }
 
 export interface StartStream {

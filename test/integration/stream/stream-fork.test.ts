@@ -370,6 +370,59 @@ describe('a stream fork', () => {
     }
   });
 
+  it('reports a server that stops reading as degraded, then drops it, while another stream keeps its timing', async () => {
+    const { pool, server, phone } = await setUp();
+    const slowLeg = await pool.createSession('slow', { formats: [PCMU], remote: phone.address });
+    const other = await RtpPeer.open(0x3000);
+    peers.push(other);
+    const fineLeg = await pool.createSession('fine', { formats: [PCMU], remote: other.address });
+    const slow = fork(server.url, {
+      tracks: ['inbound', 'outbound'],
+      rate: 24000,
+      sendBufferBytes: 128 * 1024,
+    });
+    await pool.send({ type: 'startStream', sessionId: 'slow', stream: slow });
+    const stalled = await server.connection(0);
+    const fine = fork(server.url);
+    await pool.send({ type: 'startStream', sessionId: 'fine', stream: fine });
+    const healthy = await server.connection(1);
+    await until(() => stalled.of('start').length === 1 && healthy.of('start').length === 1);
+    stalled.stopReading();
+    const from = Date.now();
+    const mediaBefore = healthy.of('media').length;
+    const packetsBefore = other.received.length;
+    // Both callers talk; the stalled server's buffer fills with the first one's audio.
+    const talking = Promise.all([
+      phone.stream(slowLeg.port, frames(tone(8000, 1004, 5, 8000)), { payloadType: 0 }),
+      other.stream(fineLeg.port, frames(tone(8000, 600, 5, 8000)), { payloadType: 0 }),
+    ]);
+    await until(() => news(slow.streamId).some((n) => n.state === 'dropped'), 15_000);
+    const seconds = (Date.now() - from) / 1000;
+    expect(news(slow.streamId).map((n) => n.state)).toEqual([
+      'connected',
+      'degraded',
+      'degraded',
+      'degraded',
+      'dropped',
+    ]);
+    expect(news(slow.streamId).filter((n) => n.state === 'degraded')).toEqual([
+      expect.objectContaining({ percent: 30 }),
+      expect.objectContaining({ percent: 60 }),
+      expect.objectContaining({ percent: 90 }),
+    ]);
+    expect(news(slow.streamId).at(-1)).toMatchObject({
+      message: expect.stringMatching(/did not read fast enough/),
+    });
+    // Meanwhile the other stream got its frame every 20 ms, and its caller its RTP.
+    const media = healthy.of('media').length - mediaBefore;
+    expect(Math.abs(media - seconds * 50)).toBeLessThanOrEqual(5);
+    const packets = other.received.length - packetsBefore;
+    expect(Math.abs(packets - seconds * 50)).toBeLessThanOrEqual(5);
+    expect(healthy.violations).toEqual([]);
+    expect(news(fine.streamId).map((n) => n.state)).toEqual(['connected']);
+    await talking;
+  }, 30_000);
+
   it('ends with timeout after its stream_timeout, with a stop event', async () => {
     const { pool, server, phone } = await setUp();
     await pool.createSession('call', { formats: [PCMU], remote: phone.address });
