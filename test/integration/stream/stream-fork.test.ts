@@ -282,6 +282,40 @@ describe('a stream fork', () => {
     expect(ws.violations).toEqual([]);
   });
 
+  it('suppresses noise on the inbound track of a stream that asks for it, and only there', async () => {
+    const { pool, server, phone } = await setUp();
+    const session = await pool.createSession('call', { formats: [PCMU], remote: phone.address });
+    const clean = fork(server.url, { noiseCancellationLevel: 95 });
+    const raw = fork(server.url);
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: clean });
+    await pool.send({ type: 'startStream', sessionId: 'call', stream: raw });
+    const [a, b] = [await server.connection(0), await server.connection(1)];
+    await until(() => a.of('start').length === 1 && b.of('start').length === 1);
+    const streamOf = (ws: typeof a) => (ws.of('start')[0]!.start as { streamId: string }).streamId;
+    const [denoised, plain] = streamOf(a) === clean.streamId ? [a, b] : [b, a];
+    // Two seconds of steady white noise from the caller (a seeded generator).
+    let seed = 12345;
+    const noise = Int16Array.from({ length: 16000 }, () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return Math.round(((seed / 0x7fffffff) * 2 - 1) * 3000);
+    });
+    await phone.stream(session.port, frames(noise), { payloadType: 0 });
+    await until(() => denoised.of('media').length >= 100 && plain.of('media').length >= 100);
+    expect(streamOf(plain)).toBe(raw.streamId);
+    const rmsDb = (pcm: Int16Array) => {
+      let sum = 0;
+      for (const v of pcm) sum += v * v;
+      return 10 * Math.log10(sum / pcm.length + 1e-9);
+    };
+    // The second second: the suppressor has learnt the noise by then.
+    const tail = (ws: typeof denoised) => {
+      const pcm = l16(ws.payloads('inbound'));
+      return pcm.subarray(pcm.length - 8000);
+    };
+    expect(rmsDb(tail(plain)) - rmsDb(tail(denoised))).toBeGreaterThan(10);
+    expect(denoised.violations).toEqual([]);
+  });
+
   it('passes digits both ways: the caller RFC 4733 as dtmf events, sendDTMF into the call', async () => {
     const { pool, server, phone } = await setUp();
     const session = await pool.createSession('call', {
