@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { signatureV2 } from '../../../src/callbacks/signature.js';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -92,6 +93,12 @@ describe('the answer XML Stream', () => {
       extra_headers: 'team=blue',
     });
     expect(ws.violations).toEqual([]);
+    // The upgrade request was signed with the account's token, as callbacks are.
+    const nonce = String(ws.request.headers['x-service-signature-v2-nonce']);
+    expect(nonce).toMatch(/^\d{20}$/);
+    expect(ws.request.headers['x-service-signature-v2']).toBe(
+      signatureV2(gw.main.token, bot.url, nonce),
+    );
     // Both ways were timed: packets to media events, playAudio to RTP (reported each second).
     const counted = async (name: string) => {
       const text = (await gw.request('GET', '/metrics', { as: null })).text;
@@ -126,5 +133,44 @@ describe('the answer XML Stream', () => {
     });
     expect(record.body.end_time).not.toBeNull();
     expect(record.body.bill_duration).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
+  it('ends its streams when the call is hung up: stop on the socket, StopStream, a closed record', async () => {
+    const phone = await RtpPeer.open();
+    peers.push(phone);
+    const carrier = await startSippUas({
+      scenario: 'carrier-answer.xml',
+      variables: { rtp_port: String(phone.port) },
+    });
+    carriers.push(carrier);
+    app.serve('/answer', {
+      body: `<Response><Stream keepCallAlive="true" statusCallbackUrl="${app.baseUrl}/status">${bot.url}</Stream></Response>`,
+    });
+    const fired = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: `sip:alice@127.0.0.1:${carrier.port}`,
+        answer_url: `${app.baseUrl}/answer`,
+        hangup_url: `${app.baseUrl}/hangup`,
+      },
+    });
+    expect(fired.status).toBe(201);
+    const ws = await bot.connection(bot.connections.length);
+    await until(() => ws.of('start').length === 1, 10_000);
+    const callUuid = (ws.of('start')[0]!.start as { callId: string }).callId;
+    await until(() => app.requestsTo('/status').length === 1);
+    expect((await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${callUuid}/`)).status).toBe(
+      204,
+    );
+    await until(() => ws.closed !== null, 10_000);
+    expect(ws.events.at(-1)).toMatchObject({ event: 'stop' });
+    await until(() => app.requestsTo('/status').length === 2, 10_000);
+    expect(app.requestsTo('/status').map((r) => [r.params.Event, r.params.Status])).toEqual([
+      ['StartStream', 'connected'],
+      ['StopStream', 'stopped'],
+    ]);
+    const list = await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${callUuid}/Stream/`);
+    expect(list.body.objects).toHaveLength(1);
+    expect(list.body.objects[0].end_time).not.toBeNull();
   }, 30_000);
 });
