@@ -419,17 +419,19 @@ export class MediaSession {
   }
 
   /**
-   * Whether a tick sends a frame: not when one went out less than a frame ago (audio that
-   * arrived between ticks took this tick's place), and after a frame sent on arrival with
-   * nothing queued, not before a frame and a grace period, so the next arrival can take its
-   * place too.
+   * Whether a tick sends a frame: always while the ticks drive the leg; once audio arriving
+   * sent a frame, not when one went out less than a frame ago (the arrival took this tick's
+   * place), and with nothing queued, not before a frame and a grace period, so the next
+   * arrival can take its place too.
    */
   private due(now: number): boolean {
+    // Ticks drive the leg (no audio has arrived to send): every tick sends, as it always has.
+    if (!this.lastSendOnArrival) return true;
     const elapsed = now - this.lastSendAt;
     if (elapsed >= FRAME_MS + ARRIVAL_GRACE_MS) return true;
     if (elapsed < FRAME_MS - TICK_EARLY_MS) return false;
     // Audio waiting (a burst came) goes at the tick; an empty queue waits for the next arrival.
-    return !this.lastSendOnArrival || this.outbound.playout.ready;
+    return this.outbound.playout.ready;
   }
 
   private sendFrame(now: number, onArrival: boolean): void {
