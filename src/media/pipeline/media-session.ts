@@ -11,6 +11,7 @@ import { noiseSuppressionLevel } from '../codec/noise-suppressor.js';
 import { payloadCodec, type AudioFormat, type PayloadCodec } from './audio-format.js';
 import { InboundPath, type InboundStats } from './inbound-path.js';
 import { OutboundPath, type DigitOptions, type OutboundItem } from './outbound-path.js';
+import { SendPacer } from './send-pacer.js';
 
 /** SDP's direction attribute, from this side's point of view. */
 export type MediaDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
@@ -102,9 +103,7 @@ export class MediaSession {
   private readonly packetTaps = new Set<PacketTap>();
   /** The worker's clock (a test's fake one in tests): paces the frames sent. */
   private readonly now: () => number;
-  /** When the last frame went out, and whether arriving audio sent it. */
-  private lastSendAt = -Infinity;
-  private lastSendOnArrival = false;
+  private readonly pacer = new SendPacer();
   private readonly playing = new Set<{ stopped: boolean }>();
   private readonly digits: DtmfReceiver;
   private sendCodec: PayloadCodec;
@@ -287,25 +286,15 @@ export class MediaSession {
   }
 
   /**
-   * Audio has just arrived for this leg (a stream's playAudio): its frame goes now rather
-   * than at the next tick, up to 20 ms sooner, when the leg was idle (`idle`: nothing was
-   * queued) or a frame is due anyway. While audio keeps arriving every 20 ms it goes out as it
-   * arrives and the ticks wait for it (see `due`); the leg sends a frame per 20 ms on average
-   * (twice that for a moment to catch up a backlog), and its timestamps run on as usual.
+   * Audio has just arrived for this leg (a stream's playAudio): its frame goes now rather than
+   * at the next tick when the pacer allows (see SendPacer). `idle`: nothing was queued before
+   * it; `backlogFrames`: how many frames are queued now.
    */
   sendNow(idle: boolean, backlogFrames = 0): void {
     if (this.closed) return;
     const now = this.now();
-    const elapsed = now - this.lastSendAt;
-    // Idle: at once. Behind by a few frames (a hiccup left audio queued while it keeps coming
-    // at real time): at twice the pace until caught up. Otherwise a frame is due when it is.
-    const gap = idle
-      ? MIN_SEND_GAP_MS
-      : backlogFrames >= CATCH_UP_FRAMES
-        ? FRAME_MS / 2
-        : FRAME_MS - TICK_EARLY_MS;
-    if (elapsed < gap) return;
-    if (!this.lastSendOnArrival) this.marker = true;
+    if (!this.pacer.arrivalSends(now, idle, backlogFrames)) return;
+    if (this.pacer.tickDriven) this.marker = true;
     this.sendFrame(now, true);
   }
 
@@ -413,30 +402,12 @@ export class MediaSession {
       if (frame) for (const tap of this.taps) tap(frame);
     }
     const now = this.now();
-    // A catch-up tick (the worker was late) always sends: the leg must not fall behind.
-    if (now - at < FRAME_MS && !this.due(now)) return;
+    if (!this.pacer.tickSends(now, at, this.outbound.playout.ready)) return;
     this.sendFrame(now, false);
   }
 
-  /**
-   * Whether a tick sends a frame: always while the ticks drive the leg; once audio arriving
-   * sent a frame, not when one went out less than a frame ago (the arrival took this tick's
-   * place), and with nothing queued, not before a frame and a grace period, so the next
-   * arrival can take its place too.
-   */
-  private due(now: number): boolean {
-    // Ticks drive the leg (no audio has arrived to send): every tick sends, as it always has.
-    if (!this.lastSendOnArrival) return true;
-    const elapsed = now - this.lastSendAt;
-    if (elapsed >= FRAME_MS + ARRIVAL_GRACE_MS) return true;
-    if (elapsed < FRAME_MS - TICK_EARLY_MS) return false;
-    // Audio waiting (a burst came) goes at the tick; an empty queue waits for the next arrival.
-    return this.outbound.playout.ready;
-  }
-
   private sendFrame(now: number, onArrival: boolean): void {
-    this.lastSendAt = now;
-    this.lastSendOnArrival = onArrival;
+    this.pacer.sent(now, onArrival);
     const ownAudio = this.outbound.playout.active > 0 || this.outbound.sendingDigits;
     const item = this.outbound.next();
     if (this.outboundTaps.size > 0) {
@@ -491,23 +462,6 @@ export class MediaSession {
     }
   }
 }
-
-const FRAME_MS = 20;
-/** A tick may come this much early (timer jitter) and still send. */
-const TICK_EARLY_MS = 2;
-/**
- * After a frame sent on arrival, how long past a frame the ticks wait for the next arrival
- * before sending anything else (silence): a late chunk then goes out as it arrives instead of
- * queueing behind a silence frame for the rest of the talkspurt.
- */
-const ARRIVAL_GRACE_MS = 40;
-/** Queued frames beyond which audio arriving at real time is sent at twice the pace. */
-const CATCH_UP_FRAMES = 2;
-/**
- * Audio arriving for an idle leg goes at once, even right after a tick's frame (once per
- * talkspurt: the ticks then wait for the arrivals).
- */
-const MIN_SEND_GAP_MS = 0;
 
 /** Throws what is wrong with a session spec, as opening the session would, but binds nothing. */
 export function checkSessionSpec(spec: MediaSessionSpec): void {
