@@ -205,6 +205,7 @@ async function prepare(options: SippCommonOptions): Promise<PreparedRun> {
   const dir = await mkdtemp(join(tmpdir(), 'voxgate-sipp-'));
   const file = (name: string) => join(dir, name);
   const port = await freeLoopbackPort();
+  const mediaPort = await freeMediaPorts();
   let echo: Server | undefined;
   if (globals.includes('echo_port')) {
     // A scenario that must pick one of several challenges bounces it off an echo to answer it
@@ -218,6 +219,9 @@ async function prepare(options: SippCommonOptions): Promise<PreparedRun> {
   }
   const args = [
     ...['-sf', scenario, '-i', LOOPBACK, '-p', String(port), '-bind_local', '-ci', LOOPBACK],
+    // A media port of its own: SIPp's default (6000) is shared by every SIPp on the machine,
+    // so two that play captures at once would send from the same port.
+    ...['-mi', LOOPBACK, '-mp', String(mediaPort)],
     // tn: one connection per call, which SIPp needs to send a call's message elsewhere (setdest)
     ...(transport === 'udp' ? ['-t', 'u1'] : ['-t', 'tn', '-max_socket', String(maxSockets())]),
     // Socket buffers of 1 MiB (the kernel caps them at net.core.rmem_max): SIPp's 64 KiB
@@ -387,6 +391,37 @@ export async function freeLoopbackPort(): Promise<number> {
     if (tcpFree) return port;
   }
   throw new Error('found no loopback port free for both UDP and TCP');
+}
+
+/** An even UDP port with the three above it free on loopback, for SIPp's media (RTP, RTCP, video). */
+async function freeMediaPorts(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 42000 + 4 * Math.floor(Math.random() * 4000);
+    const sockets = [0, 1, 2, 3].map(() => createSocket('udp4'));
+    const bound = await Promise.all(
+      sockets.map(
+        (socket, i) =>
+          new Promise<boolean>((ok) => {
+            socket.once('error', () => ok(false));
+            socket.bind(base + i, LOOPBACK, () => ok(true));
+          }),
+      ),
+    );
+    await Promise.all(
+      sockets.map(
+        (socket) =>
+          new Promise<void>((done) => {
+            try {
+              socket.close(() => done());
+            } catch {
+              done();
+            }
+          }),
+      ),
+    );
+    if (bound.every(Boolean)) return base;
+  }
+  throw new Error('found no four free loopback UDP ports for SIPp media');
 }
 
 /**
