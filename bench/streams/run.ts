@@ -2,7 +2,7 @@
  * Concurrent bidirectional audio streams, each with an echo bot: what the gateway adds.
  *
  *   npm run build && npm run bench:streams [-- --streams 1,100,500,1000 --seconds 10
- *       --ramp-rate 100]
+ *       --ramp-rate 100 --media-workers 1]
  *
  * Callers are plain SIP over UDP from this process (INVITE with PCMU, ACK, BYE) with their own
  * RTP: one 20 ms clock sends a mu-law frame for every caller, numbered in its first bytes. The
@@ -40,7 +40,6 @@ const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const MAIN_JS = join(ROOT, 'dist/src/main.js');
 
 const NUMBER = '14155550122';
-const MEDIA_WORKERS = 1;
 const RTP_PORTS = '30000-39999';
 /** Callers' RTP ports: below the gateway's range and the kernel's ephemeral ports. */
 const CALLER_FIRST_PORT = 20000;
@@ -57,6 +56,7 @@ function readPlan() {
       streams: { type: 'string', default: '1,100,500,1000' },
       seconds: { type: 'string', default: '10' },
       'ramp-rate': { type: 'string', default: '100' },
+      'media-workers': { type: 'string', default: '1' },
     },
   });
   const positive = (name: string, text: string) => {
@@ -69,6 +69,7 @@ function readPlan() {
     streams: values.streams.split(',').map((s) => positive('--streams', s.trim())),
     seconds: positive('--seconds', values.seconds),
     rampRate: positive('--ramp-rate', values['ramp-rate']),
+    mediaWorkers: positive('--media-workers', values['media-workers']),
   };
 }
 
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
   const bot = await startEchoBot();
   const xml = answerXml(bot.url);
   const app = await startAppServer({ '/answer': xml });
-  const gateway = await startCallsGateway({ rtpPorts: RTP_PORTS, mediaWorkers: MEDIA_WORKERS });
+  const gateway = await startCallsGateway({ rtpPorts: RTP_PORTS, mediaWorkers: plan.mediaWorkers });
   // No SIPp and no RTP sink here: the sampler's figures for them read as nothing.
   const sampler = new CpuSampler(gateway.pid, 0);
   const uac = await SipUac.open(gateway.sipPort);
@@ -168,7 +169,7 @@ async function main(): Promise<void> {
       seconds: plan.seconds,
       rampRate: plan.rampRate,
       answerXml: answerXml('ws://127.0.0.1:<bot port>/echo'),
-      mediaWorkers: MEDIA_WORKERS,
+      mediaWorkers: plan.mediaWorkers,
       rtpPorts: RTP_PORTS,
       callerAudio:
         'PCMU, 20 ms frames: a 400 Hz tone whose first 5 bytes number the frame; silence (0xFF) while calls are set up',
