@@ -47,10 +47,4 @@ export class MergedHistogram {
     values.push({ metricName: `${this.name}_count`, labels: {}, value: this.count });
     return { name: this.name, help: this.help, type: 'histogram', aggregator: 'sum', values };
   }
-
-  reset(): void {
-    this.buckets.fill(0);
-    this.sum = 0;
-    this.count = 0;
-  }
 }

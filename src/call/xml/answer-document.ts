@@ -142,13 +142,8 @@ export interface DialInstruction {
 export const STREAM_AUDIO_TRACKS = ['inbound', 'outbound', 'both'] as const;
 export type StreamAudioTrack = (typeof STREAM_AUDIO_TRACKS)[number];
 
-export const STREAM_CONTENT_TYPES = [
-  'audio/x-l16;rate=8000',
-  'audio/x-l16;rate=16000',
-  'audio/x-l16;rate=24000',
-  'audio/x-mulaw;rate=8000',
-] as const;
-export type StreamContentType = (typeof STREAM_CONTENT_TYPES)[number];
+export { STREAM_CONTENT_TYPES, type StreamContentType } from '../streams/stream-request.js';
+import type { StreamContentType } from '../streams/stream-request.js';
 
 export interface StreamInstruction {
   readonly kind: 'Stream';

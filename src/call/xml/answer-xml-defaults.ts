@@ -1,3 +1,5 @@
+import { EXTRA_HEADERS_MAX_BYTES, STREAM_DEFAULTS } from '../streams/stream-request.js';
+
 /**
  * Every default and limit the answer XML parser applies, in one place. Where the wire notes and
  * the voice document are silent, the values follow what clients of the public voice API see
@@ -55,17 +57,8 @@ export const ANSWER_XML_DEFAULTS = {
     callbackMethod: 'POST',
   },
   Number: { sendOnPreanswer: false },
-  /** Voice document (Stream endpoint) defaults. */
-  Stream: {
-    bidirectional: false,
-    audioTrack: 'inbound',
-    streamTimeout: 86400,
-    statusCallbackMethod: 'POST',
-    contentType: 'audio/x-l16;rate=8000',
-    keepCallAlive: false,
-    noiseCancellation: false,
-    noiseCancellationLevel: 85,
-  },
+  /** Voice document (Stream endpoint) defaults, the REST API's too. */
+  Stream: { ...STREAM_DEFAULTS, keepCallAlive: false },
 } as const;
 
 /** Inclusive ranges of the numeric attributes. */
@@ -90,5 +83,5 @@ export const ANSWER_XML_RANGES = {
 
 /** Voice document: caller_name is up to 50 characters. */
 export const CALLER_NAME_MAX_CHARS = 50;
-/** Wire notes: Stream extraHeaders is at most 512 bytes. */
-export const STREAM_EXTRA_HEADERS_MAX_BYTES = 512;
+/** Wire notes: Stream extraHeaders is at most 512 bytes (the REST API's extra_headers too). */
+export const STREAM_EXTRA_HEADERS_MAX_BYTES = EXTRA_HEADERS_MAX_BYTES;

@@ -27,6 +27,14 @@ export function l16ToNetwork(pcm: Int16Array): Buffer {
   return addon.l16ToNetwork(checkInt16Array(pcm, 'pcm'));
 }
 
+/** `a` then `b` in one new array. */
+export function concatPcm(a: Int16Array, b: Int16Array): Int16Array {
+  const out = new Int16Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
 /** Sums equal-length frames, saturating once at the end (so the order of sources is moot). */
 export function mix(frames: readonly Int16Array[]): Int16Array {
   if (!Array.isArray(frames) || frames.length === 0) {

@@ -1,5 +1,6 @@
 import type { SampleRate } from '../codec/argument-checks.js';
 import { NoiseSuppressor } from '../codec/noise-suppressor.js';
+import { concatPcm } from '../codec/pcm-frame.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import { InbandDtmfDetector } from '../dtmf/inband-dtmf-detector.js';
 import {
@@ -117,7 +118,7 @@ export class InboundPath {
     while (this.pending.length < this.frameSamples) {
       const next = this.nextPacketAudio();
       if (next === null) break;
-      this.pending = this.pending.length === 0 ? next : concat(this.pending, next);
+      this.pending = this.pending.length === 0 ? next : concatPcm(this.pending, next);
     }
     if (this.pending.length === 0) return null;
     let frame: Int16Array;
@@ -130,7 +131,7 @@ export class InboundPath {
       frame.set(this.pending);
       this.pending = new Int16Array(0);
     }
-    if (this.suppressor) frame = this.denoise(this.suppressor, frame);
+    if (this.suppressor) frame = this.suppressor.processFrames(frame);
     if (this.detector) {
       for (const found of this.detector.process(frame)) this.options.onInbandDigit?.(found.digit);
     }
@@ -149,20 +150,4 @@ export class InboundPath {
     this.concealment.played(out.payload);
     return out.payload;
   }
-
-  private denoise(suppressor: NoiseSuppressor, frame: Int16Array): Int16Array {
-    const out = new Int16Array(frame.length);
-    const step = suppressor.frameSamples;
-    for (let at = 0; at + step <= frame.length; at += step) {
-      out.set(suppressor.process(frame.subarray(at, at + step)), at);
-    }
-    return out;
-  }
-}
-
-function concat(a: Int16Array, b: Int16Array): Int16Array {
-  const out = new Int16Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

@@ -9,7 +9,7 @@ import { RtpSession, type MediaAddress } from '../rtp/rtp-session.js';
 import type { Scheduler } from '../../core/scheduler.js';
 import { noiseSuppressionLevel } from '../codec/noise-suppressor.js';
 import { payloadCodec, type AudioFormat, type PayloadCodec } from './audio-format.js';
-import { InboundPath, type InboundStats } from './inbound-path.js';
+import { InboundPath, type InboundPacket, type InboundStats } from './inbound-path.js';
 import { OutboundPath, type DigitOptions, type OutboundItem } from './outbound-path.js';
 import { SendPacer } from './send-pacer.js';
 
@@ -83,10 +83,7 @@ export type AudioTap = (frame: Int16Array) => void;
  * Each packet's audio as it arrives, decoded at the call's rate, before any jitter buffer:
  * for forks that forward at once. `arrivedAt` is performance.now() when it was received.
  */
-export type PacketTap = (
-  pcm: Int16Array,
-  packet: { sequenceNumber: number; timestamp: number; arrivedAt: number },
-) => void;
+export type PacketTap = (pcm: Int16Array, packet: InboundPacket, arrivedAt: number) => void;
 
 /**
  * One call leg's media inside a worker: an RTP session on its port pair, the inbound path
@@ -104,6 +101,7 @@ export class MediaSession {
   /** The worker's clock (a test's fake one in tests): paces the frames sent. */
   private readonly now: () => number;
   private readonly pacer = new SendPacer();
+  private readonly playoutReady = (): boolean => this.outbound.playout.ready;
   private readonly playing = new Set<{ stopped: boolean }>();
   private readonly digits: DtmfReceiver;
   private sendCodec: PayloadCodec;
@@ -271,13 +269,7 @@ export class MediaSession {
     this.packetTaps.add(tap);
     this.inbound.onDecoded = (pcm, packet) => {
       const arrivedAt = performance.now();
-      for (const each of this.packetTaps) {
-        each(pcm, {
-          sequenceNumber: packet.sequenceNumber,
-          timestamp: packet.timestamp,
-          arrivedAt,
-        });
-      }
+      for (const each of this.packetTaps) each(pcm, packet, arrivedAt);
     };
     return () => {
       this.packetTaps.delete(tap);
@@ -402,7 +394,7 @@ export class MediaSession {
       if (frame) for (const tap of this.taps) tap(frame);
     }
     const now = this.now();
-    if (!this.pacer.tickSends(now, at, this.outbound.playout.ready)) return;
+    if (!this.pacer.tickSends(now, at, this.playoutReady)) return;
     this.sendFrame(now, false);
   }
 

@@ -24,15 +24,16 @@ export class SendPacer {
   /**
    * Whether a tick due at `at` sends, now: always while the ticks drive the leg, and for a
    * catch-up tick (the worker was late); once arriving audio sent a frame, not within a frame
-   * of it (the arrival took this tick's place) and, with nothing queued (`ready` false), not
-   * before a frame and a grace period, so the next arrival can take this place too.
+   * of it (the arrival took this tick's place) and, with nothing queued (`ready()` false),
+   * not before a frame and a grace period, so the next arrival can take this place too.
+   * `ready` is only asked in that last case, so a tick-driven leg pays nothing for it.
    */
-  tickSends(now: number, at: number, ready: boolean): boolean {
+  tickSends(now: number, at: number, ready: () => boolean): boolean {
     if (!this.lastOnArrival || now - at >= FRAME_MS) return true;
     const elapsed = now - this.lastSendAt;
     if (elapsed >= FRAME_MS + ARRIVAL_GRACE_MS) return true;
     if (elapsed < FRAME_MS - TICK_EARLY_MS) return false;
-    return ready;
+    return ready();
   }
 
   /**

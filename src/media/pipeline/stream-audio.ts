@@ -1,6 +1,7 @@
 import type { SampleRate } from '../codec/argument-checks.js';
 import { muLawDecode, muLawEncode } from '../codec/g711.js';
 import { NoiseSuppressor } from '../codec/noise-suppressor.js';
+import { concatPcm } from '../codec/pcm-frame.js';
 import { convertRate, Resampler } from '../codec/resampler.js';
 import { PushedSource } from '../playout/playout-source.js';
 import type { MediaSession } from './media-session.js';
@@ -77,7 +78,7 @@ export class StreamAudio {
     let pending: Int16Array = new Int16Array(0);
     const sendInbound = (frame: Int16Array, arrivedAt: number | null) => {
       inboundSent++;
-      const clean = denoise ? denoiseFrame(denoise, frame) : frame;
+      const clean = denoise ? denoise.processFrames(frame) : frame;
       options.onFrame('inbound', encode(toStreamIn(clean), format.encoding), arrivedAt);
     };
     // The inbound track runs at real time: `due` frames by now since `anchor`. The caller's
@@ -90,7 +91,7 @@ export class StreamAudio {
       // Each packet's audio goes out as it arrives, in 20 ms frames; a packet older than the
       // newest (reordered, duplicated), or one far ahead of real time, is dropped.
       this.detach.push(
-        session.addPacketTap((pcm, packet) => {
+        session.addPacketTap((pcm, packet, arrivedAt) => {
           if (
             lastSequence !== null &&
             ((packet.sequenceNumber - lastSequence) & 0xffff) >= 0x8000
@@ -100,14 +101,14 @@ export class StreamAudio {
           if (lastSequence === packet.sequenceNumber) return;
           lastSequence = packet.sequenceNumber;
           if (filling) {
-            anchor = packet.arrivedAt - inboundSent * 20;
+            anchor = arrivedAt - inboundSent * 20;
             filling = false;
           } else if (inboundSent >= due() + LATE_FRAMES) {
             return;
           }
           pending = pending.length === 0 ? pcm : concatPcm(pending, pcm);
           while (pending.length >= frameSamples) {
-            sendInbound(pending.subarray(0, frameSamples), packet.arrivedAt);
+            sendInbound(pending.subarray(0, frameSamples), arrivedAt);
             pending = pending.subarray(frameSamples);
           }
         }),
@@ -141,11 +142,6 @@ export class StreamAudio {
       void session.play(counted, 'mix');
       this.detach.push(() => pushed.end());
     }
-  }
-
-  /** Seconds of the server's audio waiting to be played. */
-  get queuedSeconds(): number {
-    return (this.pushed?.queued ?? 0) / this.session.rate;
   }
 
   /**
@@ -245,27 +241,15 @@ function encode(pcm: Int16Array, encoding: StreamAudioFormat['encoding']): Buffe
 
 function littleEndianL16(payload: Buffer): Int16Array {
   const out = new Int16Array(payload.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = payload.readInt16LE(i * 2);
-  return out;
-}
-
-function denoiseFrame(suppressor: NoiseSuppressor, frame: Int16Array): Int16Array {
-  const out = new Int16Array(frame.length);
-  const step = suppressor.frameSamples;
-  for (let at = 0; at + step <= frame.length; at += step) {
-    out.set(suppressor.process(frame.subarray(at, at + step)), at);
+  if (LITTLE_ENDIAN) {
+    new Uint8Array(out.buffer).set(payload);
+    return out;
   }
+  for (let i = 0; i < out.length; i++) out[i] = payload.readInt16LE(i * 2);
   return out;
 }
 
 /** Frames a stream's inbound track may run behind (then silence fills) or ahead (then late). */
 const LATE_FRAMES = 3;
-
-function concatPcm(a: Int16Array, b: Int16Array): Int16Array {
-  const out = new Int16Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

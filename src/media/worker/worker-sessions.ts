@@ -52,7 +52,8 @@ const PAIRS_AHEAD = 32;
 export class WorkerSessions {
   private readonly sessions = new Map<string, MediaSession>();
   private readonly bridges = new Map<string, { peerId: string; part: () => void }>();
-  private readonly forks = new Map<string, { sessionId: string; fork: ForkHandle }>();
+  /** Running stream forks, by session, then by stream. */
+  private readonly forks = new Map<string, Map<string, ForkHandle>>();
   private readonly latency = { inbound: new LatencyCounts(), playout: new LatencyCounts() };
   private readonly clock: FrameClock;
   private readonly allocator: PreboundPairs;
@@ -109,10 +110,9 @@ export class WorkerSessions {
       case 'startStream':
         return this.startStream(command.sessionId, command.stream);
       case 'stopStream': {
-        const entry = this.forks.get(command.streamId);
-        const existed = entry !== undefined && !entry.fork.ended;
-        entry?.fork.stop();
-        return { streamId: command.streamId, existed };
+        const fork = this.forks.get(command.sessionId)?.get(command.streamId);
+        fork?.stop();
+        return { streamId: command.streamId, existed: fork !== undefined };
       }
       case 'sendDigits': {
         const completed = await this.get(command.sessionId).sendDigits(command.digits, {
@@ -224,7 +224,8 @@ export class WorkerSessions {
   private startStream(sessionId: string, spec: StreamForkSpec): Results['startStream'] {
     const session = this.get(sessionId);
     if (!this.forkStream) throw new Error('this worker cannot fork streams');
-    if (this.forks.has(spec.streamId)) throw new Error(`stream ${spec.streamId} already exists`);
+    const running = this.forks.get(sessionId) ?? new Map<string, ForkHandle>();
+    if (running.has(spec.streamId)) throw new Error(`stream ${spec.streamId} already exists`);
     const fork = this.forkStream(
       spec,
       (handlers) =>
@@ -237,12 +238,18 @@ export class WorkerSessions {
           ...handlers,
         }),
       (news) => {
-        if ('message' in news) this.forks.delete(spec.streamId);
+        if ('message' in news) {
+          running.delete(spec.streamId);
+          if (running.size === 0) this.forks.delete(sessionId);
+        }
         this.emit(sessionId, { type: 'stream', streamId: spec.streamId, ...news });
       },
       (seconds) => this.latency.inbound.observe(seconds),
     );
-    if (!fork.ended) this.forks.set(spec.streamId, { sessionId, fork });
+    if (!fork.ended) {
+      running.set(spec.streamId, fork);
+      this.forks.set(sessionId, running);
+    }
     return { streamId: spec.streamId };
   }
 
@@ -274,9 +281,7 @@ export class WorkerSessions {
     if (!session) return { sessionId, existed: false, stats: null };
     this.sessions.delete(sessionId);
     this.unbridge(sessionId);
-    for (const entry of [...this.forks.values()]) {
-      if (entry.sessionId === sessionId) entry.fork.stop();
-    }
+    for (const fork of [...(this.forks.get(sessionId)?.values() ?? [])]) fork.stop();
     const stats = session.stats;
     await session.close(reason);
     return { sessionId, existed: true, stats };

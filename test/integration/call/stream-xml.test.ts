@@ -38,32 +38,40 @@ afterAll(async () => {
   await bot?.close();
 });
 
+/**
+ * Places a call to a SIPp carrier (its media a plain RTP peer) whose answer XML is `xml`;
+ * resolves with the peer and the stream connection the XML opened on the bot.
+ */
+async function callAnswered(xml: string) {
+  const phone = await RtpPeer.open();
+  peers.push(phone);
+  const carrier = await startSippUas({
+    scenario: 'carrier-answer.xml',
+    variables: { rtp_port: String(phone.port) },
+  });
+  carriers.push(carrier);
+  app.serve('/answer', { body: xml });
+  const fired = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+    json: {
+      from: '+14155550100',
+      to: `sip:alice@127.0.0.1:${carrier.port}`,
+      answer_url: `${app.baseUrl}/answer`,
+      hangup_url: `${app.baseUrl}/hangup`,
+    },
+  });
+  expect(fired.status).toBe(201);
+  const ws = await bot.connection(bot.connections.length);
+  return { phone, ws };
+}
+
 describe('the answer XML Stream', () => {
   it('echoes the caller through a bidirectional stream, keeps the call while it lasts, then runs on', async () => {
-    const phone = await RtpPeer.open();
-    peers.push(phone);
-    const carrier = await startSippUas({
-      scenario: 'carrier-answer.xml',
-      variables: { rtp_port: String(phone.port) },
-    });
-    carriers.push(carrier);
-    app.serve('/answer', {
-      body:
-        '<Response>' +
+    const { phone, ws } = await callAnswered(
+      '<Response>' +
         `<Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-l16;rate=16000" extraHeaders="team=blue" statusCallbackUrl="${app.baseUrl}/status">${bot.url}</Stream>` +
         '<Hangup/>' +
         '</Response>',
-    });
-    const fired = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        to: `sip:alice@127.0.0.1:${carrier.port}`,
-        answer_url: `${app.baseUrl}/answer`,
-        hangup_url: `${app.baseUrl}/hangup`,
-      },
-    });
-    expect(fired.status).toBe(201);
-    const ws = await bot.connection(bot.connections.length);
+    );
     // The echo bot: every inbound frame goes back as playAudio.
     ws.socket.on('message', (data) => {
       const event = JSON.parse(String(data)) as { event: string; media?: { payload: string } };
@@ -136,26 +144,9 @@ describe('the answer XML Stream', () => {
   }, 30_000);
 
   it('ends its streams when the call is hung up: stop on the socket, StopStream, a closed record', async () => {
-    const phone = await RtpPeer.open();
-    peers.push(phone);
-    const carrier = await startSippUas({
-      scenario: 'carrier-answer.xml',
-      variables: { rtp_port: String(phone.port) },
-    });
-    carriers.push(carrier);
-    app.serve('/answer', {
-      body: `<Response><Stream keepCallAlive="true" statusCallbackUrl="${app.baseUrl}/status">${bot.url}</Stream></Response>`,
-    });
-    const fired = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        to: `sip:alice@127.0.0.1:${carrier.port}`,
-        answer_url: `${app.baseUrl}/answer`,
-        hangup_url: `${app.baseUrl}/hangup`,
-      },
-    });
-    expect(fired.status).toBe(201);
-    const ws = await bot.connection(bot.connections.length);
+    const { ws } = await callAnswered(
+      `<Response><Stream keepCallAlive="true" statusCallbackUrl="${app.baseUrl}/status">${bot.url}</Stream></Response>`,
+    );
     await until(() => ws.of('start').length === 1, 10_000);
     const callUuid = (ws.of('start')[0]!.start as { callId: string }).callId;
     await until(() => app.requestsTo('/status').length === 1);
