@@ -85,18 +85,20 @@ async function exchange(
     return madeUp(request, 503, (error as Error).message);
   }
   return new Promise((resolve) => {
-    let final: SipResponse | null = null;
+    // Dropped once the final response is in: the transaction outlives it (Timer K or M) and
+    // keeps these callbacks, and `resolve` keeps the settled promise and so the response.
+    let settle: ((response: SipResponse) => void) | null = resolve;
     const finish = (response: SipResponse) => {
-      if (final) return;
-      final = response;
-      resolve(response);
+      const done = settle;
+      settle = null;
+      done?.(response);
     };
     try {
       layer.sendRequest(request, destination, {
         onResponse: (response) => {
           if (response.status < 200) return;
           // RFC 6026 7.2: a retransmitted 2xx to a re-INVITE gets its ACK again.
-          if (final && response.status < 300 && request.method === 'INVITE') {
+          if (!settle && response.status < 300 && request.method === 'INVITE') {
             const ack = dialog.acks.get(request.cseq().seq);
             if (ack) layer.resendAck(dialog, ack);
             return;

@@ -19,19 +19,27 @@ const MOVES: Record<InviteClientState, InviteClientState[]> = {
 export class InviteClientTransaction<R> extends Transaction<InviteClientState> {
   protected readonly kind = 'INVITE client transaction';
   private ack: Buffer | null = null;
+  /**
+   * The INVITE and the ACK builder, needed until the final response only. A 2xx keeps the
+   * transaction 32 s (Timer M) and a non-2xx 32 s (Timer D): neither needs them then.
+   */
+  private request: Buffer | null;
+  private makeAck: ((response: R) => Buffer) | null;
 
   constructor(
     options: TransactionOptions,
-    private readonly request: Buffer,
+    request: Buffer,
     private readonly tu: InviteClientUser<R>,
     /** RFC 3261 17.1.1.3: builds the ACK for a non-2xx final response. */
-    private readonly makeAck: (response: R) => Buffer,
+    makeAck: (response: R) => Buffer,
   ) {
     super(options, 'calling', MOVES, tu);
+    this.request = request;
+    this.makeAck = makeAck;
   }
 
   start(): void {
-    if (!this.send(this.request)) return;
+    if (!this.request || !this.send(this.request)) return;
     // RFC 3261 17.1.1.2: "If an unreliable transport is being used, the client transaction MUST
     // start timer A with a value of T1." Each firing retransmits and doubles the interval.
     if (!this.options.reliable) this.retransmitAfter(this.timers.A);
@@ -56,6 +64,7 @@ export class InviteClientTransaction<R> extends Transaction<InviteClientState> {
           this.stopTimer('B');
           // RFC 6026 7.2: on a 2xx the transaction enters Accepted and starts Timer M.
           this.transition('accepted');
+          this.request = this.makeAck = null;
           this.startTimer('M', this.timers.M, () => this.transition('terminated'));
           this.tu.onResponse(status, response);
         } else {
@@ -65,7 +74,8 @@ export class InviteClientTransaction<R> extends Transaction<InviteClientState> {
           // RFC 3261 17.1.1.2: the client transaction MUST generate an ACK for a 300-699
           // response and pass the response up to the TU. The ACK goes first, so that a TU
           // that sends a new INVITE at once (a digest retry) does not overtake it on the wire.
-          this.ack = this.makeAck(response);
+          this.ack = this.makeAck!(response);
+          this.request = this.makeAck = null;
           const acked = this.send(this.ack);
           this.tu.onResponse(status, response);
           if (!acked) return;
@@ -87,7 +97,7 @@ export class InviteClientTransaction<R> extends Transaction<InviteClientState> {
 
   private retransmitAfter(interval: number): void {
     this.startTimer('A', interval, () => {
-      if (this.state !== 'calling') return;
+      if (this.state !== 'calling' || !this.request) return;
       if (this.send(this.request)) this.retransmitAfter(interval * 2);
     });
   }

@@ -17,16 +17,20 @@ const MOVES: Record<NonInviteClientState, NonInviteClientState[]> = {
 export class NonInviteClientTransaction<R> extends Transaction<NonInviteClientState> {
   protected readonly kind = 'non-INVITE client transaction';
 
+  /** The request, needed until the final response only (Timer K keeps the transaction on). */
+  private request: Buffer | null;
+
   constructor(
     options: TransactionOptions,
-    private readonly request: Buffer,
+    request: Buffer,
     private readonly tu: NonInviteClientUser<R>,
   ) {
     super(options, 'trying', MOVES, tu);
+    this.request = request;
   }
 
   start(): void {
-    if (!this.send(this.request)) return;
+    if (!this.request || !this.send(this.request)) return;
     // RFC 3261 17.1.2.2: timer F is always set; timer E only for unreliable transports.
     this.startTimer('F', this.timers.F, () => {
       if (this.state === 'trying' || this.state === 'proceeding') this.timeout();
@@ -44,6 +48,7 @@ export class NonInviteClientTransaction<R> extends Transaction<NonInviteClientSt
     this.stopTimer('E');
     this.stopTimer('F');
     this.transition('completed');
+    this.request = null;
     this.tu.onResponse(status, response);
     this.afterOrNow('K', this.timers.K, () => this.transition('terminated'));
   }
@@ -51,7 +56,7 @@ export class NonInviteClientTransaction<R> extends Transaction<NonInviteClientSt
   private retransmitAfter(interval: number): void {
     this.startTimer('E', interval, () => {
       if (this.state !== 'trying' && this.state !== 'proceeding') return;
-      if (!this.send(this.request)) return;
+      if (!this.request || !this.send(this.request)) return;
       // RFC 3261 17.1.2.2: in Trying the interval doubles up to T2; in Proceeding it is T2.
       this.retransmitAfter(
         this.state === 'trying'

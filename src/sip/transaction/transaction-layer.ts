@@ -75,12 +75,15 @@ export class ServerTransaction {
   }
 }
 
-/** A client transaction as the TU sees it. */
+/**
+ * A client transaction as the TU sees it. It keeps the request's method, not the request: a
+ * transaction outlives its final response (Timer M, D or K), and the TU has the request.
+ */
 export class ClientTransaction {
   /** @internal */ machine!: ClientMachine;
 
   constructor(
-    readonly request: SipRequest,
+    readonly method: string,
     readonly destination: Destination,
   ) {}
 
@@ -198,7 +201,7 @@ export class TransactionLayer {
     if (!request.headers.has('Via')) this.addVia(request, destination);
     const key = clientKey(request)!;
     if (this.clients.has(key)) throw new Error(`a client transaction ${key} already exists`);
-    const transaction = new ClientTransaction(request, destination);
+    const transaction = new ClientTransaction(request.method, destination);
     const data = request.toBuffer();
     const tu = {
       onResponse: (_status: number, response: SipResponse) => user.onResponse(response),
@@ -209,9 +212,7 @@ export class TransactionLayer {
     const options = this.options(destination, () => transaction.machine, request.method);
     transaction.machine =
       request.method === 'INVITE'
-        ? new InviteClientTransaction(options, data, tu, (response) =>
-            ackFor(request, response).toBuffer(),
-          )
+        ? new InviteClientTransaction(options, data, tu, ackBuilder(request))
         : new NonInviteClientTransaction(options, data, tu);
     this.clients.set(key, transaction);
     this.metrics.requestSent(request.method);
@@ -328,6 +329,15 @@ export class TransactionLayer {
     if (!this.user) throw new Error('the transaction layer has no user');
     return this.user;
   }
+}
+
+/**
+ * The INVITE transaction's ACK builder. Made out here so that the request is in this closure's
+ * scope only: the TU callbacks made beside it would otherwise keep it as long as the
+ * transaction lingers.
+ */
+function ackBuilder(invite: SipRequest): (response: SipResponse) => Buffer {
+  return (response) => ackFor(invite, response).toBuffer();
 }
 
 /** RFC 3261 17.1.1.3: the ACK of a non-2xx final response, built from the INVITE. */

@@ -39,8 +39,14 @@ export type InviteFailure =
   /** RFC 3261 8.1.3.1: the request could not be sent (or its target resolved): a 503. */
   | { kind: 'transport'; status: 503; reason: string; error: Error };
 
+/**
+ * How the INVITE ended. An answered outcome leaves out the 2xx itself (onAnswered has it): the
+ * outcome lives as long as the INVITE transaction, 32 s after the answer, and a parsed 2xx is
+ * a few KB per call for that long.
+ */
 export type InviteOutcome =
-  ({ answered: true } & InviteAnswer) | { answered: false; failure: InviteFailure };
+  | ({ answered: true } & Omit<InviteAnswer, 'response'>)
+  | { answered: false; failure: InviteFailure };
 
 /** What an outgoing INVITE tells its owner; each event comes at most once, except progress. */
 export interface OutgoingInviteDelegate {
@@ -293,7 +299,7 @@ export class OutgoingInvite {
     this.transition('answered');
     const answer = { dialog, sdp: dialog.remoteSdp, response };
     this.layer.safely(() => this.delegate.onAnswered?.(answer));
-    this.settle({ answered: true, ...answer });
+    this.settle({ answered: true, dialog, sdp: dialog.remoteSdp });
     this.release();
   }
 

@@ -396,12 +396,13 @@ Content-Length: 0
     expect(outcome).toMatchObject({ answered: false, failure: { kind: 'cancelled', status: 487 } });
   });
 
-  it('lets the owner of an answered call go when the call ends, while its transaction lingers', async () => {
+  it('lets the owner of an answered call and the responses go when the call ends, while its transactions linger', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     peer.received.length = 0;
     // The owner, as a call leg is: reachable only through the delegates it hangs on the
     // INVITE and on its dialog.
+    let answerResponse: WeakRef<object> | null = null;
     const owned = (() => {
       const owner = { answered: 0, ended: 0 };
       const call = a.uac.invite({
@@ -411,6 +412,7 @@ Content-Length: 0
         delegate: {
           onAnswered: (answer) => {
             owner.answered++;
+            answerResponse = new WeakRef(answer.response);
             answer.dialog.delegate = { onTerminated: () => owner.ended++ };
           },
         },
@@ -424,18 +426,22 @@ Content-Length: 0
     const outcome = await owned.call.outcome;
     if (!outcome.answered) throw new Error('expected an answer');
     expect(owned.owner.deref()?.answered).toBe(1);
-    const bye = outcome.dialog.bye();
+    const byeResponse = outcome.dialog.bye().then((response) => new WeakRef(response!));
     await until(() => requests('BYE').length === 1);
     peer.send(reply(requests('BYE')[0]!, 200, 'peer3'), a.port);
-    await bye;
-    // Timer M (64*T1) keeps the INVITE transaction, and the dialog lingers as long, to ACK
-    // 2xx retransmissions; neither may keep the owner.
+    const byeAnswer = await byeResponse;
+    // Timer M (64*T1) keeps the INVITE transaction, the dialog lingers as long to ACK 2xx
+    // retransmissions, and Timer K keeps the BYE's transaction: none may keep the owner, the
+    // 2xx to the INVITE or the response to the BYE.
     expect(owned.call.state).toBe('answered');
-    for (let i = 0; i < 5 && owned.owner.deref() !== undefined; i++) {
+    const held = () => [owned.owner, answerResponse!, byeAnswer].filter((r) => r.deref());
+    for (let i = 0; i < 5 && held().length > 0; i++) {
       await sleep(10);
       gc();
     }
     expect(owned.owner.deref()).toBeUndefined();
+    expect(answerResponse!.deref()).toBeUndefined();
+    expect(byeAnswer.deref()).toBeUndefined();
   });
 
   it('ACKs every retransmission of the 2xx, also after the transaction has ended', async () => {
