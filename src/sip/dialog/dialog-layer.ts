@@ -175,19 +175,23 @@ export class DialogLayer implements DialogRouter {
 
   /** RFC 3261 13.2.2.4: ACKs a 2xx to an INVITE of the dialog, and keeps the ACK to resend. */
   acknowledge(dialog: Dialog, invite: SipRequest, options: DialogRequestOptions = {}): void {
+    const seq = invite.cseq().seq;
     const ack = dialog.createAck(invite, options);
     dialog.acks.clear(); // only the latest INVITE's 2xx can still be retransmitted to us
-    dialog.acks.set(invite.cseq().seq, ack);
-    this.resendAck(dialog, ack);
-  }
-
-  /** Sends an ACK again (the same bytes, the same branch). */
-  resendAck(dialog: Dialog, ack: SipRequest): void {
     this.destinationOf(dialog).then(
       (to) => {
         if (!ack.headers.has('Via')) this.placeVia(ack, to);
-        this.stack.transactions.sendAck(ack, to);
+        // Kept as the bytes sent: a dialog keeps its ACK as long as it lingers (64*T1).
+        dialog.acks.set(seq, this.stack.transactions.sendAck(ack, to));
       },
+      (error: Error) => this.warn(`could not send an ACK: ${error.message}`),
+    );
+  }
+
+  /** Sends an ACK again (the same bytes, the same branch). */
+  resendAck(dialog: Dialog, ack: Buffer): void {
+    this.destinationOf(dialog).then(
+      (to) => this.stack.transactions.resendAck(ack, to),
       (error: Error) => this.warn(`could not send an ACK: ${error.message}`),
     );
   }

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { SipRequest, type SipMessage, type SipResponse } from '../message/index.js';
+import { SipRequest, detached, type SipMessage, type SipResponse } from '../message/index.js';
 import type { ServerTransaction } from '../transaction/transaction-layer.js';
 import { isReliable, type Flow } from '../transport/flow.js';
 import type { Destination } from '../transport/transport-layer.js';
@@ -86,8 +86,8 @@ export class Dialog {
   /** @internal Offer/answer transactions under way, by method, for glare (RFC 3261 14). */
   readonly pendingOut = new Set<string>();
   /** @internal */ readonly pendingIn = new Map<string, ServerTransaction>();
-  /** @internal The ACK sent for each INVITE CSeq, resent on a 2xx retransmission. */
-  readonly acks = new Map<number, SipRequest>();
+  /** @internal The ACK sent for each INVITE CSeq (its bytes), resent on a 2xx retransmission. */
+  readonly acks = new Map<number, Buffer>();
   /** @internal Set by the dialog layer. */ channel: DialogChannel | null = null;
   /** @internal Told before the delegate when the dialog ends (the INVITE that made it). */
   readonly whenEnded: ((end: DialogEnd) => void)[] = [];
@@ -99,17 +99,18 @@ export class Dialog {
   private remoteCSeq: number | null;
 
   constructor(init: DialogInit) {
-    this.id = dialogId(init.callId, init.localTag, init.remoteTag);
+    // The values come from messages; copies keep the dialog from holding those messages.
+    this.callId = detached(init.callId);
+    this.localTag = detached(init.localTag);
+    this.remoteTag = detached(init.remoteTag);
+    this.id = dialogId(this.callId, this.localTag, this.remoteTag);
     this.role = init.role;
     this.current = init.state;
-    this.callId = init.callId;
-    this.localTag = init.localTag;
-    this.remoteTag = init.remoteTag;
-    this.localAddress = init.localAddress;
-    this.remoteAddress = init.remoteAddress;
-    this.localTargetUri = init.localTarget;
-    this.remoteTargetUri = init.remoteTarget;
-    this.routes = init.routeSet;
+    this.localAddress = detached(init.localAddress);
+    this.remoteAddress = detached(init.remoteAddress);
+    this.localTargetUri = detached(init.localTarget);
+    this.remoteTargetUri = detached(init.remoteTarget);
+    this.routes = init.routeSet.map(detached);
     this.localCSeq = init.localSeq;
     this.remoteCSeq = init.remoteSeq;
     this.secure = init.secure;
@@ -233,7 +234,7 @@ export class Dialog {
     const method = message instanceof SipRequest ? message.method : message.cseq().method;
     if (!TARGET_REFRESH.has(method)) return;
     const uri = contactUri(message);
-    if (uri !== null) this.remoteTargetUri = uri;
+    if (uri !== null) this.remoteTargetUri = detached(uri);
   }
 
   /** RFC 3261 12.2.1.1: a request in the dialog, with the next local CSeq. */

@@ -1,6 +1,7 @@
 import type { SipRequest, SipResponse } from '../message/index.js';
 import { responseTo } from '../transaction/response-to.js';
 import type { Destination } from '../transport/transport-layer.js';
+import type { ClientTransactionUser } from '../transaction/transaction-layer.js';
 import type { Dialog, DialogRequestOptions } from './dialog.js';
 import type { DialogEnd } from './dialog-delegate.js';
 import type { DialogLayer } from './dialog-layer.js';
@@ -85,34 +86,66 @@ async function exchange(
     return madeUp(request, 503, (error as Error).message);
   }
   return new Promise((resolve) => {
-    // Dropped once the final response is in: the transaction outlives it (Timer K or M) and
-    // keeps these callbacks, and `resolve` keeps the settled promise and so the response.
-    let settle: ((response: SipResponse) => void) | null = resolve;
-    const finish = (response: SipResponse) => {
-      const done = settle;
-      settle = null;
-      done?.(response);
-    };
+    const final = new FinalResponse(request, resolve);
     try {
-      layer.sendRequest(request, destination, {
-        onResponse: (response) => {
-          if (response.status < 200) return;
-          // RFC 6026 7.2: a retransmitted 2xx to a re-INVITE gets its ACK again.
-          if (!settle && response.status < 300 && request.method === 'INVITE') {
-            const ack = dialog.acks.get(request.cseq().seq);
-            if (ack) layer.resendAck(dialog, ack);
-            return;
-          }
-          finish(response);
-        },
-        // RFC 3261 8.1.3.1: a timeout counts as a 408, a transport error as a 503.
-        onTimeout: () => finish(madeUp(request, 408)),
-        onTransportError: (error) => finish(madeUp(request, 503, error.message)),
-      });
+      layer.sendRequest(request, destination, finalResponseUser(layer, dialog, request, final));
     } catch (error) {
-      finish(madeUp(request, 503, (error as Error).message));
+      final.madeUp(503, (error as Error).message);
     }
   });
+}
+
+/**
+ * The one final response an in-dialog request resolves with. The transaction outlives it
+ * (Timer K, or M for a re-INVITE) and keeps its callbacks: once the response is in, this lets
+ * go of the request and of the promise (which holds the response).
+ */
+class FinalResponse {
+  private pending: { request: SipRequest; resolve: (response: SipResponse) => void } | null;
+
+  constructor(request: SipRequest, resolve: (response: SipResponse) => void) {
+    this.pending = { request, resolve };
+  }
+
+  get settled(): boolean {
+    return this.pending === null;
+  }
+
+  settle(response: SipResponse): void {
+    const pending = this.pending;
+    this.pending = null;
+    pending?.resolve(response);
+  }
+
+  /** RFC 3261 8.1.3.1: a timeout counts as a 408, a transport error as a 503. */
+  madeUp(status: number, reason?: string): void {
+    if (this.pending) this.settle(madeUp(this.pending.request, status, reason));
+  }
+}
+
+/** The transaction's callbacks, made apart so that they keep what they need and no more. */
+function finalResponseUser(
+  layer: DialogLayer,
+  dialog: Dialog,
+  request: SipRequest,
+  final: FinalResponse,
+): ClientTransactionUser {
+  const seq = request.cseq().seq;
+  const reInvite = request.method === 'INVITE';
+  return {
+    onResponse: (response) => {
+      if (response.status < 200) return;
+      // RFC 6026 7.2: a retransmitted 2xx to a re-INVITE gets its ACK again.
+      if (final.settled && response.status < 300 && reInvite) {
+        const ack = dialog.acks.get(seq);
+        if (ack) layer.resendAck(dialog, ack);
+        return;
+      }
+      final.settle(response);
+    },
+    onTimeout: () => final.madeUp(408),
+    onTransportError: (error) => final.madeUp(503, error.message),
+  };
 }
 
 /** A final response made up for a request that got none (RFC 3261 8.1.3.1). */

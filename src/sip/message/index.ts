@@ -14,7 +14,7 @@ export {
   parseNameAddr,
   parseNameAddrList,
 } from './name-addr.js';
-export { octetsFromText, textFromOctets } from './octets.js';
+export { detached, octetsFromText, textFromOctets } from './octets.js';
 export { type CSeq } from './scalar-headers.js';
 export { SipHeaders, splitList } from './sip-headers.js';
 export { SIP_VERSION, SipMessage, type SipMessageInit } from './sip-message.js';

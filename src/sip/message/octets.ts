@@ -22,6 +22,15 @@ export function octetsFromText(text: string): string {
   return isAscii(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
 }
 
+/**
+ * A copy of an octet string that keeps nothing else alive. Values read from a message are views
+ * of its whole text; state kept long after the message (a dialog, which lingers 32 s after its
+ * call) holds copies instead, not a message per value.
+ */
+export function detached(octets: string): string {
+  return Buffer.from(octets, 'latin1').toString('latin1');
+}
+
 function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
   return true;

@@ -13,8 +13,20 @@ export interface TimerSettings {
 
 export const DEFAULT_TIMERS: TimerSettings = { t1: 500, t2: 4000, t4: 5000 };
 
-/** The named timers, for a transport that is reliable (TCP, WS) or not (UDP). */
-export function timerTable(s: TimerSettings, reliable: boolean) {
+/** Tables already made, for each settings object: unreliable first, then reliable. */
+const tables = new WeakMap<TimerSettings, [TimerTable | null, TimerTable | null]>();
+
+/**
+ * The named timers, for a transport that is reliable (TCP, WS) or not (UDP). One table per
+ * settings and kind of transport, shared by every transaction that uses it.
+ */
+export function timerTable(s: TimerSettings, reliable: boolean): TimerTable {
+  let made = tables.get(s);
+  if (!made) tables.set(s, (made = [null, null]));
+  return (made[reliable ? 1 : 0] ??= Object.freeze(makeTable(s, reliable)));
+}
+
+function makeTable(s: TimerSettings, reliable: boolean) {
   return {
     /** INVITE request retransmit, UDP only: starts at T1 and doubles. */
     A: s.t1,
@@ -43,4 +55,4 @@ export function timerTable(s: TimerSettings, reliable: boolean) {
   };
 }
 
-export type TimerTable = ReturnType<typeof timerTable>;
+export type TimerTable = Readonly<ReturnType<typeof makeTable>>;

@@ -221,10 +221,18 @@ export class TransactionLayer {
   }
 
   /** Sends an ACK for a 2xx (RFC 3261 13.2.2.4): outside any transaction, with a new branch. */
-  sendAck(ack: SipRequest, destination: Destination): void {
+  sendAck(ack: SipRequest, destination: Destination): Buffer {
     if (!ack.headers.has('Via')) this.addVia(ack, destination);
     this.metrics.requestSent('ACK');
-    void Promise.resolve(this.transport.sendRequest(ack.toBuffer(), destination)).catch(() => {});
+    const data = ack.toBuffer();
+    void Promise.resolve(this.transport.sendRequest(data, destination)).catch(() => {});
+    return data;
+  }
+
+  /** Sends the bytes of an ACK again, for a retransmitted 2xx. */
+  resendAck(data: Buffer, destination: Destination): void {
+    this.metrics.retransmissionSent('ACK');
+    void Promise.resolve(this.transport.sendRequest(data, destination)).catch(() => {});
   }
 
   /** Resends bytes to a destination outside any transaction (the UAS's 2xx, 13.3.1.4). */

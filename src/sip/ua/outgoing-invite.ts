@@ -2,7 +2,7 @@ import type { TimerHandle } from '../../core/scheduler.js';
 import { Dialog } from '../dialog/dialog.js';
 import type { DialogLayer } from '../dialog/dialog-layer.js';
 import { sdpOf } from '../dialog/session-body.js';
-import { SipRequest, type SipResponse } from '../message/index.js';
+import { SipRequest, type SipResponse, parseMessage } from '../message/index.js';
 import { reasonPhrase } from '../transaction/response-to.js';
 import type { ClientTransaction } from '../transaction/transaction-layer.js';
 import type { Destination } from '../transport/transport-layer.js';
@@ -111,7 +111,11 @@ export class OutgoingInvite {
   dialog: Dialog | null = null;
   private current: OutgoingInviteState = 'resolving';
   private settle!: (outcome: InviteOutcome) => void;
+  /** The INVITE last sent; once the call is over, only its bytes (see release). */
   private invite: SipRequest | null = null;
+  private inviteBytes: Buffer | null = null;
+  /** Counts INVITEs sent, so that responses to an earlier one (before a challenge) are ignored. */
+  private sent = 0;
   private transaction: ClientTransaction | null = null;
   private destination: Destination | null = null;
   private build: ((attempt: number) => SipRequest) | null = null;
@@ -144,7 +148,7 @@ export class OutgoingInvite {
 
   /** The INVITE last sent (the one with credentials after a challenge). */
   get request(): SipRequest | null {
-    return this.invite;
+    return this.invite ?? (this.inviteBytes && this.sentInvite());
   }
 
   /**
@@ -186,19 +190,19 @@ export class OutgoingInvite {
   }
 
   private send(): void {
-    const request = this.invite!;
+    const attempt = ++this.sent;
     this.provisional = false;
     try {
-      this.transaction = this.layer.sendRequest(request, this.destination!, {
+      this.transaction = this.layer.sendRequest(this.invite!, this.destination!, {
         onResponse: (response) => {
-          if (request === this.invite) this.receive(response);
+          if (attempt === this.sent) this.receive(response);
         },
         onTimeout: () => {
-          if (request === this.invite)
+          if (attempt === this.sent)
             this.finish({ kind: 'timeout', status: 408, reason: 'Request Timeout' });
         },
         onTransportError: (error) => {
-          if (request === this.invite) this.transportFailed(error);
+          if (attempt === this.sent) this.transportFailed(error);
         },
       });
     } catch (error) {
@@ -277,11 +281,13 @@ export class OutgoingInvite {
       if (ack) this.layer.resendAck(known, ack);
       return;
     }
-    const dialog = this.early.get(tag) ?? Dialog.forUac(this.invite!, response, this.destination!);
+    // A 2xx from a second fork can come after the call is over, when only the bytes are left.
+    const invite = this.invite ?? this.sentInvite();
+    const dialog = this.early.get(tag) ?? Dialog.forUac(invite, response, this.destination!);
     this.early.delete(tag);
     dialog.confirm(response);
     this.layer.add(dialog);
-    this.layer.acknowledge(dialog, this.invite!);
+    this.layer.acknowledge(dialog, invite);
     const wanted = this.current === 'calling' || this.current === 'proceeding';
     if (!wanted || this.cancelRequested) {
       // RFC 3261 13.2.2.4 (a second 2xx) and 9.1 (a 2xx crossing our CANCEL): "the UAC core
@@ -337,7 +343,8 @@ export class OutgoingInvite {
   /** RFC 3261 9.1: the CANCEL of the INVITE, on its branch, to where the INVITE went. */
   private sendCancel(): void {
     this.cancelSent = true;
-    const invite = this.invite!;
+    // Given up before any 1xx, the call is over for its owner when the 1xx brings the CANCEL.
+    const invite = this.invite ?? this.sentInvite();
     const rows: [string, string][] = [
       ['Via', invite.headers.getRows('Via')[0]!],
       ['Max-Forwards', '70'],
@@ -391,10 +398,23 @@ export class OutgoingInvite {
    */
   private release(): void {
     this.delegate = {};
+    // The INVITE is kept for a 2xx from another fork; as bytes it is a fraction of the parsed
+    // request, and outside the JavaScript heap the collector marks.
+    if (this.invite) {
+      this.inviteBytes = this.invite.toBuffer();
+      this.invite = null;
+    }
     // The INVITE builder holds the options the owner gave, delegate and all; a retry after a
     // challenge is the only use for it, and none comes after the outcome.
     this.build = null;
     this.lastProvisional = null;
+  }
+
+  /** The INVITE as sent, read back from its bytes. */
+  private sentInvite(): SipRequest {
+    const invite = parseMessage(this.inviteBytes!);
+    if (!(invite instanceof SipRequest)) throw new Error('the INVITE bytes hold a response');
+    return invite;
   }
 
   private endEarlyDialogs(): void {
