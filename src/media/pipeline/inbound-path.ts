@@ -51,6 +51,7 @@ export class InboundPath {
   private readonly concealment = new LossConcealment();
   private readonly suppressor: NoiseSuppressor | null;
   private readonly detector: InbandDtmfDetector | null;
+  private detecting = true;
   /** Decoded audio not yet handed out, at most one packet's worth beyond a frame. */
   private pending: Int16Array = new Int16Array(0);
   private lastPacketSamples: number;
@@ -71,6 +72,15 @@ export class InboundPath {
         : new NoiseSuppressor(options.rate, options.noiseCancellationLevel);
     this.detector =
       options.onInbandDigit && options.rate === 8000 ? new InbandDtmfDetector() : null;
+  }
+
+  /**
+   * Whether in-band digits are looked for (when onInbandDigit was given). A peer that
+   * negotiated telephone-event sends its digits as RFC 4733 events, so the media session turns
+   * this off for it, as it sends its own digits that way.
+   */
+  setInbandDetection(on: boolean): void {
+    this.detecting = on;
   }
 
   /** The formats accepted from now on (a re-INVITE may change them; the rate stays). */
@@ -132,7 +142,7 @@ export class InboundPath {
       this.pending = new Int16Array(0);
     }
     if (this.suppressor) frame = this.suppressor.processFrames(frame);
-    if (this.detector) {
+    if (this.detector && this.detecting) {
       for (const found of this.detector.process(frame)) this.options.onInbandDigit?.(found.digit);
     }
     return frame;

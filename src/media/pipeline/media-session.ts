@@ -31,7 +31,7 @@ export interface MediaSessionSpec {
   direction?: MediaDirection;
   /** 60-100: noise suppression on the audio received, at that strength. */
   noiseCancellationLevel?: number;
-  /** Listen for DTMF tones in the audio received (8 kHz calls). */
+  /** Listen for DTMF tones in the audio received (8 kHz calls whose peer has no telephone-event). */
   inbandDtmf?: boolean;
   /** No RTP for this long raises onMediaTimeout (not while the peer is not meant to send). */
   mediaTimeoutMs?: number;
@@ -142,6 +142,7 @@ export class MediaSession {
         ? (digit) => this.digitHeard({ digit, source: 'inband' })
         : undefined,
     });
+    this.inbound.setInbandDetection(this.telephoneEvent === null);
     this.outbound = new OutboundPath({
       rate,
       telephoneEventRate: this.telephoneEvent?.rate ?? null,
@@ -201,6 +202,7 @@ export class MediaSession {
     }
     if (changes.telephoneEvent !== undefined) {
       this.telephoneEvent = changes.telephoneEvent;
+      this.inbound.setInbandDetection(changes.telephoneEvent === null);
       this.outbound.setTelephoneEventRate(changes.telephoneEvent?.rate ?? null);
     }
     if (changes.remote) this.rtp.setRemote(changes.remote);

@@ -229,6 +229,29 @@ describe('media sessions in worker threads', () => {
     expect([852, 1477]).toContain(low);
   });
 
+  it('takes digits from RFC 4733 only while the peer has telephone-event, from tones once it has not', async () => {
+    const pool = startPool(1);
+    const phone = await peer();
+    const { port } = await pool.createSession('e', spec(phone, { inbandDtmf: true }));
+    // 7 is 852 Hz with 1209 Hz: 100 ms of it, then silence.
+    const seven = new Int16Array(2400).map((_, i) =>
+      i < 800
+        ? Math.round(
+            6000 * Math.sin((2 * Math.PI * 852 * i) / 8000) +
+              6000 * Math.sin((2 * Math.PI * 1209 * i) / 8000),
+          )
+        : 0,
+    );
+    await phone.stream(port, frames(concat([new Int16Array(800), seven])), { payloadType: 0 });
+    await sleep(200);
+    expect(eventsOf('e', 'dtmf')).toEqual([]);
+
+    await pool.send({ type: 'updateSession', sessionId: 'e', changes: { telephoneEvent: null } });
+    await phone.stream(port, frames(concat([new Int16Array(800), seven])), { payloadType: 0 });
+    await until(() => eventsOf('e', 'dtmf').length > 0);
+    expect(eventsOf('e', 'dtmf')).toEqual([{ type: 'dtmf', digit: '7', source: 'inband' }]);
+  });
+
   it('raises a media timeout, but not while the peer is on hold', async () => {
     const pool = startPool(1);
     const phone = await peer();
