@@ -1,4 +1,4 @@
-import type { MediaSessionSpec } from '../../src/media/pipeline/media-session.js';
+import type { MediaSessionSpec } from '../../src/media/pipeline/session-spec.js';
 import { MediaWorkerPool } from '../../src/media/worker/media-worker-pool.js';
 import type { Results } from '../../src/media/worker/protocol.js';
 import { processCpuSeconds } from '../api/process-cpu.js';

@@ -1,5 +1,5 @@
 import type { AudioFormat } from '../media/pipeline/audio-format.js';
-import type { MediaSessionSpec, MediaSessionUpdate } from '../media/pipeline/media-session.js';
+import type { MediaSessionSpec, MediaSessionUpdate } from '../media/pipeline/session-spec.js';
 import type { NegotiatedAudio } from '../sip/sdp/index.js';
 
 /** What a leg's media starts as, before offer/answer settles: PCMU or PCMA at 8 kHz. */

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
-import type { MediaSessionSpec } from '../media/pipeline/media-session.js';
+import type { MediaSessionSpec } from '../media/pipeline/session-spec.js';
 import { MediaWorkerPool, type SessionCommand } from '../media/worker/media-worker-pool.js';
 import type { Results, SessionEvent } from '../media/worker/protocol.js';
 import { MergedHistogram } from './merged-histogram.js';

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { checkSessionSpec, type MediaSessionSpec } from '../pipeline/media-session.js';
+import { checkSessionSpec, type MediaSessionSpec } from '../pipeline/session-spec.js';
 import { MediaWorkerChannel } from './media-worker-channel.js';
 import type { Command, LatencyReport, Results, SessionEvent, WorkerSettings } from './protocol.js';
 

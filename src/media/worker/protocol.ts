@@ -10,7 +10,7 @@ import type {
   MediaSessionStats,
   MediaSessionUpdate,
   ReceivedDtmf,
-} from '../pipeline/media-session.js';
+} from '../pipeline/session-spec.js';
 
 /** What a worker needs from the main thread when it starts (its workerData). */
 export interface WorkerSettings {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
 import { decodeTelephoneEvent, encodeTelephoneEvent } from '../../../src/media/dtmf/index.js';
-import type { MediaSessionSpec } from '../../../src/media/pipeline/media-session.js';
+import type { MediaSessionSpec } from '../../../src/media/pipeline/session-spec.js';
 import { MediaWorkerPool } from '../../../src/media/worker/media-worker-pool.js';
 import type { SessionEvent } from '../../../src/media/worker/protocol.js';
 import { RtpPeer, type ReceivedRtp } from '../../support/rtp-peer.js';
