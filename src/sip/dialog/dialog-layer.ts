@@ -206,8 +206,8 @@ export class DialogLayer implements DialogRouter {
     response: SipResponse,
     hooks: AckWaitHooks = {},
   ): void {
-    transaction.respond(response);
     const seq = transaction.request.cseq().seq;
+    transaction.respond(response);
     const data = response.toBuffer();
     const retransmitter = new AnswerRetransmitter(
       this.scheduler,

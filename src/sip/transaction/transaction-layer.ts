@@ -45,17 +45,29 @@ type ClientMachine = InviteClientTransaction<SipResponse> | NonInviteClientTrans
 export class ServerTransaction {
   /** The To tag of our responses, once one carried one (matched against RFC 2543 ACKs). */
   toTag: string | null = null;
+  readonly method: string;
   /** @internal */ machine!: ServerMachine;
+  #request: SipRequest | null;
 
   constructor(
-    readonly request: SipRequest,
+    request: SipRequest,
     readonly flow: Flow,
     readonly route: ResponseRoute,
     private readonly layer: TransactionLayer,
-  ) {}
+  ) {
+    this.method = request.method;
+    this.#request = request;
+  }
 
-  get method(): string {
-    return this.request.method;
+  /**
+   * The request, until a final response is sent. The transaction lingers after that (32 s
+   * for an INVITE's 2xx or a non-INVITE on UDP) only to absorb retransmissions, which its
+   * machine answers from the bytes it sent; a parsed request is a few KB per call for that
+   * long, so it is let go.
+   */
+  get request(): SipRequest {
+    if (!this.#request) throw new Error(`the ${this.method} of an answered transaction is gone`);
+    return this.#request;
   }
 
   get state(): string {
@@ -70,8 +82,9 @@ export class ServerTransaction {
   /** Sends a response through the transaction (which retransmits it as RFC 3261 17.2 says). */
   respond(response: SipResponse): void {
     this.toTag ??= response.to().tag;
-    this.layer.metrics.responseSent(this.request.method, response.status);
+    this.layer.metrics.responseSent(this.method, response.status);
     this.machine.respond(response.status, response.toBuffer());
+    if (response.status >= 200) this.#request = null;
   }
 }
 

@@ -126,6 +126,31 @@ describe('a call between two stacks over UDP', () => {
     expect(b.dialogs.size).toBe(0);
   });
 
+  it('lets the callee side go of the INVITE it answered while its transaction lingers', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const calleeEnded = deferred<DialogEnd>();
+    let received: WeakRef<SipRequest> | null = null;
+    b.uas.onInvite = (invite) => {
+      received = new WeakRef(invite.request);
+      const dialog = invite.answer(ANSWER);
+      dialog.delegate = { onTerminated: (end) => calleeEnded.resolve(end) };
+    };
+    const outcome = await a.uac.invite({ target: callTo(b), from: 'sip:a@test', sdp: OFFER })
+      .outcome;
+    if (!outcome.answered) throw new Error('expected an answer');
+    await outcome.dialog.bye();
+    await calleeEnded.promise;
+    // RFC 6026 Timer L keeps the INVITE's server transaction (and Timer J the BYE's) to absorb
+    // retransmissions; they answer those from the bytes they sent, not from the request.
+    expect(b.stack.transactions.liveServerTransactions).toBeGreaterThan(0);
+    for (let i = 0; i < 5 && received!.deref() !== undefined; i++) {
+      await sleep(10);
+      gc();
+    }
+    expect(received!.deref()).toBeUndefined();
+  });
+
   it('the other way round, and the callee hangs up', async () => {
     const callerEnded = deferred<DialogEnd>();
     a.uas.onInvite = (invite) => {
