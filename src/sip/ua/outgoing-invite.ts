@@ -148,7 +148,7 @@ export class OutgoingInvite {
 
   /** The INVITE last sent (the one with credentials after a challenge). */
   get request(): SipRequest | null {
-    return this.invite ?? (this.inviteBytes && this.sentInvite());
+    return this.invite || this.inviteBytes ? this.lastInvite() : null;
   }
 
   /**
@@ -282,7 +282,7 @@ export class OutgoingInvite {
       return;
     }
     // A 2xx from a second fork can come after the call is over, when only the bytes are left.
-    const invite = this.invite ?? this.sentInvite();
+    const invite = this.lastInvite();
     const dialog = this.early.get(tag) ?? Dialog.forUac(invite, response, this.destination!);
     this.early.delete(tag);
     dialog.confirm(response);
@@ -344,7 +344,7 @@ export class OutgoingInvite {
   private sendCancel(): void {
     this.cancelSent = true;
     // Given up before any 1xx, the call is over for its owner when the 1xx brings the CANCEL.
-    const invite = this.invite ?? this.sentInvite();
+    const invite = this.lastInvite();
     const rows: [string, string][] = [
       ['Via', invite.headers.getRows('Via')[0]!],
       ['Max-Forwards', '70'],
@@ -410,8 +410,9 @@ export class OutgoingInvite {
     this.lastProvisional = null;
   }
 
-  /** The INVITE as sent, read back from its bytes. */
-  private sentInvite(): SipRequest {
+  /** The INVITE last sent; once the outcome is out, read back from its bytes. */
+  private lastInvite(): SipRequest {
+    if (this.invite) return this.invite;
     const invite = parseMessage(this.inviteBytes!);
     if (!(invite instanceof SipRequest)) throw new Error('the INVITE bytes hold a response');
     return invite;
