@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode } from '../../../src/media/codec/g711.js';
+import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, UUID, type Credentials, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
-import { startSippUas, type SippUas } from '../../support/sipp.js';
+import type { SippUas } from '../../support/sipp.js';
 import { until } from '../../support/wait.js';
 
 /**
@@ -48,31 +49,12 @@ interface LiveCall {
 
 /** Places a call the carrier answers and the answer XML holds up; resolves once answered. */
 async function liveCall(waitSeconds = 20): Promise<LiveCall> {
-  const media = await RtpPeer.open();
-  peers.push(media);
-  const uas = await startSippUas({
-    scenario: 'carrier-answer.xml',
-    variables: { rtp_port: String(media.port) },
-  });
-  carriers.push(uas);
-  app.serve('/answer', { body: `<Response><Wait length="${waitSeconds}"/></Response>` });
-  const fired = await gw.request('POST', `${v1()}/Call/`, {
-    json: {
-      from: '+14155550100',
-      to: `sip:alice@127.0.0.1:${uas.port}`,
-      caller_name: 'Test Line',
-      answer_url: `${app.baseUrl}/answer`,
-      hangup_url: `${app.baseUrl}/hangup`,
-    },
-  });
-  expect(fired.status).toBe(201);
-  const requestUuid = fired.body.request_uuid as string;
-  await until(
-    () => app.requestsTo('/answer').some((r) => r.params.RequestUUID === requestUuid),
-    15_000,
+  const placed = await placeCarrierCall(
+    { gw, app, carriers, peers },
+    `<Response><Wait length="${waitSeconds}"/></Response>`,
+    { caller_name: 'Test Line', hangup_url: `${app.baseUrl}/hangup` },
   );
-  const answer = app.requestsTo('/answer').find((r) => r.params.RequestUUID === requestUuid)!;
-  return { uuid: answer.params.CallUUID!, requestUuid, media, uas };
+  return { uuid: await answeredCallUuid(app, placed.requestUuid), ...placed };
 }
 
 async function hangupOf(uuid: string) {

@@ -4,10 +4,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { WebSocketServer, type WebSocket } from 'ws';
 import { formatTime } from '../../../src/core/record-time.js';
 import type { StreamRecord } from '../../../src/state/records.js';
+import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, UUID, type Credentials, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
-import { startSippUas, type SippUas } from '../../support/sipp.js';
+import type { SippUas } from '../../support/sipp.js';
 import { describeEachStore } from '../../support/stores.js';
 import { until } from '../../support/wait.js';
 
@@ -431,27 +432,9 @@ describe('streams on a live call', () => {
 
   /** Places a call the carrier answers and the answer XML holds up; resolves once answered. */
   async function liveCall(): Promise<string> {
-    const media = await RtpPeer.open();
-    peers.push(media);
-    const uas = await startSippUas({
-      scenario: 'carrier-answer.xml',
-      variables: { rtp_port: String(media.port) },
-    });
-    carriers.push(uas);
-    app.serve('/answer', { body: '<Response><Wait length="20"/></Response>' });
-    const fired = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        to: `sip:alice@127.0.0.1:${uas.port}`,
-        answer_url: `${app.baseUrl}/answer`,
-      },
-    });
-    expect(fired.status).toBe(201);
-    const requestUuid = fired.body.request_uuid as string;
-    const answered = () =>
-      app.requestsTo('/answer').find((r) => r.params.RequestUUID === requestUuid);
-    await until(() => answered() !== undefined, 15_000);
-    return answered()!.params.CallUUID!;
+    const setup = { gw, app, carriers, peers };
+    const placed = await placeCarrierCall(setup, '<Response><Wait length="20"/></Response>');
+    return answeredCallUuid(app, placed.requestUuid);
   }
 
   it('starts a stream (201), stores it, connects, and stops it with DELETE (204, then 404)', async () => {

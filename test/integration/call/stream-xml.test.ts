@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signatureV2 } from '../../../src/callbacks/signature.js';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
+import { placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { chunks, concat, strongestFrequency, tone } from '../../support/signal.js';
-import { startSippUas, type SippUas } from '../../support/sipp.js';
+import type { SippUas } from '../../support/sipp.js';
 import { StreamServer } from '../../support/stream-server.js';
 import { until } from '../../support/wait.js';
 
@@ -43,23 +44,9 @@ afterAll(async () => {
  * resolves with the peer and the stream connection the XML opened on the bot.
  */
 async function callAnswered(xml: string) {
-  const phone = await RtpPeer.open();
-  peers.push(phone);
-  const carrier = await startSippUas({
-    scenario: 'carrier-answer.xml',
-    variables: { rtp_port: String(phone.port) },
+  const { media: phone } = await placeCarrierCall({ gw, app, carriers, peers }, xml, {
+    hangup_url: `${app.baseUrl}/hangup`,
   });
-  carriers.push(carrier);
-  app.serve('/answer', { body: xml });
-  const fired = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-    json: {
-      from: '+14155550100',
-      to: `sip:alice@127.0.0.1:${carrier.port}`,
-      answer_url: `${app.baseUrl}/answer`,
-      hangup_url: `${app.baseUrl}/hangup`,
-    },
-  });
-  expect(fired.status).toBe(201);
   const ws = await bot.connection(bot.connections.length);
   return { phone, ws };
 }
