@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { UniqueViolation } from '../core/errors.js';
 import {
@@ -13,7 +13,9 @@ import {
   type UniqueOwner,
 } from './document-store.js';
 import { SortedIndex } from './sorted-index.js';
+import { StateLog, type StateLogOptions } from './state-log.js';
 
+/** What earlier versions kept: the whole state in one file, rewritten after each change. */
 interface Snapshot {
   docs: [string, string][];
   unique: [string, UniqueOwner][];
@@ -23,22 +25,31 @@ interface Snapshot {
 /**
  * The in-process store used when no Redis is configured. Documents are kept as JSON text, as
  * Redis keeps them, so a caller can never change a stored document by mutating an object. With
- * a data directory it writes a snapshot shortly after each change and on close, and loads it at
- * start, so a single node keeps its accounts and directory across restarts.
+ * a data directory it appends each change to a log (`state.log`) and replays it at start, so a
+ * single node keeps its accounts, directory and call records across restarts, and a change costs
+ * its own bytes on disk, not the size of everything stored.
  */
 export class EmbeddedStore implements DocumentStore {
   private readonly docs = new Map<string, string>();
   private readonly unique = new Map<string, UniqueOwner>();
   private readonly indexes = new Map<string, SortedIndex>();
-  private readonly file: string | null;
-  private flushTimer: NodeJS.Timeout | null = null;
+  private readonly log: StateLog | null = null;
 
-  constructor(dataDir: string | null = null) {
-    this.file = dataDir ? join(dataDir, 'state.json') : null;
-    if (dataDir) {
-      mkdirSync(dataDir, { recursive: true });
-      this.load();
-    }
+  constructor(dataDir: string | null = null, options: StateLogOptions = {}) {
+    if (!dataDir) return;
+    mkdirSync(dataDir, { recursive: true });
+    const file = join(dataDir, 'state.log');
+    const legacy = join(dataDir, 'state.json');
+    const migrating = existsSync(legacy) && !existsSync(file);
+    if (migrating) this.loadSnapshot(legacy);
+    this.log = new StateLog(
+      file,
+      (change) => this.replay(change),
+      () => this.lines(),
+      options,
+    );
+    if (migrating) this.log.appendNow([...this.lines()].join(''));
+    rmSync(legacy, { force: true });
   }
 
   async get<T>(kind: string, tenant: string, id: string): Promise<T | null> {
@@ -61,24 +72,42 @@ export class EmbeddedStore implements DocumentStore {
       // included: creating a document whose id already exists is a clash, not an overwrite.
       if (this.unique.has(uniqueId(key))) throw new UniqueViolation(key.space, key.value);
     }
-    for (const key of claimed) this.unique.set(uniqueId(key), owner);
-    for (const key of released) this.unique.delete(uniqueId(key));
-    this.docs.set(docKey(kind, tenant, id), JSON.stringify(doc));
+    const text = JSON.stringify(doc);
+    const key = docKey(kind, tenant, id);
+    for (const unique of claimed) this.unique.set(uniqueId(unique), owner);
+    for (const unique of released) this.unique.delete(uniqueId(unique));
+    this.docs.set(key, text);
     for (const index of [ALL_INDEX, ...entry.indexes]) {
       this.index(kind, tenant, index).set(id, entry.score);
     }
     for (const index of droppedIndexes) this.index(kind, tenant, index).delete(id);
-    this.changed();
+    if (!this.log) return;
+    let lines = docLine(key, text);
+    for (const unique of claimed) lines += uniqueLine(uniqueId(unique), owner);
+    for (const unique of released) lines += line(['U', uniqueId(unique)]);
+    for (const index of [ALL_INDEX, ...entry.indexes]) {
+      lines += line(['i', indexKey(kind, tenant, index), id, entry.score]);
+    }
+    for (const index of droppedIndexes) lines += line(['I', indexKey(kind, tenant, index), id]);
+    this.log.append(lines);
   }
 
   async remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void> {
-    this.docs.delete(docKey(kind, tenant, id));
-    for (const index of [ALL_INDEX, ...entry.indexes]) this.index(kind, tenant, index).delete(id);
-    for (const key of entry.unique) {
-      const holder = this.unique.get(uniqueId(key));
-      if (holder?.tenant === tenant && holder.id === id) this.unique.delete(uniqueId(key));
+    const key = docKey(kind, tenant, id);
+    this.docs.delete(key);
+    let lines = line(['D', key]);
+    for (const index of [ALL_INDEX, ...entry.indexes]) {
+      this.index(kind, tenant, index).delete(id);
+      lines += line(['I', indexKey(kind, tenant, index), id]);
     }
-    this.changed();
+    for (const unique of entry.unique) {
+      const held = uniqueId(unique);
+      const holder = this.unique.get(held);
+      if (holder?.tenant !== tenant || holder.id !== id) continue;
+      this.unique.delete(held);
+      lines += line(['U', held]);
+    }
+    this.log?.append(lines);
   }
 
   async page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>> {
@@ -98,15 +127,39 @@ export class EmbeddedStore implements DocumentStore {
   }
 
   async close(): Promise<void> {
-    if (this.flushTimer) {
-      clearTimeout(this.flushTimer);
-      this.flushTimer = null;
-      this.flush();
-    }
+    await this.log?.close();
+  }
+
+  /** Waits for the log's pending writes and any rewrite under way. For tests. */
+  async settled(): Promise<void> {
+    await this.log?.settled();
   }
 
   private index(kind: string, tenant: string, name: string): SortedIndex {
-    const key = indexKey(kind, tenant, name);
+    return this.indexAt(indexKey(kind, tenant, name));
+  }
+
+  /** The whole state as log lines. Safe to read across turns of the event loop. */
+  private *lines(): Generator<string> {
+    for (const [key, text] of this.docs) yield docLine(key, text);
+    for (const [held, owner] of this.unique) yield uniqueLine(held, owner);
+    for (const [key, index] of this.indexes) {
+      for (const [id, score] of index.members()) yield line(['i', key, id, score]);
+    }
+  }
+
+  private replay(change: unknown[]): void {
+    const [kind, key, a, b] = change as [string, string, unknown, unknown];
+    if (kind === 'd') this.docs.set(key, JSON.stringify(a));
+    else if (kind === 'D') this.docs.delete(key);
+    else if (kind === 'u') this.unique.set(key, { tenant: a as string, id: b as string });
+    else if (kind === 'U') this.unique.delete(key);
+    else if (kind === 'i') this.indexAt(key).set(a as string, b as number);
+    else if (kind === 'I') this.indexAt(key).delete(a as string);
+    else throw new Error(`state log: unknown change ${JSON.stringify(kind)}`);
+  }
+
+  private indexAt(key: string): SortedIndex {
     let index = this.indexes.get(key);
     if (!index) {
       index = new SortedIndex();
@@ -115,45 +168,21 @@ export class EmbeddedStore implements DocumentStore {
     return index;
   }
 
-  private changed(): void {
-    if (!this.file || this.flushTimer) return;
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = null;
-      this.flush();
-    }, 200);
-  }
-
-  private flush(): void {
-    if (!this.file) return;
-    const snapshot: Snapshot = {
-      docs: [...this.docs],
-      unique: [...this.unique],
-      indexes: [...this.indexes].map(([key, index]) => [key, index.entries()]),
-    };
-    // Write then rename, so a crash mid-write leaves the previous snapshot whole.
-    const temp = `${this.file}.tmp`;
-    writeFileSync(temp, JSON.stringify(snapshot), { mode: 0o600 });
-    renameSync(temp, this.file);
-  }
-
-  private load(): void {
-    if (!this.file) return;
-    let text: string;
-    try {
-      text = readFileSync(this.file, 'utf8');
-    } catch {
-      return;
-    }
-    const snapshot = JSON.parse(text) as Snapshot;
+  private loadSnapshot(file: string): void {
+    const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
     for (const [key, value] of snapshot.docs) this.docs.set(key, value);
     for (const [key, owner] of snapshot.unique) this.unique.set(key, owner);
     for (const [key, entries] of snapshot.indexes) {
-      const index = new SortedIndex();
+      const index = this.indexAt(key);
       for (const [id, score] of entries) index.set(id, score);
-      this.indexes.set(key, index);
     }
   }
 }
+
+const line = (change: unknown[]) => `${JSON.stringify(change)}\n`;
+// The document goes in as the JSON it already is, not as a string holding JSON.
+const docLine = (key: string, text: string) => `["d",${JSON.stringify(key)},${text}]\n`;
+const uniqueLine = (held: string, owner: UniqueOwner) => line(['u', held, owner.tenant, owner.id]);
 
 const docKey = (kind: string, tenant: string, id: string) => `${tenant}\u0000${kind}\u0000${id}`;
 const indexKey = (kind: string, tenant: string, name: string) =>

@@ -23,8 +23,9 @@ export class SortedIndex {
     this.ordered.splice(this.position(score, id), 1);
   }
 
-  entries(): [string, number][] {
-    return this.ordered.map((e) => [e.id, e.score]);
+  /** Every (id, score), in no order; safe to iterate while the index changes. */
+  members(): IterableIterator<[string, number]> {
+    return this.scores.entries();
   }
 
   range(query: PageQuery): { ids: string[]; total: number } {

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../../src/core/errors.js';
@@ -231,27 +228,5 @@ describe('RedisStore key layout', () => {
       'vg:{MAABC}:i:endpoint:all',
       'vg:{MAABC}:i:endpoint:sub:SA1',
     ]);
-  });
-});
-
-describe('EmbeddedStore persistence', () => {
-  it('finds its documents, indexes and unique keys again after a restart', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'voxgate-state-'));
-    try {
-      const first = new EmbeddedStore(dir);
-      await first.put('thing', 'MA1', 'a', { v: 1 }, entry(3, ['tag:t'], ['alice']));
-      await first.close();
-      const second = new EmbeddedStore(dir);
-      expect(await second.get('thing', 'MA1', 'a')).toEqual({ v: 1 });
-      expect(
-        (await second.page('thing', 'MA1', { index: 'tag:t', offset: 0, limit: 0 })).total,
-      ).toBe(1);
-      await expect(
-        second.put('thing', 'MA2', 'b', {}, entry(1, [], ['alice'])),
-      ).rejects.toBeInstanceOf(UniqueViolation);
-      await second.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
