@@ -13,6 +13,8 @@ import { UdpTransport } from './transport/udp-transport.js';
 import { WsTransport } from './transport/ws-transport.js';
 import { UserAgentCore } from './ua/user-agent-core.js';
 
+const FREE_PORT_ATTEMPTS = 10;
+
 /** What every transport offers the stack. */
 export interface ListeningTransport {
   readonly local: Address;
@@ -75,19 +77,26 @@ export class SipStack {
     this.flowCloseHooks.push(hook);
   }
 
-  /** Listens for UDP and TCP on one port (port 0: one free port for both). */
+  /**
+   * Listens for UDP and TCP on one port. Port 0 means one free port for both: the port the
+   * system gives UDP may be held by a TCP socket, so a few are tried.
+   */
   async listenUdpTcp(host: string, port: number): Promise<{ udp: Address; tcp: Address }> {
-    const udp = await UdpTransport.listen(host, port, this.listener);
-    let tcp: TcpTransport;
-    try {
-      tcp = await TcpTransport.listen(host, udp.local.port, this.listener);
-    } catch (error) {
-      await udp.close();
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      const udp = await UdpTransport.listen(host, port, this.listener);
+      let tcp: TcpTransport;
+      try {
+        tcp = await TcpTransport.listen(host, udp.local.port, this.listener);
+      } catch (error) {
+        await udp.close();
+        const taken = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+        if (port === 0 && taken && attempt < FREE_PORT_ATTEMPTS) continue;
+        throw error;
+      }
+      this.attach('UDP', udp);
+      this.attach('TCP', tcp);
+      return { udp: udp.local, tcp: tcp.local };
     }
-    this.attach('UDP', udp);
-    this.attach('TCP', tcp);
-    return { udp: udp.local, tcp: tcp.local };
   }
 
   /** SIP over WebSocket (RFC 7118); WSS when credentials are given. */
