@@ -21,3 +21,36 @@ export function processCpuSeconds(pid: number): number {
     return NaN;
   }
 }
+
+/**
+ * CPU seconds, all cores together, from the first line of /proc/stat: `busy` on any work (user,
+ * nice, system, irq, softirq) and `stolen`, the time a hypervisor ran something else while this
+ * machine's virtual CPUs had work. NaN where there is no /proc.
+ */
+export function machineCpuSeconds(): { busy: number; stolen: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+    // cpu user nice system idle iowait irq softirq steal
+    const tick = (i: number) => Number(fields[i] ?? 0);
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+    return {
+      busy: (tick(1) + tick(2) + tick(3) + tick(6) + tick(7)) / ticksPerSecond,
+      stolen: tick(8) / ticksPerSecond,
+    };
+  } catch {
+    return { busy: NaN, stolen: NaN };
+  }
+}
+
+/**
+ * Seconds a thread has spent ready to run but waiting for a core, from its schedstat (the
+ * scheduler's run_delay, in ns). NaN when the thread is gone or the kernel does not keep it.
+ */
+export function threadWaitSeconds(pid: number, tid: number = pid): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ');
+    return Number(fields[1]) / 1e9;
+  } catch {
+    return NaN;
+  }
+}

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
-import { processCpuSeconds } from '../api/process-cpu.js';
+import { machineCpuSeconds, processCpuSeconds, threadWaitSeconds } from '../api/process-cpu.js';
 
 /** Shares of one core (100 = one core busy) over a stretch of the run. */
 export interface CpuShares {
@@ -16,6 +16,10 @@ export interface CpuShares {
   machinePercent: number;
   /** What the machine spent on anything but the above: other work on a shared machine. */
   othersPercent: number;
+  /** CPU the hypervisor took while this virtual machine had work, ms, all cores together. */
+  stolenMs: number;
+  /** How long the gateway's main thread was ready to run but waited for a core, ms. */
+  gatewayMainWaitMs: number;
   /** How late this process's event loop ran (its timestamps are late by as much), ms. */
   benchLoopDelayP99Ms: number;
 }
@@ -29,6 +33,8 @@ interface Reading {
   bench: number;
   sink: number;
   machineBusy: number;
+  machineStolen: number;
+  gatewayMainWait: number;
 }
 
 /**
@@ -67,7 +73,8 @@ export class CpuSampler {
       sipp: new Map(this.sipp),
       bench: (own.user + own.system) / 1e6,
       sink: processCpuSeconds(this.sinkPid),
-      machineBusy: machineBusySeconds(),
+      ...machineReading(),
+      gatewayMainWait: threadWaitSeconds(this.gatewayPid),
     };
   }
 
@@ -100,6 +107,8 @@ export class CpuSampler {
     return {
       ...shares,
       othersPercent: Math.max(0, shares.machinePercent - ours),
+      stolenMs: Math.round((to.machineStolen - from.machineStolen) * 1000),
+      gatewayMainWaitMs: Math.round((to.gatewayMainWait - from.gatewayMainWait) * 1000),
       benchLoopDelayP99Ms: Math.round(this.loopDelay.percentile(99) / 1e5) / 10,
     };
   }
@@ -154,15 +163,7 @@ function threadSeconds(pid: number): Map<string, number> {
   return byName;
 }
 
-/** CPU seconds the whole machine has been busy (all but idle and iowait), from /proc/stat. */
-function machineBusySeconds(): number {
-  try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-    const ticks = line.trim().split(/\s+/).slice(1).map(Number);
-    const total = ticks.reduce((a, b) => a + b, 0);
-    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-    return (total - idle) / 100;
-  } catch {
-    return NaN;
-  }
+function machineReading(): { machineBusy: number; machineStolen: number } {
+  const { busy, stolen } = machineCpuSeconds();
+  return { machineBusy: busy, machineStolen: stolen };
 }

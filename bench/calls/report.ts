@@ -31,6 +31,8 @@ export function printOutbound(steps: OutboundStep[]): void {
       'bench%': s.cpu.benchPercent,
       'others%': s.cpu.othersPercent,
       'box%': s.cpu.machinePercent,
+      'stolen ms': s.cpu.stolenMs,
+      'main wait ms': s.cpu.gatewayMainWaitMs,
       failures: failuresText(s.failures),
     })),
   );
@@ -54,6 +56,8 @@ export function printInbound(steps: InboundStep[]): void {
       'sipp%': s.cpu.sippPercent,
       'others%': s.cpu.othersPercent,
       'box%': s.cpu.machinePercent,
+      'stolen ms': s.cpu.stolenMs,
+      'main wait ms': s.cpu.gatewayMainWaitMs,
       failures: failuresText(s.failures),
     })),
   );
@@ -91,7 +95,7 @@ export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores:
   const slow = outbound.find((s) => (s.pddMs.p99 ?? Infinity) > GOAL_PDD_P99_MS);
   if (slow)
     lines.push(
-      `outbound: PDD p99 first above ${GOAL_PDD_P99_MS} ms at ${slow.rate} calls/s (${slow.pddMs.p99} ms; gateway /health p99 ${slow.gatewayHealthMs.p99} ms, gateway CPU ${slow.cpu.gatewayPercent}% with its main thread at ${slow.cpu.gatewayThreadsPercent.main ?? 0}%, machine ${slow.cpu.machinePercent}% of ${cores * 100}% with ${slow.cpu.othersPercent}% from other processes)`,
+      `outbound: PDD p99 first above ${GOAL_PDD_P99_MS} ms at ${slow.rate} calls/s (${slow.pddMs.p99} ms; gateway /health p99 ${slow.gatewayHealthMs.p99} ms, gateway CPU ${slow.cpu.gatewayPercent}% with its main thread at ${slow.cpu.gatewayThreadsPercent.main ?? 0}%, machine ${slow.cpu.machinePercent}% of ${cores * 100}% with ${slow.cpu.othersPercent}% from other processes; the main thread waited ${slow.cpu.gatewayMainWaitMs} ms for a core and the hypervisor took ${slow.cpu.stolenMs} ms)`,
     );
   const goalStep = cleanOut.find((s) => s.rate >= GOAL_RATE);
   const met = goalStep !== undefined && (goalStep.pddMs.p99 ?? Infinity) <= GOAL_PDD_P99_MS;

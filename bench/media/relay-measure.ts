@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Gateway } from './relay-gateway.js';
 import type { LoadCounts, LoadMode, LoadProcess } from './relay-load-client.js';
-import { machineBusySeconds, udpReceiveBufferErrors } from './relay-threads.js';
-import { processCpuSeconds } from '../api/process-cpu.js';
+import { udpReceiveBufferErrors } from './relay-threads.js';
+import { machineCpuSeconds, processCpuSeconds } from '../api/process-cpu.js';
 
 /** Everything read at one instant of a run. */
 interface Sample {
@@ -68,7 +68,7 @@ async function sample(gateway: Gateway, load: LoadProcess): Promise<Sample> {
     workerPreemptions: gateway.workerPreemptions(),
     mainCpu: gateway.mainThreadCpuSeconds(),
     loadCpu: processCpuSeconds(load.pid),
-    machineBusy: machineBusySeconds(),
+    machineBusy: machineCpuSeconds().busy,
     load: counts,
     receiveBufferErrors: udpReceiveBufferErrors(),
   };

@@ -49,19 +49,6 @@ export function udpReceiveBufferErrors(): number {
   }
 }
 
-/** CPU seconds the whole machine has spent busy (all cores, not idle or iowait), from /proc/stat. */
-export function machineBusySeconds(): number {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).map(Number);
-    // cpu user nice system idle iowait irq softirq steal
-    const busy = [1, 2, 3, 6, 7, 8].reduce((sum, i) => sum + (fields[i] ?? 0), 0);
-    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-    return busy / ticksPerSecond;
-  } catch {
-    return NaN;
-  }
-}
-
 /** Times a thread of this process was switched out while it could still run (preempted). */
 export function threadPreemptions(tid: number): number {
   try {
