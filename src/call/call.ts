@@ -9,7 +9,7 @@ import type { AppCall, HttpMethod } from './app/app-call.js';
 import { DigitCollector } from './app/digit-collector.js';
 import type { RateDeck } from './billing/rate-deck.js';
 import { hangupCause } from './hangup-causes.js';
-import type { CallLeg } from './legs/call-leg.js';
+import type { CallLeg, DigitSource } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { writeLegRecord } from './leg-record.js';
 import { CallStreams } from './streams/call-streams.js';
@@ -75,7 +75,7 @@ export class Call implements AppCall {
   readonly uuid: string;
   readonly digits: DigitCollector;
   readonly finished: Promise<void>;
-  private readonly digitListeners = new Set<(digit: string) => void>();
+  private readonly digitListeners = new Set<(digit: string, via: DigitSource) => void>();
   /** The party Dial connected, while it is connected. */
   bLeg: CallLeg | null = null;
   /** Its audio streams (REST and the answer XML's Stream). */
@@ -108,9 +108,9 @@ export class Call implements AppCall {
       onRinging: () => this.ringing(),
       onEarlyMedia: () => this.earlyMediaStarted(),
       onAnswered: () => this.answered(),
-      onDigit: (digit) => {
+      onDigit: (digit, via) => {
         this.digits.press(digit);
-        for (const listener of this.digitListeners) listener(digit);
+        for (const listener of this.digitListeners) listener(digit, via);
       },
       onEnded: (end) => void this.ended(end),
       onStream: (streamId, news) => this.streams.news(streamId, news),
@@ -121,7 +121,7 @@ export class Call implements AppCall {
   }
 
   /** Hears every digit the caller presses until the returned function is called. */
-  onDigit(listener: (digit: string) => void): () => void {
+  onDigit(listener: (digit: string, via: DigitSource) => void): () => void {
     this.digitListeners.add(listener);
     return () => this.digitListeners.delete(listener);
   }

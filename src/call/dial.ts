@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Destination } from '../sip/transport/transport-layer.js';
 import type { Call, CallServices } from './call.js';
 import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
-import type { LegEnvironment } from './legs/call-leg.js';
+import type { CallLeg, DigitSource, LegEnvironment } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
 import { writeLegRecord } from './leg-record.js';
@@ -34,13 +34,16 @@ interface Dialled {
   leg: OutboundLeg;
   /** True once it answered (and pressed confirmKey when one is asked); false if it never will. */
   confirmed: Promise<boolean>;
+  /** From now on its digits go on to `to` (null: they are kept for confirmKey). */
+  passDigitsTo(to: CallLeg | null): void;
 }
 
 /**
  * Dial: rings every target at once from the caller's media worker; the first to answer (and,
  * with confirmKey, to press it after confirmSound) is bridged with the caller, audio both ways
  * through the media plane, and the others are cancelled. callbackUrl hears the B leg's answer,
- * hangup and digitsMatch events. It resolves when the B leg is over, with the action parameters
+ * hangup and digitsMatch events. Digits pressed as RFC 4733 events or SIP INFO on either side
+ * are sent on to the other; tones in the audio cross as audio. It resolves when the B leg is over, with the action parameters
  * (DialStatus, DialALegUUID, DialBLegUUID, DialHangupCause). Each B leg gets its own record,
  * billed once answered, with the caller as its parent. A caller who hangs up ends the B leg.
  */
@@ -74,7 +77,12 @@ export async function runDial(
   }
   const bLeg = winner ?? dialled[0]!.leg;
   if (winner && !aLeg.isOver) {
-    await bridged(call, winner, instruction, deps);
+    await bridged(
+      call,
+      dialled.find((d) => d.leg === winner)!,
+      instruction,
+      deps,
+    );
   } else if (aLeg.isOver) {
     for (const d of dialled) {
       void d.leg.hangup({ cause: hangupCause('Canceled'), source: 'Caller', status: 'no-answer' });
@@ -121,13 +129,9 @@ const escapeXml = (text: string): string =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The caller and the B leg talk until either hangs up (or timeLimit, or * with hangupOnStar). */
-async function bridged(
-  call: Call,
-  bLeg: OutboundLeg,
-  instruction: DialInstruction,
-  deps: DialDeps,
-) {
+async function bridged(call: Call, dialled: Dialled, instruction: DialInstruction, deps: DialDeps) {
   const aLeg = call.leg;
+  const bLeg = dialled.leg;
   deps.answerCaller?.();
   call.bLeg = bLeg;
   await deps.legs.media.send({
@@ -146,11 +150,13 @@ async function bridged(
     });
   });
   let typed = '';
-  const stopListening = call.onDigit((digit) => {
+  dialled.passDigitsTo(aLeg);
+  const stopListening = call.onDigit((digit, via) => {
     if (instruction.hangupOnStar && digit === '*') {
       void callerHungUp();
       return;
     }
+    passDigit(bLeg, digit, via);
     if (instruction.digitsMatch.length === 0 || !instruction.callbackUrl) return;
     typed = (typed + digit).slice(-32);
     const match = instruction.digitsMatch.find((pattern) => typed.endsWith(pattern));
@@ -164,6 +170,7 @@ async function bridged(
   call.bLeg = null;
   limit.cancel();
   stopListening();
+  dialled.passDigitsTo(null);
   if (!aLeg.isOver) {
     await deps.legs.media.send({ type: 'unbridge', sessionId: aLeg.uuid }).catch(() => undefined);
   }
@@ -205,10 +212,14 @@ function placeB(
     void leg.hangup({ cause: hangupCause('Routing Error'), source: 'Service', status: 'failed' });
   }
   const bDigits: string[] = [];
+  let passTo: CallLeg | null = null;
   let resolveConfirmed!: (confirmed: boolean) => void;
   const confirmed = new Promise<boolean>((resolve) => (resolveConfirmed = resolve));
   leg.events = {
-    onDigit: (digit) => bDigits.push(digit),
+    onDigit: (digit, via) => {
+      if (passTo) passDigit(passTo, digit, via);
+      else bDigits.push(digit);
+    },
     onAnswered: () => {
       if (target.sendDigits) void leg.sendDigits(target.sendDigits);
       dialEvent(call, instruction, leg, 'answer', {});
@@ -234,7 +245,17 @@ function placeB(
       ),
     );
   });
-  return { leg, confirmed };
+  return { leg, confirmed, passDigitsTo: (to) => (passTo = to) };
+}
+
+/**
+ * Sends a digit pressed on one side of a bridge on to the other, regenerated there (RFC 4733,
+ * or tones to a peer without telephone-event). A digit heard as tones is left alone: the tones
+ * themselves cross the bridge as audio, and sending it again would press it twice.
+ */
+function passDigit(to: CallLeg, digit: string, via: DigitSource): void {
+  if (via === 'inband') return;
+  void to.sendDigits(digit).catch(() => false);
 }
 
 /**

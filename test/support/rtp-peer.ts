@@ -1,4 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
+import { encodeTelephoneEvent } from '../../src/media/dtmf/index.js';
 import {
   parseRtpPacket,
   serializeRtpPacket,
@@ -66,6 +67,27 @@ export class RtpPeer {
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + (options.samples ?? 160)) >>> 0;
     this.socket.send(data, port, '127.0.0.1');
+  }
+
+  /**
+   * Presses a key as a phone does with RFC 4733 (telephone-event `payloadType`): a first packet
+   * with the marker, one more, then the end packet three times, 20 ms apart, all with the
+   * event's one timestamp. Resolves after the last.
+   */
+  async pressKey(port: number, event: number, payloadType = 101): Promise<void> {
+    const timestamp = this.timestamp;
+    for (const [duration, end] of [
+      [400, false],
+      [800, false],
+      [960, true],
+      [960, true],
+      [960, true],
+    ] as const) {
+      const payload = encodeTelephoneEvent({ event, end, volume: 10, duration });
+      this.send(port, payload, { payloadType, timestamp, marker: duration === 400 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    this.lose(); // the next event or audio gets a later timestamp
   }
 
   /** Numbers a packet and drops it, as a lossy network would. */

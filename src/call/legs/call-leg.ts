@@ -30,12 +30,15 @@ export interface LegEnvironment {
   log: { warn(object: object, message: string): void };
 }
 
+/** How a digit arrived: RFC 4733 events, tones heard in the audio, or SIP INFO. */
+export type DigitSource = 'rfc4733' | 'inband' | 'sip-info';
+
 export interface LegEvents {
   /** 180, or 183 (early media), or our own ringing for inbound legs. */
   onRinging?(): void;
   onEarlyMedia?(): void;
   onAnswered?(): void;
-  onDigit?(digit: DtmfDigit, via: 'rfc4733' | 'inband' | 'sip-info'): void;
+  onDigit?(digit: DtmfDigit, via: DigitSource): void;
   onEnded?(end: LegEnd): void;
   /** News of a stream forked from this leg's audio. */
   onStream?(streamId: string, news: StreamNews): void;

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
-import { encodeTelephoneEvent } from '../../../src/media/dtmf/index.js';
+import { decodeTelephoneEvent } from '../../../src/media/dtmf/index.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
@@ -317,6 +317,41 @@ describe('Dial', () => {
     });
   }, 30_000);
 
+  it("passes each side's RFC 4733 digits to the other as RFC 4733 events", async () => {
+    const [aMedia, bMedia] = [await mediaServer(), await mediaServer()];
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
+    const bCarrier = await carrier('carrier-answer.xml', { rtp_port: String(bMedia.port) });
+    app.serve('/answer', {
+      body: `<Response><Dial timeLimit="4"><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
+    });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+    await until(() => bMedia.received.length > 10, 8000);
+    await until(() => aMedia.received.length > 10, 8000);
+    const eventsHeard = (peer: RtpPeer) =>
+      peer.received
+        .filter((p) => p.payloadType === 101)
+        .map((p) => ({ timestamp: p.timestamp, ...decodeTelephoneEvent(p.payload) }));
+    const keysHeard = (peer: RtpPeer) => [
+      ...new Set(eventsHeard(peer).map((e) => `${e.timestamp}:${e.event}`)),
+    ];
+
+    await aMedia.pressKey(aMedia.received.at(-1)!.from.port, 5);
+    await until(() => eventsHeard(bMedia).some((e) => e.end), 3000);
+    await bMedia.pressKey(bMedia.received.at(-1)!.from.port, 11); // #
+    await until(() => eventsHeard(aMedia).some((e) => e.end), 3000);
+    await sleep(300);
+
+    // One key each way, each a whole event (a start with the marker, an end), none echoed back.
+    expect(keysHeard(bMedia).map((k) => k.split(':')[1])).toEqual(['5']);
+    expect(keysHeard(aMedia).map((k) => k.split(':')[1])).toEqual(['11']);
+    for (const peer of [aMedia, bMedia]) {
+      const packets = peer.received.filter((p) => p.payloadType === 101);
+      expect(packets[0]!.marker).toBe(true);
+      expect(decodeTelephoneEvent(packets.at(-1)!.payload).end).toBe(true);
+    }
+    await hangupOf();
+  }, 30_000);
+
   it('connects only a B leg that presses confirmKey, and tells callbackUrl of its answer, digits and hangup', async () => {
     const aMedia = await mediaServer();
     const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
@@ -330,23 +365,7 @@ describe('Dial', () => {
     await until(() => app.requestsTo('/dial-events').length > 0, 10_000);
     await sleep(1000);
     const gatewayPort = aMedia.received.at(-1)!.from.port;
-    for (const event of [1, 2]) {
-      const timestamp = aMedia.nextTimestamp;
-      for (const [duration, end] of [
-        [400, false],
-        [800, true],
-        [800, true],
-        [800, true],
-      ] as const) {
-        aMedia.send(gatewayPort, encodeTelephoneEvent({ event, end, volume: 10, duration }), {
-          payloadType: 101,
-          timestamp,
-          marker: duration === 400,
-        });
-        await sleep(20);
-      }
-      aMedia.lose(); // the next event gets a later timestamp
-    }
+    for (const event of [1, 2]) await aMedia.pressKey(gatewayPort, event);
     await until(() => app.requestsTo('/dialed').length > 0, 15_000);
     expect(app.requestsTo('/dialed')[0]!.params).toMatchObject({ DialStatus: 'completed' });
     const events = app.requestsTo('/dial-events').map((r) => r.params);
