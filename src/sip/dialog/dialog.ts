@@ -83,6 +83,11 @@ export class Dialog {
   /** Our last SDP in the session (offer or answer), and the peer's. */
   localSdp: string | null = null;
   remoteSdp: string | null = null;
+  /**
+   * Answers a 401/407 to a request in this dialog (RFC 3261 22.2): the credentials its INVITE
+   * was sent with, when it was.
+   */
+  credentials: { username: string; password: string } | null = null;
   /** @internal Offer/answer transactions under way, by method, for glare (RFC 3261 14). */
   readonly pendingOut = new Set<string>();
   /** @internal */ readonly pendingIn = new Map<string, ServerTransaction>();

@@ -1,3 +1,4 @@
+import { answerChallenge } from '../auth/challenge-answer.js';
 import type { SipRequest, SipResponse } from '../message/index.js';
 import { responseTo } from '../transaction/response-to.js';
 import type { Destination } from '../transport/transport-layer.js';
@@ -32,10 +33,11 @@ export async function requestInDialog(
     // likewise for an UPDATE while an offer is outstanding.
     throw new Error(`an offer/answer exchange is under way in dialog ${dialog.id}`);
   }
-  const request = dialog.createRequest(method, options);
   if (offer) dialog.pendingOut.add(method);
   try {
-    const response = await exchange(layer, dialog, request);
+    const { request, response } = await authorized(layer, dialog, () =>
+      dialog.createRequest(method, options),
+    );
     afterFinal(layer, dialog, request, response);
     return response;
   } finally {
@@ -67,10 +69,39 @@ function afterFinal(
 }
 
 /** Ends the dialog now and sends its BYE (RFC 3261 15.1.1: the session ends as it leaves). */
-export function sendBye(layer: DialogLayer, dialog: Dialog, end: DialogEnd): Promise<SipResponse> {
+export async function sendBye(
+  layer: DialogLayer,
+  dialog: Dialog,
+  end: DialogEnd,
+): Promise<SipResponse> {
   const bye = dialog.createRequest('BYE');
   dialog.terminate(end);
-  return exchange(layer, dialog, bye);
+  const { response } = await authorized(layer, dialog, () => dialog.createRequest('BYE'), bye);
+  return response;
+}
+
+/**
+ * Sends a request made by `build` (or `first`) and, when it is challenged and the dialog has
+ * credentials, sends it again with them (RFC 3261 22.2: a new request, so a new CSeq, 8.1.3.5).
+ * Once, or twice when the second challenge says the nonce was only stale (RFC 7616 3.3).
+ */
+async function authorized(
+  layer: DialogLayer,
+  dialog: Dialog,
+  build: () => SipRequest,
+  first: SipRequest = build(),
+): Promise<{ request: SipRequest; response: SipResponse }> {
+  let request = first;
+  let response = await exchange(layer, dialog, request);
+  for (let attempts = 0; dialog.credentials; attempts++) {
+    if (response.status !== 401 && response.status !== 407) break;
+    const answer = answerChallenge(response, request, dialog.credentials);
+    if (!answer || attempts >= (answer.stale ? 2 : 1)) break;
+    request = build();
+    request.headers.append(answer.header, answer.value);
+    response = await exchange(layer, dialog, request);
+  }
+  return { request, response };
 }
 
 /** Sends a request of the dialog; resolves with its final response (408/503 made up). */

@@ -6,7 +6,7 @@ import { SipRequest, type SipResponse, parseMessage } from '../message/index.js'
 import { reasonPhrase } from '../transaction/response-to.js';
 import type { ClientTransaction } from '../transaction/transaction-layer.js';
 import type { Destination } from '../transport/transport-layer.js';
-import { answerChallenge } from './challenge-answer.js';
+import { answerChallenge } from '../auth/challenge-answer.js';
 
 /** A 1xx other than 100 (180 Ringing, 183 Session Progress with early media...). */
 export interface InviteProgress {
@@ -261,6 +261,7 @@ export class OutgoingInvite {
     if (!dialog) {
       try {
         dialog = Dialog.forUac(this.invite!, response, this.destination!);
+        dialog.credentials = this.credentials ?? null;
       } catch (error) {
         this.layer.warn(`a ${response.status} made no early dialog: ${(error as Error).message}`);
         return null;
@@ -284,6 +285,7 @@ export class OutgoingInvite {
     // A 2xx from a second fork can come after the call is over, when only the bytes are left.
     const invite = this.lastInvite();
     const dialog = this.early.get(tag) ?? Dialog.forUac(invite, response, this.destination!);
+    dialog.credentials = this.credentials ?? null;
     this.early.delete(tag);
     dialog.confirm(response);
     this.layer.add(dialog);

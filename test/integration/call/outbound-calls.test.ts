@@ -248,6 +248,33 @@ describe('SIP destinations with credentials', () => {
     expect(gw.logs.join('\n')).not.toMatch(/Carrier-Pass1|Wrong-Pass1/);
     expect((await uas.stop()).errors).toEqual([]);
   }, 20_000);
+
+  it("answers a digest challenge to its BYE with the call's credentials, once", async () => {
+    const right = await carrier('carrier-bye-auth.xml');
+    app.serve('/answer', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:secure@127.0.0.1:${right.port}`, {
+      sip_auth_username: 'carrieruser',
+      sip_auth_password: 'Carrier-Pass1',
+    });
+    await hangupOf(0);
+
+    // Refused again: the BYE is not sent a third time, and the call is over all the same.
+    const wrong = await carrier('carrier-bye-auth.xml');
+    await placeCall(`sip:secure@127.0.0.1:${wrong.port}`, {
+      sip_auth_username: 'carrieruser',
+      sip_auth_password: 'Wrong-Pass1',
+    });
+    expect((await hangupOf(1)).params).toMatchObject({ HangupCauseCode: '4000' });
+    await sleep(1500);
+    const [good, bad] = [await right.stop(), await wrong.stop()];
+    expect(good).toMatchObject({ successful: 1, failed: 0, errors: [] });
+    // A new request each time (RFC 3261 8.1.3.5): the BYE with credentials has a higher CSeq.
+    const cseqs = good.logs.map((line) => Number(/CSeq (\d+)/.exec(line)?.[1]));
+    expect(cseqs).toHaveLength(2);
+    expect(cseqs[1]).toBeGreaterThan(cseqs[0]!);
+    expect(bad).toMatchObject({ successful: 0, failed: 1 });
+    expect(gw.logs.join('\n')).not.toMatch(/Carrier-Pass1|Wrong-Pass1/);
+  }, 20_000);
 });
 
 describe('Dial', () => {

@@ -1,4 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/core/clock.js';
+import { DigestAuthenticator } from '../../../src/sip/auth/digest-authenticator.js';
+import { digestHash } from '../../../src/sip/auth/digest.js';
 import type { Dialog } from '../../../src/sip/dialog/dialog.js';
 import type { DialogEnd, SessionOffer } from '../../../src/sip/dialog/dialog-delegate.js';
 import { SipRequest, SipResponse } from '../../../src/sip/message/index.js';
@@ -160,6 +163,53 @@ describe('requests within a dialog between two stacks', () => {
     expect(
       (await callee.info('Signal=#\r\nDuration=100\r\n', 'application/dtmf-relay')).status,
     ).toBe(200);
+  });
+
+  it('a request challenged with 407 goes again with Proxy-Authorization and a new CSeq, once', async () => {
+    const { caller, callee } = await call();
+    const authenticator = new DigestAuthenticator({
+      realm: 'peer.test',
+      secret: Buffer.alloc(32, 7),
+      clock: systemClock,
+    });
+    const secret = (password: string) => ({
+      ha1: (algorithm: 'MD5' | 'SHA-256') =>
+        digestHash(algorithm, `alice:${authenticator.realm}:${password}`),
+    });
+    const seen: { cseq: number; credentials: boolean }[] = [];
+    callee.delegate = {
+      onInfo: (request, transaction) => {
+        const [credentials] = request.proxyAuthorization();
+        seen.push({ cseq: request.cseq().seq, credentials: credentials !== undefined });
+        const challenge = () =>
+          responseTo(request, 407, {
+            headers: authenticator.challenges().map((v) => ['Proxy-Authenticate', v] as const),
+          });
+        if (!credentials) return transaction.respond(challenge());
+        void authenticator
+          .verify(credentials.params, request, async (user) =>
+            user === 'alice' ? secret('Right-Pass1') : null,
+          )
+          .then((verdict) =>
+            transaction.respond(verdict.ok ? responseTo(request, 200) : challenge()),
+          );
+      },
+    };
+    const info = () => caller.info('Signal=5\r\nDuration=160\r\n', 'application/dtmf-relay');
+
+    // Without credentials the 407 is the answer.
+    expect((await info()).status).toBe(407);
+    caller.credentials = { username: 'alice', password: 'Right-Pass1' };
+    seen.length = 0;
+    expect((await info()).status).toBe(200);
+    expect(seen.map((s) => s.credentials)).toEqual([false, true]);
+    expect(seen[1]!.cseq).toBe(seen[0]!.cseq + 1);
+
+    // Refused credentials are not tried again: two requests, and the second 407 is the answer.
+    caller.credentials = { username: 'alice', password: 'Wrong-Pass1' };
+    seen.length = 0;
+    expect((await info()).status).toBe(407);
+    expect(seen.map((s) => s.credentials)).toEqual([false, true]);
   });
 
   it('OPTIONS in the dialog gets 200 with Allow; an unknown method gets 501', async () => {

@@ -1,4 +1,4 @@
-import { answerDigestChallenge } from '../auth/digest-client.js';
+import { answerDigestChallenge } from './digest-client.js';
 import type { AuthValue, SipRequest, SipResponse } from '../message/index.js';
 
 /** The credentials header that answers a challenge, and whether the challenge was stale. */
