@@ -66,7 +66,17 @@ const REDACT = [
 export async function buildGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? systemClock;
   const redisStore = config.redisUrl ? RedisStore.connect(config.redisUrl) : null;
-  const store: DocumentStore = redisStore ?? new EmbeddedStore(config.dataDir);
+  // The logger comes with the HTTP app, after the store: a write that fails before it exists
+  // is a process warning.
+  let log: { warn(object: object, message: string): void } | null = null;
+  const store: DocumentStore =
+    redisStore ??
+    new EmbeddedStore(config.dataDir, {
+      onError: (error) =>
+        log
+          ? log.warn({ err: error }, 'the state log could not be written; retrying')
+          : process.emitWarning(`state log: ${error.message}`),
+    });
   const state = createState(store);
   const mainAccount = await ensureMainAccount(
     state,
@@ -81,6 +91,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     redact: REDACT,
     logStream: options.logStream,
   });
+  log = app.log;
 
   let listening = false;
   const registry = new Registry();

@@ -5,6 +5,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../../src/core/errors.js';
 import type { DocumentEntry } from '../../../src/state/document-store.js';
 import { EmbeddedStore } from '../../../src/state/embedded-store.js';
+import { until } from '../../support/wait.js';
 
 const entry = (score: number, indexes: string[] = [], unique: string[] = []): DocumentEntry => ({
   score,
@@ -169,6 +171,18 @@ describe('EmbeddedStore persistence', () => {
     const reopened = new EmbeddedStore(dir);
     expect(await contents(reopened, 3000)).toEqual(live);
     await reopened.close();
+  });
+
+  it('reports a write that fails (disk full) and goes on serving what it holds', async () => {
+    symlinkSync('/dev/full', logFile);
+    const errors: Error[] = [];
+    const store = new EmbeddedStore(dir, { onError: (error) => errors.push(error) });
+    await store.put('thing', 'MA1', 'a', { v: 1 }, entry(1));
+    await until(() => errors.length > 0, 2000);
+    expect((errors[0] as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    await until(() => errors.length > 1, 2000); // tried again
+    expect(await store.get('thing', 'MA1', 'a')).toEqual({ v: 1 });
+    await store.close();
   });
 
   it('drops a last line cut short by a crash and appends cleanly after it', async () => {
