@@ -13,6 +13,8 @@ import {
 } from 'node:fs';
 
 const FLUSH_DELAY_MS = 200;
+/** After a failed write the next try waits twice as long as the last, up to this. */
+const MAX_RETRY_DELAY_MS = 30_000;
 const READ_CHUNK_BYTES = 1 << 20;
 /** How much of a rewrite is built between two turns of the event loop. */
 const REWRITE_SLICE_BYTES = 256 << 10;
@@ -25,7 +27,10 @@ export interface StateLogOptions {
    * history. Default 16 MB.
    */
   rewriteAfterBytes?: number;
-  /** A write that failed; its lines are kept and tried again with the next ones. */
+  /**
+   * A write that failed; its lines are kept and tried again with the next ones, after 0.4 s,
+   * then twice as long each time up to 30 s.
+   */
   onError?: (error: Error) => void;
 }
 
@@ -43,6 +48,7 @@ export class StateLog {
   /** Lines appended since a rewrite started, to follow the copy of the state in the new file. */
   private carried: string[] | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private delayMs = FLUSH_DELAY_MS;
   private writing: Promise<void> | null = null;
   private rewriting: Promise<void> | null = null;
   private closing = false;
@@ -110,7 +116,7 @@ export class StateLog {
 
   private schedule(): void {
     if (this.timer || this.closing) return;
-    this.timer = setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
+    this.timer = setTimeout(() => void this.flush(), this.delayMs);
     this.timer.unref();
   }
 
@@ -120,8 +126,10 @@ export class StateLog {
     try {
       await writeAll(this.fd, data);
       this.bytes += data.length;
+      this.delayMs = FLUSH_DELAY_MS;
     } catch (error) {
       this.pending.unshift(data.toString());
+      this.delayMs = Math.min(this.delayMs * 2, MAX_RETRY_DELAY_MS);
       this.onError(error as Error);
     }
   }
