@@ -107,7 +107,7 @@ export class Call implements AppCall {
     leg.events = {
       onRinging: () => this.ringing(),
       onEarlyMedia: () => this.earlyMediaStarted(),
-      onAnswered: () => this.answered(),
+      onAnswered: () => this.startAnswered(),
       onDigit: (digit, via) => {
         this.digits.press(digit);
         for (const listener of this.digitListeners) listener(digit, via);
@@ -142,6 +142,10 @@ export class Call implements AppCall {
 
   get over(): boolean {
     return this.init.leg.isOver;
+  }
+
+  get answered(): boolean {
+    return this.leg.state === 'answered';
   }
 
   /** Starts the application now (inbound calls: the app answers when it runs). */
@@ -252,7 +256,7 @@ export class Call implements AppCall {
     if (send?.onPreanswer) void this.leg.sendDigits(send.digits);
   }
 
-  private answered(): void {
+  private startAnswered(): void {
     if (this.sessionStart === null)
       this.sessionStart = this.leg.times.answer ?? this.services.scheduler.now();
     const limit = this.init.timeLimit;

@@ -161,7 +161,8 @@ export class AnswerApp {
   ): Promise<Next> {
     for (const instruction of instructions) {
       if (this.call.over) return STOP;
-      if (instruction.kind !== 'PreAnswer') this.call.answer();
+      // Every instruction answers the call first, but PreAnswer and a Hangup that refuses it.
+      if (instruction.kind !== 'PreAnswer' && !refuses(instruction)) this.call.answer();
       const next = await this.step(instruction);
       if (next.kind !== 'continue') return next;
     }
@@ -281,6 +282,15 @@ export class AnswerApp {
         });
       });
       return CONTINUE;
+    }
+    if (reason !== null && !this.call.answered) {
+      // A call refused before it is answered (486 busy, 603 rejected) is not billed.
+      await this.end({
+        cause: hangupCause(reason === 'busy' ? 'Busy Line' : 'Rejected'),
+        source: 'Answer XML',
+        status: reason === 'busy' ? 'busy' : 'failed',
+      });
+      return STOP;
     }
     const cause =
       reason === 'busy'
@@ -424,3 +434,7 @@ function streamRequestOf(instruction: StreamInstruction): StreamRequest {
     noiseCancellationLevel: instruction.noiseCancellationLevel,
   };
 }
+
+/** A Hangup with a reason (rejected, busy) and no schedule refuses a call not answered yet. */
+const refuses = (instruction: ResponseInstruction | PreAnswerChild): boolean =>
+  instruction.kind === 'Hangup' && instruction.schedule === 0 && instruction.reason !== null;

@@ -14,6 +14,8 @@ export interface AppCall {
   readonly direction: 'inbound' | 'outbound';
   /** True once the call has ended; the application stops at its next step. */
   readonly over: boolean;
+  /** True once the call is answered (outbound calls always are when their app runs). */
+  readonly answered: boolean;
   /** Parameters sent with every request the application makes (CallUUID, From, To...). */
   requestParams(): Record<string, string>;
   /** A signed request to the customer's application whose body is wanted. */

@@ -82,6 +82,40 @@ describe('inbound calls to a number', () => {
     });
   }, 30_000);
 
+  it.each([
+    ['busy', 486, 'Busy Line', 'busy'],
+    ['rejected', 603, 'Rejected', 'failed'],
+  ])(
+    'refuses the call unanswered on <Hangup reason="%s"/> (%i), and bills nothing',
+    async (reason, status, causeName, callStatus) => {
+      app.serve('/answer', { body: `<Response><Hangup reason="${reason}"/></Response>` });
+      const result = await runSipp({
+        scenario: 'uac-invite.xml',
+        target,
+        calls: 1,
+        extraArgs: ['-s', '14155550111'],
+        traceMessages: true,
+      });
+      expect(result.messages).toContain(`SIP/2.0 ${status} `);
+      expect(result.messages).not.toContain('SIP/2.0 200 ');
+      await until(() => app.requestsTo('/hangup').length > 0);
+      const hangup = app.requestsTo('/hangup')[0]!.params;
+      expect(hangup).toMatchObject({
+        HangupCauseName: causeName,
+        HangupSource: 'Answer XML',
+        CallStatus: callStatus,
+      });
+      await until(
+        async () =>
+          (await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${hangup.CallUUID}/`)).status ===
+          200,
+      );
+      const record = await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${hangup.CallUUID}/`);
+      expect(record.body).toMatchObject({ billed_duration: 0, total_amount: '0.00000' });
+    },
+    20_000,
+  );
+
   it('refuses a number nobody holds with 404', async () => {
     const result = await runSipp({
       scenario: 'uac-invite.xml',
