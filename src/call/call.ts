@@ -238,14 +238,13 @@ export class Call implements AppCall {
     const seconds = this.init.hangupOnRing;
     if (seconds) {
       this.timers.push(
+        // hangup_on_ring: "Max seconds from ring start to hangup", answered or not.
         this.services.scheduler.after(seconds * 1000, () => {
-          if (this.leg.state !== 'answered') {
-            void this.hangup({
-              cause: hangupCause('Scheduled Hangup'),
-              source: 'Service',
-              status: 'no-answer',
-            });
-          }
+          void this.hangup({
+            cause: hangupCause('Scheduled Hangup'),
+            source: 'Service',
+            status: this.answered ? 'completed' : 'no-answer',
+          });
         }),
       );
     }

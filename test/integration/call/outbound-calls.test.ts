@@ -131,6 +131,20 @@ describe('outbound calls through the REST API', () => {
     expect((await uas.stop()).errors).toEqual([]);
   });
 
+  it('hangs up hangup_on_ring seconds after the ringing started, answered or not', async () => {
+    const media = await mediaServer();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    app.serve('/answer', { body: '<Response><Wait length="20"/></Response>' });
+    expect(
+      (await placeCall(`sip:frank@127.0.0.1:${uas.port}`, { hangup_on_ring: '2' })).status,
+    ).toBe(201);
+    await until(() => app.requestsTo('/hangup').length > 0, 8000);
+    expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({
+      HangupCauseName: 'Scheduled Hangup',
+      CallStatus: 'completed',
+    });
+  }, 15_000);
+
   it('reports a busy callee on the hangup callback and bills nothing', async () => {
     const uas = await carrier('carrier-busy.xml');
     await placeCall(`sip:bob@127.0.0.1:${uas.port}`);
