@@ -196,12 +196,17 @@ export class StreamFork {
             event: 'playedStream',
             streamId: this.spec.streamId,
             name: message.name,
+            extra_headers: this.spec.extraHeaders,
           }),
         );
         return;
       case 'clearAudio':
         audio.clear();
-        this.sendEvent({ event: 'clearedAudio', streamId: this.spec.streamId });
+        this.sendEvent({
+          event: 'clearedAudio',
+          streamId: this.spec.streamId,
+          extra_headers: this.spec.extraHeaders,
+        });
         return;
       case 'sendDTMF':
         audio.sendDigits(message.digits).catch((error: Error) => this.error(error.message));
@@ -211,7 +216,12 @@ export class StreamFork {
 
   /** Tells the server what was wrong with what it sent; the stream goes on. */
   private error(message: string): void {
-    this.sendEvent({ event: 'error', streamId: this.spec.streamId, error: message });
+    this.sendEvent({
+      event: 'error',
+      streamId: this.spec.streamId,
+      error: message,
+      extra_headers: this.spec.extraHeaders,
+    });
   }
 
   private sendEvent(event: Record<string, unknown>): void {

@@ -66,12 +66,8 @@ export class StreamConnection {
       fail(`sequenceNumber ${event.sequenceNumber}, expected ${expected}`);
     }
     this.events.push(event);
-    if (
-      ['start', 'media', 'dtmf'].includes(event.event) &&
-      typeof event.extra_headers !== 'string'
-    ) {
-      fail('extra_headers is not a string');
-    }
+    // wire-compat: "extra_headers is a string and is present on every event".
+    if (typeof event.extra_headers !== 'string') fail('extra_headers is not a string');
     if (event.event === 'start') {
       const start = event.start as Record<string, unknown>;
       if (!UUID.test(String(start.callId))) fail('callId is not a UUID');
