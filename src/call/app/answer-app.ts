@@ -241,9 +241,7 @@ export class AnswerApp {
   private async prompt(instruction: PromptInstruction): Promise<void> {
     if (instruction.kind === 'Wait') {
       await this.sleep(instruction.length * 1000);
-      if (instruction.beep && !this.call.over) {
-        await this.call.play({ kind: 'tone', frequencies: [1000], durationMs: 250 }, {});
-      }
+      if (instruction.beep) await this.beep();
       return;
     }
     const source =
@@ -304,12 +302,16 @@ export class AnswerApp {
 
   private async getDigits(instruction: GetDigitsInstruction): Promise<Next> {
     for (let attempt = 0; attempt < Math.max(1, instruction.retries); attempt++) {
-      const collected = await this.collectWithPrompts(instruction.prompts, {
-        timeout: instruction.timeout,
-        digitTimeout: instruction.digitTimeout,
-        finishOnKey: instruction.finishOnKey,
-        numDigits: instruction.numDigits,
-      });
+      const collected = await this.collectWithPrompts(
+        instruction.prompts,
+        {
+          timeout: instruction.timeout,
+          digitTimeout: instruction.digitTimeout,
+          finishOnKey: instruction.finishOnKey,
+          numDigits: instruction.numDigits,
+        },
+        instruction.playBeep,
+      );
       if (this.call.over || collected === null) return STOP;
       if (collected === '') continue;
       const valid = [...collected].every((d) => instruction.validDigits.includes(d));
@@ -359,9 +361,16 @@ export class AnswerApp {
    * Plays the prompts while listening; the first key stops them. Then collects by the rules.
    * Resolves with the digits ('' for none), or null when the call ended.
    */
+  /** A 250 ms 1 kHz tone: Wait's beep, and GetDigits' playBeep once its prompts are over. */
+  private async beep(): Promise<void> {
+    if (this.call.over) return;
+    await this.call.play({ kind: 'tone', frequencies: [1000], durationMs: 250 }, {});
+  }
+
   private async collectWithPrompts(
     prompts: readonly PromptInstruction[],
     rules: Parameters<AppCall['digits']['collect']>[0],
+    beep = false,
   ): Promise<string | null> {
     const digits = this.call.digits;
     digits.listen();
@@ -373,6 +382,7 @@ export class AnswerApp {
         await playing;
         stopOnKey.cancel();
       }
+      if (beep && digits.pressed === 0) await this.beep();
       if (this.call.over) return null;
       const collected = await digits.collect(rules);
       return collected.reason === 'call-ended' ? null : collected.digits;

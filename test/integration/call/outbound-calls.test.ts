@@ -228,6 +228,34 @@ describe('outbound calls through the REST API', () => {
     });
   }, 30_000);
 
+  it.each([
+    [
+      'GetDigits playBeep, after its prompt',
+      '<GetDigits timeout="3" playBeep="true"><Wait length="1"/></GetDigits>',
+    ],
+    ['Wait beep, at the end of the wait', '<Wait length="1" beep="true"/><Wait length="2"/>'],
+  ])(
+    'beeps (1 kHz, 250 ms) for %s',
+    async (_what, xml) => {
+      const media = await mediaServer();
+      const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+      app.serve('/answer', { body: `<Response>${xml}</Response>` });
+      await placeCall(`sip:gina@127.0.0.1:${uas.port}`);
+      await hangupOf();
+      const heard = media.received.filter((p) => p.payloadType === 0);
+      const frames = heard.map((p) => muLawDecode(p.payload));
+      const loud = frames.map((f, i) => ({ i, loud: rms(f) > 1000 })).filter((f) => f.loud);
+      // One burst of about 12 frames, starting about 1 s (50 frames) after the audio began.
+      expect(loud.length).toBeGreaterThanOrEqual(11);
+      expect(loud.length).toBeLessThanOrEqual(14);
+      expect(loud.at(-1)!.i - loud[0]!.i).toBe(loud.length - 1);
+      expect(loud[0]!.i).toBeGreaterThan(40);
+      const burst = Int16Array.from(loud.flatMap((f) => [...frames[f.i]!]));
+      expect(strongestFrequency(burst, 8000, 10)).toBe(1000);
+    },
+    20_000,
+  );
+
   it("collects the callee's RFC 4733 digits with GetDigits and posts them to the action", async () => {
     const uas = await carrier('carrier-dtmf.xml', { wait_ms: '300' });
     app.serve('/answer', {
