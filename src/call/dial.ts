@@ -213,6 +213,7 @@ function placeB(
   }
   const bDigits: string[] = [];
   let passTo: CallLeg | null = null;
+  let digitsSent = false;
   let resolveConfirmed!: (confirmed: boolean) => void;
   const confirmed = new Promise<boolean>((resolve) => (resolveConfirmed = resolve));
   leg.events = {
@@ -220,8 +221,16 @@ function placeB(
       if (passTo) passDigit(passTo, digit, via);
       else bDigits.push(digit);
     },
+    // sendOnPreanswer: the digits go at early media (an IVR that listens before it answers),
+    // or at the answer when none came.
+    onEarlyMedia: () => {
+      if (!target.sendDigits || !sendsOnPreanswer(target) || digitsSent) return;
+      digitsSent = true;
+      void leg.sendDigits(target.sendDigits);
+    },
     onAnswered: () => {
-      if (target.sendDigits) void leg.sendDigits(target.sendDigits);
+      if (target.sendDigits && !digitsSent) void leg.sendDigits(target.sendDigits);
+      digitsSent = true;
       dialEvent(call, instruction, leg, 'answer', {});
       void confirm(leg, instruction, bDigits, deps).then(resolveConfirmed);
     },
@@ -347,3 +356,6 @@ function dialStatus(end: LegEnd): string {
     return end.status;
   return 'failed';
 }
+
+const sendsOnPreanswer = (target: DialTarget): boolean =>
+  target.kind === 'Number' && target.sendOnPreanswer;

@@ -421,6 +421,48 @@ describe('Dial', () => {
     await hangupOf();
   }, 30_000);
 
+  it("sends a Number's digits during its early media with sendOnPreanswer", async () => {
+    const [aMedia, bMedia] = [await mediaServer(), await mediaServer()];
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
+    // The number's carrier plays early media for 3 s and never answers.
+    const bCarrier = await carrier('carrier-early-busy.xml', {
+      rtp_port: String(bMedia.port),
+    });
+    const own = await startGateway({
+      listen: true,
+      env: { VOXGATE_CARRIER_URI: `sip:127.0.0.1:${bCarrier.port}` },
+    });
+    try {
+      app.serve('/answer', {
+        body: `<Response><Dial><Number sendDigits="42" sendOnPreanswer="true">+14155550199</Number></Dial></Response>`,
+      });
+      const res = await own.request('POST', `/v1/Account/${own.main.id}/Call/`, {
+        json: {
+          from: '+14155550100',
+          to: `sip:alice@127.0.0.1:${aCarrier.port}`,
+          answer_url: `${app.baseUrl}/answer`,
+          hangup_url: `${app.baseUrl}/hangup`,
+        },
+      });
+      expect(res.status).toBe(201);
+      const events = () =>
+        bMedia.received
+          .filter((p) => p.payloadType === 101)
+          .map((p) => ({ timestamp: p.timestamp, ...decodeTelephoneEvent(p.payload) }));
+      const ended = () =>
+        new Set(
+          events()
+            .filter((e) => e.end)
+            .map((e) => e.timestamp),
+        );
+      await until(() => ended().size >= 2, 3000);
+      const keys = [...new Set(events().map((e) => `${e.timestamp}:${e.event}`))];
+      expect(keys.map((k) => k.split(':')[1])).toEqual(['4', '2']);
+    } finally {
+      await own.close();
+    }
+  }, 20_000);
+
   it('connects only a B leg that presses confirmKey, and tells callbackUrl of its answer, digits and hangup', async () => {
     const aMedia = await mediaServer();
     const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
