@@ -244,9 +244,11 @@ export class CallEngine implements CallLauncher {
     const { legs, services } = this.options;
     const to = destination.kind === 'number' ? destination.number : destination.uri;
     const target = this.targetOf(destination);
-    const headers = outboundSipHeaders(request.sipHeaders, { prefixed: true }).map(
-      (h) => [h.name, h.value] as [string, string],
-    );
+    // Voice document: sip_headers are prefixed X-PH-; "when the originating leg uses SIP
+    // authentication they are forwarded without the prefix".
+    const headers = outboundSipHeaders(request.sipHeaders, {
+      prefixed: request.sipAuth === null,
+    }).map((h) => [h.name, h.value] as [string, string]);
     const leg = OutboundLeg.dial(legs, {
       uuid,
       target: target ?? `sip:${to.replace(/^\+/, '')}@invalid`,

@@ -291,6 +291,22 @@ describe('SIP destinations with credentials', () => {
     expect((await uas.stop()).errors).toEqual([]);
   }, 20_000);
 
+  it('sends sip_headers without the X-PH- prefix when the call uses SIP authentication', async () => {
+    const uas = await startSippUas({ scenario: 'carrier-auth.xml', traceMessages: true });
+    carriers.push(uas);
+    app.serve('/answer', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:secure@127.0.0.1:${uas.port}`, {
+      sip_auth_username: 'carrieruser',
+      sip_auth_password: 'Carrier-Pass1',
+      sip_headers: 'Team=blue,PH-Secret=x',
+    });
+    await hangupOf(0);
+    const { messages } = await uas.stop();
+    expect(messages).toMatch(/\r?\nTeam: blue\r?\n/);
+    expect(messages).not.toContain('X-PH-Team');
+    expect(messages).not.toContain('PH-Secret');
+  }, 20_000);
+
   it("answers a digest challenge to its BYE with the call's credentials, once", async () => {
     const right = await carrier('carrier-bye-auth.xml');
     app.serve('/answer', { body: '<Response><Hangup/></Response>' });
