@@ -207,6 +207,10 @@ export class Call implements AppCall {
     return this.leg.sendDigits(digits);
   }
 
+  waitForSilence(silenceMs: number, maxMs: number): Promise<boolean> {
+    return this.leg.waitForSilence(silenceMs, maxMs);
+  }
+
   async hangup(end: LegEnd): Promise<void> {
     const status =
       this.leg.state === 'answered'

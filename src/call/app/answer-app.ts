@@ -240,7 +240,14 @@ export class AnswerApp {
 
   private async prompt(instruction: PromptInstruction): Promise<void> {
     if (instruction.kind === 'Wait') {
-      await this.sleep(instruction.length * 1000);
+      // silence: "if no voice or sound is detected for minSilence milliseconds, end the wait".
+      if (instruction.silence) {
+        await this.call
+          .waitForSilence(instruction.minSilence, instruction.length * 1000)
+          .catch(() => false);
+      } else {
+        await this.sleep(instruction.length * 1000);
+      }
       if (instruction.beep) await this.beep();
       return;
     }

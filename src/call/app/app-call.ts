@@ -29,6 +29,8 @@ export interface AppCall {
   play(source: PlaySource, options: { loop?: boolean; mix?: boolean }): Promise<boolean>;
   stopPlayback(): Promise<void>;
   sendDigits(digits: string): Promise<boolean>;
+  /** Resolves once the caller has been quiet for silenceMs, or after maxMs (false). */
+  waitForSilence(silenceMs: number, maxMs: number): Promise<boolean>;
   /** Starts keeping the caller's digits; collect() reads them. */
   digits: DigitCollector;
   hangup(end: LegEnd): Promise<void>;

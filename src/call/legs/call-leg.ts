@@ -113,6 +113,16 @@ export abstract class CallLeg {
       .completed;
   }
 
+  /**
+   * Waits until the far end has been quiet for `silenceMs`, at most `maxMs`: true when it was,
+   * false when the time ran out (or the leg has no media).
+   */
+  async waitForSilence(silenceMs: number, maxMs: number): Promise<boolean> {
+    if (!this.mediaOpened || this.isOver) return false;
+    const command = { type: 'waitForSilence', sessionId: this.uuid, silenceMs, maxMs } as const;
+    return (await this.env.media.send(command)).silent;
+  }
+
   /** Opens the media session; its port goes into our SDP. */
   protected async openMedia(near?: string): Promise<OpenedMedia> {
     const opened = await this.env.media.open(

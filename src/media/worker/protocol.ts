@@ -102,6 +102,14 @@ export interface SendDigits {
   toneMs?: number;
 }
 
+/** Answer XML Wait with silence: waits for the far end to be quiet for silenceMs, at most maxMs. */
+export interface WaitForSilence {
+  type: 'waitForSilence';
+  sessionId: string;
+  silenceMs: number;
+  maxMs: number;
+}
+
 export interface Bridge {
   type: 'bridge';
   sessionId: string;
@@ -141,6 +149,7 @@ export type Command =
   | StartStream
   | StopStream
   | SendDigits
+  | WaitForSilence
   | Bridge
   | Unbridge
   | SessionStats
@@ -160,6 +169,8 @@ export interface Results {
   stopStream: { streamId: string; existed: boolean };
   /** Resolves when the last digit has gone out: completed false when stopped. */
   sendDigits: { completed: boolean };
+  /** silent is false when maxMs passed first, or the session closed. */
+  waitForSilence: { silent: boolean };
   bridge: { sessionId: string; peerId: string };
   unbridge: { sessionId: string; bridged: boolean };
   sessionStats: MediaSessionStats;

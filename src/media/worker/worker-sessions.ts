@@ -1,6 +1,7 @@
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { bridgeSessions, relaySessions } from '../pipeline/bridge.js';
 import { MediaSession } from '../pipeline/media-session.js';
+import { SilenceWatch } from '../pipeline/silence-watch.js';
 import { FrameClock } from '../playout/frame-clock.js';
 import { PcmSource } from '../playout/playout-source.js';
 import { PortAllocator, PreboundPairs } from '../rtp/port-range.js';
@@ -16,6 +17,7 @@ import type {
   SessionEvent,
   StreamForkSpec,
   StreamNews,
+  WaitForSilence,
   WorkerSettings,
 } from './protocol.js';
 
@@ -120,6 +122,8 @@ export class WorkerSessions {
         });
         return { completed };
       }
+      case 'waitForSilence':
+        return { silent: await this.waitForSilence(command) };
       case 'bridge':
         return this.bridge(command.sessionId, command.peerId, command.mode);
       case 'unbridge':
@@ -274,6 +278,26 @@ export class WorkerSessions {
     this.bridges.delete(bridge.peerId);
     bridge.part();
     return true;
+  }
+
+  /** Watches what the session hears, one frame per tick of the clock that ticks it. */
+  private waitForSilence(command: WaitForSilence): Promise<boolean> {
+    const session = this.get(command.sessionId);
+    const watch = new SilenceWatch(command.silenceMs, command.maxMs);
+    return new Promise((resolve) => {
+      let heard: Int16Array | null = null;
+      const removeTap = session.addTap((frame) => (heard = frame));
+      // Added after the session's own tick, so each tick here sees that tick's frame.
+      const stop = this.clock.add(() => {
+        const gone = this.sessions.get(command.sessionId) !== session;
+        const verdict = gone ? false : watch.tick(heard);
+        heard = null;
+        if (verdict === null) return;
+        removeTap();
+        stop();
+        resolve(verdict);
+      });
+    });
   }
 
   private async destroy(sessionId: string, reason?: string): Promise<Results['destroySession']> {

@@ -256,6 +256,25 @@ describe('outbound calls through the REST API', () => {
     20_000,
   );
 
+  it('ends a Wait with silence once the callee has been quiet for minSilence, not before', async () => {
+    const media = await mediaServer();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    app.serve('/answer', {
+      body: '<Response><Wait length="15" silence="true" minSilence="500"/><Hangup/></Response>',
+    });
+    await placeCall(`sip:hank@127.0.0.1:${uas.port}`);
+    await until(() => media.received.length > 0, 8000);
+    // The callee talks for 2 s (a tone at -12 dBFS), then says nothing.
+    const talk = [...chunks(toneSamples(8000, 1004, 2, 8000), [160])].map((c) => muLawEncode(c));
+    await media.stream(media.received.at(-1)!.from.port, talk, { payloadType: 0 });
+    const quietFrom = Date.now();
+    expect(app.requestsTo('/hangup')).toHaveLength(0);
+    await until(() => app.requestsTo('/hangup').length > 0, 4000);
+    const waited = Date.now() - quietFrom;
+    expect(waited).toBeGreaterThanOrEqual(400);
+    expect((await hangupOf()).params).toMatchObject({ HangupCauseName: 'Normal Hangup' });
+  }, 20_000);
+
   it("collects the callee's RFC 4733 digits with GetDigits and posts them to the action", async () => {
     const uas = await carrier('carrier-dtmf.xml', { wait_ms: '300' });
     app.serve('/answer', {
