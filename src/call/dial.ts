@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pause } from '../core/scheduler.js';
 import type { Destination } from '../sip/transport/transport-layer.js';
 import type { Call, CallServices } from './call.js';
 import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
@@ -291,7 +292,7 @@ async function confirm(
       return true;
     }
     if (pressed !== undefined) break;
-    await new Promise((resolve) => deps.legs.scheduler.after(20, () => resolve(undefined)));
+    await pause(deps.legs.scheduler, 20);
   }
   await leg.hangup({ cause: hangupCause('Rejected'), source: 'Service', status: 'no-answer' });
   return false;

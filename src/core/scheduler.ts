@@ -9,6 +9,11 @@ export interface Scheduler extends Clock {
   after(ms: number, run: () => void): TimerHandle;
 }
 
+/** Resolves after `ms` of the scheduler's time. */
+export function pause(scheduler: Scheduler, ms: number): Promise<void> {
+  return new Promise((resolve) => scheduler.after(ms, resolve));
+}
+
 export const systemScheduler: Scheduler = {
   now: () => Date.now(),
   after: (ms, run) => {

@@ -1,4 +1,4 @@
-import type { Scheduler } from '../../core/scheduler.js';
+import { pause, type Scheduler } from '../../core/scheduler.js';
 import {
   hangupCause,
   INVALID_XML_HANGUP_CAUSE,
@@ -11,13 +11,13 @@ import type {
   GetDigitsInstruction,
   GetInputInstruction,
   PreAnswerChild,
-  PromptInstruction,
   ResponseInstruction,
   StreamInstruction,
 } from '../xml/answer-document.js';
 import type { StreamRequest } from '../streams/stream-request.js';
 import { answerXmlCache } from '../xml/answer-xml-cache.js';
 import type { AppCall, HttpMethod } from './app-call.js';
+import { PromptPlayer } from './prompt-player.js';
 
 /** Where a call's application comes from: the answer_url, or a document of the gateway's own. */
 export type AppStart =
@@ -46,11 +46,14 @@ const STOP: Next = { kind: 'stop' };
  */
 export class AnswerApp {
   private scheduledHangup: { cancel(): void } | null = null;
+  private readonly prompts: PromptPlayer;
 
   constructor(
     private readonly call: AppCall,
     private readonly scheduler: Scheduler,
-  ) {}
+  ) {
+    this.prompts = new PromptPlayer(call, scheduler);
+  }
 
   async run(start: AppStart): Promise<void> {
     try {
@@ -110,7 +113,7 @@ export class AnswerApp {
       if (fetched.ok) return fetched.body;
       this.call.log('answer URL failed', { attempt, error: fetched.error, status: fetched.status });
       if (this.scheduler.now() - started >= ANSWER_WINDOW_MS || attempt === ANSWER_ATTEMPTS) break;
-      await this.sleep(RETRY_PAUSE_MS);
+      await pause(this.scheduler, RETRY_PAUSE_MS);
     }
     return null;
   }
@@ -174,7 +177,7 @@ export class AnswerApp {
       case 'Speak':
       case 'Play':
       case 'Wait':
-        await this.prompt(instruction);
+        await this.prompts.play(instruction);
         return CONTINUE;
       case 'Hangup':
         return this.hangupStep(instruction.schedule, instruction.reason);
@@ -238,44 +241,6 @@ export class AnswerApp {
     return STOP;
   }
 
-  private async prompt(instruction: PromptInstruction): Promise<void> {
-    if (instruction.kind === 'Wait') {
-      // silence: "if no voice or sound is detected for minSilence milliseconds, end the wait".
-      if (instruction.silence) {
-        await this.call
-          .waitForSilence(instruction.minSilence, instruction.length * 1000)
-          .catch(() => false);
-      } else {
-        await this.sleep(instruction.length * 1000);
-      }
-      if (instruction.beep) await this.beep();
-      return;
-    }
-    const source =
-      instruction.kind === 'Speak'
-        ? ({
-            kind: 'speech',
-            text: instruction.text,
-            voice: instruction.voice,
-            language: instruction.language,
-          } as const)
-        : ({ kind: 'file', url: instruction.url } as const);
-    try {
-      if (instruction.loop === 0) {
-        await this.call.play(source, { loop: true });
-        return;
-      }
-      for (let i = 0; i < instruction.loop && !this.call.over; i++) {
-        if (!(await this.call.play(source, {}))) return; // stopped (a key was pressed)
-      }
-    } catch (error) {
-      // A prompt that cannot be rendered or fetched is skipped, as a missing file would be.
-      this.call.log(`${instruction.kind} could not be played`, {
-        reason: (error as Error).message,
-      });
-    }
-  }
-
   private async hangupStep(schedule: number, reason: 'rejected' | 'busy' | null): Promise<Next> {
     if (schedule > 0) {
       this.scheduledHangup?.cancel();
@@ -309,7 +274,7 @@ export class AnswerApp {
 
   private async getDigits(instruction: GetDigitsInstruction): Promise<Next> {
     for (let attempt = 0; attempt < Math.max(1, instruction.retries); attempt++) {
-      const collected = await this.collectWithPrompts(
+      const collected = await this.prompts.collect(
         instruction.prompts,
         {
           timeout: instruction.timeout,
@@ -349,7 +314,7 @@ export class AnswerApp {
       );
       return this.unsupported('GetInput speech');
     }
-    const collected = await this.collectWithPrompts(instruction.prompts, {
+    const collected = await this.prompts.collect(instruction.prompts, {
       timeout: instruction.executionTimeout,
       digitTimeout: instruction.digitEndTimeout === 'auto' ? 5 : instruction.digitEndTimeout,
       finishOnKey: instruction.finishOnKey,
@@ -364,73 +329,10 @@ export class AnswerApp {
     );
   }
 
-  /**
-   * Plays the prompts while listening; the first key stops them. Then collects by the rules.
-   * Resolves with the digits ('' for none), or null when the call ended.
-   */
-  /** A 250 ms 1 kHz tone: Wait's beep, and GetDigits' playBeep once its prompts are over. */
-  private async beep(): Promise<void> {
-    if (this.call.over) return;
-    await this.call.play({ kind: 'tone', frequencies: [1000], durationMs: 250 }, {});
-  }
-
-  private async collectWithPrompts(
-    prompts: readonly PromptInstruction[],
-    rules: Parameters<AppCall['digits']['collect']>[0],
-    beep = false,
-  ): Promise<string | null> {
-    const digits = this.call.digits;
-    digits.listen();
-    try {
-      for (const prompt of prompts) {
-        if (this.call.over || digits.pressed > 0) break;
-        const playing = this.prompt(prompt);
-        const stopOnKey = this.whenKeyPressed(() => this.call.stopPlayback());
-        await playing;
-        stopOnKey.cancel();
-      }
-      if (beep && digits.pressed === 0) await this.beep();
-      if (this.call.over) return null;
-      const collected = await digits.collect(rules);
-      return collected.reason === 'call-ended' ? null : collected.digits;
-    } finally {
-      digits.stop();
-    }
-  }
-
-  /** Runs `action` when a key is pressed (checked every 20 ms), until cancelled. */
-  private whenKeyPressed(action: () => Promise<void>): { cancel(): void } {
-    let timer: { cancel(): void } | null = null;
-    let done = false;
-    const check = (): void => {
-      if (done) return;
-      if (this.call.digits.pressed > 0) {
-        done = true;
-        void action();
-        return;
-      }
-      timer = this.scheduler.after(20, check);
-    };
-    check();
-    return {
-      cancel: () => {
-        done = true;
-        timer?.cancel();
-      },
-    };
-  }
-
   /** Ends the call; the call turns the status into `completed` when it was answered. */
   private async end(end: LegEnd): Promise<void> {
     if (this.call.over) return;
     await this.call.hangup(end);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = this.scheduler.after(ms, resolve);
-      void timer;
-    });
   }
 }
 
