@@ -60,7 +60,7 @@ export class CallEngine implements CallLauncher {
     sourceIp: string,
   ): Promise<{ requestUuid: string }> {
     if (request.parentCallUuid && request.errorIfParentNotFound) {
-      await this.expectParent(owner, request.parentCallUuid);
+      await this.expectParent(owner, request.parentCallUuid, request.parentAuthId);
     }
     const requestUuid = randomUUID();
     const account = accountOf(owner);
@@ -74,11 +74,23 @@ export class CallEngine implements CallLauncher {
     return { requestUuid };
   }
 
-  /** error_if_parent_not_found: the parent must be a call of this account, live or recorded. */
-  private async expectParent(owner: CallOwner, uuid: string): Promise<void> {
-    if (this.find(owner, uuid)) return;
-    const record = await this.options.services.state.calls.get(owner.tenant, uuid);
-    if (record && (owner.isMain || record.subaccount === owner.authId)) return;
+  /**
+   * error_if_parent_not_found: the parent must be a call of this account, live or recorded,
+   * or, with parent_auth_id naming its main account, a call of that main account. Any other
+   * account's calls are never looked at: they are as not found.
+   */
+  private async expectParent(
+    owner: CallOwner,
+    uuid: string,
+    parentAuthId: string | null,
+  ): Promise<void> {
+    const viewer: CallOwner =
+      parentAuthId === owner.tenant
+        ? { authId: owner.tenant, tenant: owner.tenant, isMain: true }
+        : owner;
+    if (this.find(viewer, uuid)) return;
+    const record = await this.options.services.state.calls.get(viewer.tenant, uuid);
+    if (record && (viewer.isMain || record.subaccount === viewer.authId)) return;
     throw notFound(`parent call ${uuid}`);
   }
 

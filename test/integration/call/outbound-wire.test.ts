@@ -91,4 +91,39 @@ describe('the INVITE of an outbound call', () => {
     expect(refused.body.error).toBe(`parent call ${parent} not found`);
     expect((await gw.request('POST', base(), { json })).status).toBe(201);
   });
+
+  it("finds a main account's call as a subaccount's parent only with parent_auth_id naming it", async () => {
+    const placed = await gw.request('POST', base(), {
+      json: { from: '+14155550100', to: '+14155550113', answer_url: `${app.baseUrl}/answer` },
+    });
+    expect(placed.status).toBe(201);
+    let parent = '';
+    await until(async () => {
+      const live = await gw.request('GET', `${base()}?status=live`);
+      parent = live.body.calls?.[0] ?? '';
+      return parent !== '';
+    }, 5000);
+    const sub = await gw.subaccount('desk');
+    const json = {
+      from: '+14155550100',
+      to: '+14155550114',
+      answer_url: `${app.baseUrl}/answer`,
+      parent_call_uuid: parent,
+      error_if_parent_not_found: true,
+    };
+    const path = `/v1/Account/${sub.id}/Call/`;
+    const alone = await gw.request('POST', path, { as: sub, json });
+    expect(alone.status).toBe(404);
+    expect(alone.body.error).toBe(`parent call ${parent} not found`);
+    const other = await gw.request('POST', path, {
+      as: sub,
+      json: { ...json, parent_auth_id: 'MA00000000000000OTHER' },
+    });
+    expect(other.status).toBe(404);
+    const named = await gw.request('POST', path, {
+      as: sub,
+      json: { ...json, parent_auth_id: gw.main.id },
+    });
+    expect(named.status).toBe(201);
+  });
 });
