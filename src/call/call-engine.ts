@@ -152,12 +152,8 @@ export class CallEngine implements CallLauncher {
     digits: string,
     leg: 'aleg' | 'bleg' = 'aleg',
   ): LiveAction {
-    return this.onLegs(viewer, uuid, leg, (target, call) => {
-      void target
-        .sendDigits(digits)
-        .catch((error: Error) =>
-          call.log('DTMF on the live call failed', { reason: error.message }),
-        );
+    return this.onLegs(viewer, uuid, leg, (target) => {
+      void target.sendDigits(digits);
     });
   }
 

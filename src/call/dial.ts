@@ -265,7 +265,7 @@ function placeB(
  */
 function passDigit(to: CallLeg, digit: string, via: DigitSource): void {
   if (via === 'inband') return;
-  void to.sendDigits(digit).catch(() => false);
+  void to.sendDigits(digit);
 }
 
 /**

@@ -101,16 +101,30 @@ export abstract class CallLeg {
     return result.completed;
   }
 
+  /** Stops what plays; a leg whose media went away has nothing to stop (logged, not thrown). */
   async stopPlayback(): Promise<void> {
     if (!this.mediaOpened || this.isOver) return;
-    await this.env.media.send({ type: 'stopPlayback', sessionId: this.uuid });
+    try {
+      await this.env.media.send({ type: 'stopPlayback', sessionId: this.uuid });
+    } catch (error) {
+      this.env.log.warn({ err: error, callUuid: this.uuid }, 'playback could not be stopped');
+    }
   }
 
-  /** Sends digits (RFC 4733, or tones when the peer has no telephone-event). */
+  /**
+   * Sends digits (RFC 4733, or tones when the peer has no telephone-event). True once they are
+   * all out; false when stopped, or when the leg or its media went away first (logged, never
+   * thrown: callers send and move on).
+   */
   async sendDigits(digits: string): Promise<boolean> {
     if (!this.mediaOpened || this.isOver) return false;
-    return (await this.env.media.send({ type: 'sendDigits', sessionId: this.uuid, digits }))
-      .completed;
+    try {
+      return (await this.env.media.send({ type: 'sendDigits', sessionId: this.uuid, digits }))
+        .completed;
+    } catch (error) {
+      this.env.log.warn({ err: error, callUuid: this.uuid }, 'digits could not be sent');
+      return false;
+    }
   }
 
   /**

@@ -109,7 +109,9 @@ export class OutboundLeg extends CallLeg {
             try {
               const reading = this.sdp!.readAnswer(progress.sdp, { early: true });
               if (reading.ok) {
-                void this.applyAudio(reading.audio);
+                this.applyAudio(reading.audio).catch((error: Error) =>
+                  this.env.log.warn({ err: error, callUuid: this.uuid }, 'early media not applied'),
+                );
                 this.state = 'early';
                 this.events.onEarlyMedia?.();
               }
