@@ -44,9 +44,10 @@ interface Dialled {
  * with confirmKey, to press it after confirmSound) is bridged with the caller, audio both ways
  * through the media plane, and the others are cancelled. callbackUrl hears the B leg's answer,
  * hangup and digitsMatch events. Digits pressed as RFC 4733 events or SIP INFO on either side
- * are sent on to the other; tones in the audio cross as audio. It resolves when the B leg is over, with the action parameters
- * (DialStatus, DialALegUUID, DialBLegUUID, DialHangupCause). Each B leg gets its own record,
- * billed once answered, with the caller as its parent. A caller who hangs up ends the B leg.
+ * are sent on to the other; tones in the audio cross as audio. It resolves when the B leg is
+ * over, with the action parameters (DialStatus, DialALegUUID, DialBLegUUID, DialHangupCause).
+ * Each B leg gets its own record, billed once answered, with the caller as its parent. A caller
+ * who hangs up ends the B leg.
  */
 export async function runDial(
   call: Call,
@@ -64,7 +65,8 @@ export async function runDial(
         .catch(() => false);
   }
 
-  const winner = await firstConfirmed(dialled, aLeg);
+  const confirmed = await firstConfirmed(dialled, aLeg);
+  const winner = confirmed?.leg ?? null;
   ringback.stopped = true;
   void aLeg.stopPlayback();
   for (const other of dialled) {
@@ -77,13 +79,8 @@ export async function runDial(
     }
   }
   const bLeg = winner ?? dialled[0]!.leg;
-  if (winner && !aLeg.isOver) {
-    await bridged(
-      call,
-      dialled.find((d) => d.leg === winner)!,
-      instruction,
-      deps,
-    );
+  if (confirmed && !aLeg.isOver) {
+    await bridged(call, confirmed, instruction, deps);
   } else if (aLeg.isOver) {
     for (const d of dialled) {
       void d.leg.hangup({ cause: hangupCause('Canceled'), source: 'Caller', status: 'no-answer' });
@@ -299,18 +296,18 @@ async function confirm(
 }
 
 /** The first leg confirmed, or null when none is (or the caller hangs up first). */
-function firstConfirmed(dialled: Dialled[], aLeg: Call['leg']): Promise<OutboundLeg | null> {
+function firstConfirmed(dialled: Dialled[], aLeg: Call['leg']): Promise<Dialled | null> {
   return new Promise((resolve) => {
     let pending = dialled.length;
     let settled = false;
-    const settle = (leg: OutboundLeg | null) => {
+    const settle = (winner: Dialled | null) => {
       if (settled) return;
       settled = true;
-      resolve(leg);
+      resolve(winner);
     };
-    for (const { leg, confirmed } of dialled) {
-      void confirmed.then((ok) => {
-        if (ok) settle(leg);
+    for (const each of dialled) {
+      void each.confirmed.then((ok) => {
+        if (ok) settle(each);
         else if (--pending === 0) settle(null);
       });
     }
