@@ -95,19 +95,22 @@ export class EmbeddedStore implements DocumentStore {
   async remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void> {
     const key = docKey(kind, tenant, id);
     this.docs.delete(key);
-    let lines = line(['D', key]);
-    for (const index of [ALL_INDEX, ...entry.indexes]) {
-      this.index(kind, tenant, index).delete(id);
-      lines += line(['I', indexKey(kind, tenant, index), id]);
-    }
+    for (const index of [ALL_INDEX, ...entry.indexes]) this.index(kind, tenant, index).delete(id);
+    const released: string[] = [];
     for (const unique of entry.unique) {
       const held = uniqueId(unique);
       const holder = this.unique.get(held);
       if (holder?.tenant !== tenant || holder.id !== id) continue;
       this.unique.delete(held);
-      lines += line(['U', held]);
+      released.push(held);
     }
-    this.log?.append(lines);
+    if (!this.log) return;
+    let lines = line(['D', key]);
+    for (const index of [ALL_INDEX, ...entry.indexes]) {
+      lines += line(['I', indexKey(kind, tenant, index), id]);
+    }
+    for (const held of released) lines += line(['U', held]);
+    this.log.append(lines);
   }
 
   async page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>> {
