@@ -75,22 +75,22 @@ export class CallEngine implements CallLauncher {
   }
 
   /**
-   * error_if_parent_not_found: the parent must be a call of this account, live or recorded,
-   * or, with parent_auth_id naming its main account, a call of that main account. Any other
-   * account's calls are never looked at: they are as not found.
+   * error_if_parent_not_found: the parent must be a call this account sees, live or recorded;
+   * with parent_auth_id naming its main account, a subaccount may also name a call of the main
+   * account itself (never one of its sibling subaccounts'). Anything else is as not found.
    */
   private async expectParent(
     owner: CallOwner,
     uuid: string,
     parentAuthId: string | null,
   ): Promise<void> {
-    const viewer: CallOwner =
-      parentAuthId === owner.tenant
-        ? { authId: owner.tenant, tenant: owner.tenant, isMain: true }
-        : owner;
-    if (this.find(viewer, uuid)) return;
-    const record = await this.options.services.state.calls.get(viewer.tenant, uuid);
-    if (record && (viewer.isMain || record.subaccount === viewer.authId)) return;
+    const live = this.live.get(uuid);
+    const record = live ? null : await this.options.services.state.calls.get(owner.tenant, uuid);
+    const holder: { account: string; subaccount: string | null } | null = live?.owner ?? record;
+    if (holder && holder.account === owner.tenant) {
+      if (owner.isMain || holder.subaccount === owner.authId) return;
+      if (parentAuthId === owner.tenant && holder.subaccount === null) return;
+    }
     throw notFound(`parent call ${uuid}`);
   }
 

@@ -125,5 +125,27 @@ describe('the INVITE of an outbound call', () => {
       json: { ...json, parent_auth_id: gw.main.id },
     });
     expect(named.status).toBe(201);
+
+    // A sibling subaccount's call is not the main account's own: still not found.
+    const sibling = await gw.subaccount('sibling');
+    const siblings = await gw.request('POST', `/v1/Account/${sibling.id}/Call/`, {
+      as: sibling,
+      json: { from: '+14155550100', to: '+14155550115', answer_url: `${app.baseUrl}/answer` },
+    });
+    expect(siblings.status).toBe(201);
+    let siblingCall = '';
+    await until(async () => {
+      const live = await gw.request('GET', `/v1/Account/${sibling.id}/Call/?status=live`, {
+        as: sibling,
+      });
+      siblingCall = live.body.calls?.[0] ?? '';
+      return siblingCall !== '';
+    }, 5000);
+    const sneaky = await gw.request('POST', path, {
+      as: sub,
+      json: { ...json, parent_call_uuid: siblingCall, parent_auth_id: gw.main.id },
+    });
+    expect(sneaky.status).toBe(404);
+    expect(sneaky.body.error).toBe(`parent call ${siblingCall} not found`);
   });
 });
