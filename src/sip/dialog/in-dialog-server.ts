@@ -110,13 +110,14 @@ function serveOffer(
   const reply = new Promise<OfferReply>((resolve) =>
     resolve(dialog.delegate.onOffer ? dialog.delegate.onOffer(offer) : currentSession(dialog)),
   );
-  reply.then(
-    (answer) => replyToOffer(layer, dialog, offer, transaction, answer),
-    (error: Error) => {
+  // Whatever goes wrong answering (the owner, or sending its answer) ends in a 500, never in
+  // an unhandled rejection.
+  reply
+    .then((answer) => replyToOffer(layer, dialog, offer, transaction, answer))
+    .catch((error: Error) => {
       layer.warn(`the owner of dialog ${dialog.id} failed to answer a ${method}: ${error.message}`);
-      replyToOffer(layer, dialog, offer, transaction, { status: 500 });
-    },
-  );
+      if (!transaction.answered) replyToOffer(layer, dialog, offer, transaction, { status: 500 });
+    });
 }
 
 function replyToOffer(

@@ -79,8 +79,17 @@ export function responseTo(
   if (options.headers) for (const [name, value] of options.headers) rows.push([name, value]);
   return new SipResponse({
     status,
-    reason: options.reason ?? reasonPhrase(status),
+    reason: options.reason === undefined ? reasonPhrase(status) : printable(options.reason),
     headers: rows,
     body: options.body,
   });
+}
+
+/**
+ * A reason phrase made from text that may come from the peer (an error naming a bad SDP line,
+ * say): RFC 3261 25.1 allows no CR or LF there, so control characters become spaces, and it is
+ * kept to 100 characters.
+ */
+function printable(reason: string): string {
+  return reason.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, ' ').slice(0, 100);
 }

@@ -125,6 +125,19 @@ describe('requests within a dialog between two stacks', () => {
     expect(caller.remoteSdp).toBe(sdp(3, 5010));
   });
 
+  it('a refusal whose reason holds control characters (from a bad SDP line) is sent cleaned', async () => {
+    const { caller, callee } = await call();
+    callee.delegate = {
+      onOffer: () => ({ status: 400, reason: 'SDP line 7: "a=x\ry" is not valid' }),
+    };
+    const refused = await caller.reinvite(sdp(3, 4010));
+    expect(refused.status).toBe(400);
+    expect(refused.reason).toBe('SDP line 7: "a=x y" is not valid');
+    // The dialog carries on.
+    callee.delegate = {};
+    expect((await caller.reinvite(sdp(4, 4011))).status).toBe(200);
+  });
+
   it('without an onOffer, a re-INVITE is answered with the current SDP', async () => {
     const { caller, callee } = await call();
     const response = await caller.reinvite(sdp(5, 4020));
