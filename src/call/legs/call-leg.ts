@@ -1,6 +1,6 @@
 import type { Scheduler } from '../../core/scheduler.js';
 import type { DtmfDigit } from '../../media/dtmf/dtmf-digit.js';
-import { parseSipInfoDtmf } from '../../media/dtmf/sip-info-dtmf.js';
+import { carriesDtmf, parseSipInfoDtmf } from '../../media/dtmf/sip-info-dtmf.js';
 import type {
   PlaySource,
   SessionEvent,
@@ -176,17 +176,16 @@ export abstract class CallLeg {
         this.finish(endAfterAnswer(cause, end.kind === 'bye' ? remoteParty : 'Error'));
       },
       onInfo: (request, transaction) => {
+        const contentType = request.headers.get('Content-Type') ?? '';
         try {
-          const found = parseSipInfoDtmf(
-            request.headers.get('Content-Type') ?? '',
-            request.body.toString('utf8'),
-          );
+          const found = parseSipInfoDtmf(contentType, request.body.toString('utf8'));
           transaction.respond(responseTo(request, 200));
           this.events.onDigit?.(found.digit, 'sip-info');
         } catch (error) {
-          transaction.respond(
-            responseTo(request, 415, { reason: (error as Error).message.slice(0, 100) }),
-          );
+          // RFC 3261 21.4.13: 415 for a body type we do not take; a DTMF body that does not
+          // read is a bad request.
+          const status = carriesDtmf(contentType) ? 400 : 415;
+          transaction.respond(responseTo(request, status, { reason: (error as Error).message }));
         }
       },
       onOffer: (offer) => this.answerOffer(offer),

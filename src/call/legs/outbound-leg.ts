@@ -145,6 +145,9 @@ export class OutboundLeg extends CallLeg {
       // Answered as our CANCEL crossed it: the stack ACKs and BYEs; the leg ends as asked.
       return this.finish(this.pendingEnd);
     }
+    // Watched at once: a BYE or an INFO can come right behind the 2xx, while its audio is
+    // still being applied.
+    this.watchDialog(outcome.dialog, 'Callee');
     const sdp = outcome.sdp;
     if (sdp) {
       try {
@@ -162,7 +165,7 @@ export class OutboundLeg extends CallLeg {
       await this.hangUpAnswered('the 2xx carried no SDP answer');
       return;
     }
-    this.watchDialog(outcome.dialog, 'Callee');
+    if (this.isOver) return;
     this.answered();
   }
 

@@ -13,7 +13,7 @@ export { DtmfReceiver, type ReceivedDigit, type TelephoneEventPacket } from './d
 export { digitPackets, type DigitSendOptions, type OutgoingEventPacket } from './dtmf-sender.js';
 export { goertzelPower } from './goertzel.js';
 export { InbandDtmfDetector, type DetectedDigit } from './inband-dtmf-detector.js';
-export { parseSipInfoDtmf, type SipInfoDigit } from './sip-info-dtmf.js';
+export { carriesDtmf, parseSipInfoDtmf, type SipInfoDigit } from './sip-info-dtmf.js';
 export {
   decodeTelephoneEvent,
   encodeTelephoneEvent,

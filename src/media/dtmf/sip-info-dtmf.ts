@@ -42,8 +42,16 @@ function parseDtmfRelay(body: string): SipInfoDigit {
  * Reads the digit of a SIP INFO body: `application/dtmf-relay` (`Signal=5` and `Duration=160`
  * lines) or `application/dtmf` (the digit alone).
  */
+/** Whether a SIP INFO of this Content-Type can carry a digit at all. */
+export function carriesDtmf(contentType: string): boolean {
+  const type = mediaType(contentType);
+  return type === 'application/dtmf-relay' || type === 'application/dtmf';
+}
+
+const mediaType = (contentType: string) => (contentType.split(';')[0] ?? '').trim().toLowerCase();
+
 export function parseSipInfoDtmf(contentType: string, body: string): SipInfoDigit {
-  const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  const type = mediaType(contentType);
   if (type === 'application/dtmf-relay') return parseDtmfRelay(body);
   if (type === 'application/dtmf') {
     const value = body.trim();

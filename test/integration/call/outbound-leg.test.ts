@@ -125,6 +125,23 @@ describe('outbound legs against a SIPp carrier', () => {
     expect(result.successful).toBe(1);
   });
 
+  it('takes a SIP INFO digit (200), refuses an unreadable one (400) and another body type (415)', async () => {
+    const uas = await carrier('carrier-info.xml');
+    const { leg, digits } = dial(uas);
+    await until(() => digits.length >= 1, 5000);
+    await sleep(300);
+    expect(digits).toEqual(['5']);
+    await leg.hangup({
+      cause: { code: 4000, name: 'Normal Hangup' },
+      source: 'API Request',
+      status: 'completed',
+    });
+    await sleep(300);
+    const result = await uas.stop();
+    expect(result.errors).toEqual([]);
+    expect(result.successful).toBe(1);
+  });
+
   it("hears the callee's RFC 4733 digits from SIPp's captures", async () => {
     const uas = await carrier('carrier-dtmf.xml', { wait_ms: '200' });
     const { leg, digits } = dial(uas);
