@@ -3,6 +3,7 @@ import {
   EXTRA_HEADERS_MAX_BYTES,
   STREAM_CONTENT_TYPES,
   STREAM_DEFAULTS,
+  STREAM_TIMEOUT_MAX_SECONDS,
   streamRequestProblem,
   type StreamRequest,
 } from '../../call/streams/stream-request.js';
@@ -48,7 +49,8 @@ const StartStreamBody = Type.Object({
   stream_timeout: Type.Optional(
     Type.Integer({
       minimum: 1,
-      description: 'a whole number of seconds of at least 1',
+      maximum: STREAM_TIMEOUT_MAX_SECONDS,
+      description: `a whole number of seconds from 1 to ${STREAM_TIMEOUT_MAX_SECONDS}`,
       default: STREAM_DEFAULTS.streamTimeout,
     }),
   ),

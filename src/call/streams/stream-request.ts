@@ -10,10 +10,16 @@ export const STREAM_CONTENT_TYPES = [
 
 export type StreamContentType = (typeof STREAM_CONTENT_TYPES)[number];
 
+/**
+ * stream_timeout (and the XML's streamTimeout) is at most a day, the default: a longer one would
+ * also overflow the timer that keeps it (2^31 ms).
+ */
+export const STREAM_TIMEOUT_MAX_SECONDS = 86_400;
+
 export const STREAM_DEFAULTS = {
   bidirectional: false,
   audioTrack: 'inbound' as StreamTrack,
-  streamTimeout: 86_400,
+  streamTimeout: STREAM_TIMEOUT_MAX_SECONDS,
   contentType: 'audio/x-l16;rate=8000' as StreamContentType,
   statusCallbackMethod: 'POST' as 'GET' | 'POST',
   noiseCancellation: false,

@@ -1,4 +1,8 @@
-import { EXTRA_HEADERS_MAX_BYTES, STREAM_DEFAULTS } from '../streams/stream-request.js';
+import {
+  EXTRA_HEADERS_MAX_BYTES,
+  STREAM_DEFAULTS,
+  STREAM_TIMEOUT_MAX_SECONDS,
+} from '../streams/stream-request.js';
 
 /**
  * Every default and limit the answer XML parser applies, in one place. Where the wire notes and
@@ -77,7 +81,7 @@ export const ANSWER_XML_RANGES = {
   getInputNumDigits: { min: 1, max: 32 },
   dialTimeout: { min: 1, max: 600 },
   dialTimeLimit: { min: 1, max: 86400 },
-  streamTimeout: { min: 1, max: 86400 },
+  streamTimeout: { min: 1, max: STREAM_TIMEOUT_MAX_SECONDS },
   noiseCancellationLevel: { min: 60, max: 100 },
 } as const;
 

@@ -247,7 +247,7 @@ describe('start stream parameters', () => {
   const bidirectionalRule = (track: string) =>
     `audio_track must be inbound when bidirectional is true but received ${track}`;
   const badUrl = 'invalid service_url: must be a ws:// or wss:// URL';
-  const timeout = 'invalid stream_timeout: must be a whole number of seconds of at least 1';
+  const timeout = 'invalid stream_timeout: must be a whole number of seconds from 1 to 86400';
   const headers = 'extra_headers must be at most 512 bytes';
   const level = 'invalid noise_cancellation_level: must be an integer from 60 to 100';
 
@@ -274,6 +274,7 @@ describe('start stream parameters', () => {
     ],
     [{ stream_timeout: 0 }, timeout],
     [{ stream_timeout: 1.5 }, timeout],
+    [{ stream_timeout: 3_000_000 }, timeout],
     [
       { content_type: 'audio/x-l16;rate=44100' },
       `invalid content_type: must be one of ${CONTENT_TYPES}`,
