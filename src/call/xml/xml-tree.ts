@@ -57,7 +57,14 @@ export function parseXmlTree(document: string, rawContentElements: readonly stri
     ignorePiTags: true,
     stopNodes: rawContentElements.map((name) => `*.${name}`),
   });
-  const top = toNodes(parser.parse(document) as unknown);
+  let parsed: unknown;
+  try {
+    parsed = parser.parse(document);
+  } catch (error) {
+    // The parser's own limits (nesting depth, for one) are the document's fault too.
+    throw new AnswerXmlError(ROOT, `XML does not parse: ${(error as Error).message}`);
+  }
+  const top = toNodes(parsed);
   const elements = top.filter((n): n is XmlElement => n.type === 'element');
   const strayText = top.find((n) => n.type === 'text' && n.text.trim() !== '');
   if (elements.length !== 1 || strayText !== undefined) {

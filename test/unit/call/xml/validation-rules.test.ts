@@ -58,6 +58,12 @@ describe('parseAnswerXml: document rules', () => {
     );
   });
 
+  it('refuses a document nested too deep for the parser as XML that does not parse', () => {
+    const deep = `<Response>${'<Wait>'.repeat(150)}${'</Wait>'.repeat(150)}</Response>`;
+    expect(() => parseAnswerXml(deep)).toThrow(AnswerXmlError);
+    expect(() => parseAnswerXml(deep)).toThrow(/XML does not parse/);
+  });
+
   it('refuses documents over 100 KB and accepts one at the limit', () => {
     const wrapper = '<Response><Speak></Speak></Response>';
     const atLimit = `<Response><Speak>${'a'.repeat(102400 - wrapper.length)}</Speak></Response>`;
