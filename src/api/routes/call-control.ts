@@ -7,7 +7,7 @@ import {
   type SpeakVoice,
 } from '../../call/xml/speak-voices.js';
 import { invalidParameter, notFound } from '../../core/errors.js';
-import { parseDigitString } from '../../media/dtmf/digit-schedule.js';
+import { MAX_DIGIT_STRING, parseDigitString } from '../../media/dtmf/digit-schedule.js';
 import { DtmfParseError } from '../../media/dtmf/dtmf-parse-error.js';
 import type { CallConversion } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
@@ -20,7 +20,7 @@ const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String(
 const RequestParams = Type.Object({ auth_id: Type.String(), request_uuid: Type.String() });
 
 const LANGUAGE_RULE = `one of ${Object.keys(SPEAK_LANGUAGE_VOICES).join(', ')}`;
-const DIGITS_RULE = 'a string of 0-9, *, #, A-D, w (0.5 s wait) and W (1 s wait)';
+const DIGITS_RULE = `a string of 0-9, *, #, A-D, w (0.5 s wait) and W (1 s wait), at most ${MAX_DIGIT_STRING} characters`;
 /** Conversion values are free text; the bound only keeps records small. */
 const CONVERSION_MAX = 255;
 

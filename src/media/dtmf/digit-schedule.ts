@@ -24,6 +24,9 @@ export interface DigitScheduleOptions {
 /** `w` waits half a second, `W` a whole one. */
 const WAITS: Readonly<Record<string, number>> = { w: 500, W: 1000 };
 
+/** The longest digit string sent at once: minutes of tones already, and a bounded queue. */
+export const MAX_DIGIT_STRING = 1000;
+
 /**
  * Reads a digit string such as `1234w#W99` into the times its digits are to be sent.
  * Valid characters are 0-9, *, #, A-D and the waits w and W.
@@ -32,6 +35,11 @@ export function parseDigitString(text: string, options: DigitScheduleOptions = {
   const toneMs = options.toneMs ?? 100;
   const gapMs = options.gapMs ?? 100;
   if (text.length === 0) throw new DtmfParseError('digit string is empty');
+  if (text.length > MAX_DIGIT_STRING) {
+    throw new DtmfParseError(
+      `digit string is ${text.length} characters, over the limit of ${MAX_DIGIT_STRING}`,
+    );
+  }
   const digits: ScheduledDigit[] = [];
   let atMs = 0;
   [...text].forEach((character, index) => {

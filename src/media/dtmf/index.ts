@@ -1,4 +1,9 @@
-export { parseDigitString, type DigitSchedule, type ScheduledDigit } from './digit-schedule.js';
+export {
+  MAX_DIGIT_STRING,
+  parseDigitString,
+  type DigitSchedule,
+  type ScheduledDigit,
+} from './digit-schedule.js';
 export {
   DTMF_DIGITS,
   digitOfEvent,

@@ -318,24 +318,15 @@ describe('Speak and DTMF parameters', () => {
     expect(res.body).toEqual({ api_id: expect.any(String), error });
   });
 
+  const DIGITS_RULE =
+    'invalid digits: must be a string of 0-9, *, #, A-D, w (0.5 s wait) and W (1 s wait), at most 1000 characters';
   it.each([
     [{}, 422, 'missing required parameter: digits'],
     [{ leg: 'aleg' }, 422, 'missing required parameter: digits'],
-    [
-      { digits: '' },
-      400,
-      'invalid digits: must be a string of 0-9, *, #, A-D, w (0.5 s wait) and W (1 s wait)',
-    ],
-    [
-      { digits: '12x' },
-      400,
-      'invalid digits: must be a string of 0-9, *, #, A-D, w (0.5 s wait) and W (1 s wait)',
-    ],
-    [
-      { digits: '1E' },
-      400,
-      'invalid digits: must be a string of 0-9, *, #, A-D, w (0.5 s wait) and W (1 s wait)',
-    ],
+    [{ digits: '' }, 400, DIGITS_RULE],
+    [{ digits: '12x' }, 400, DIGITS_RULE],
+    [{ digits: '1E' }, 400, DIGITS_RULE],
+    [{ digits: '1'.repeat(1001) }, 400, DIGITS_RULE],
     [{ digits: '1', leg: 'both' }, 400, 'invalid leg: must be aleg or bleg'],
   ])('DTMF %j → %i', async (json, status, error) => {
     const res = await gw.request('POST', `${call()}/DTMF/`, { json });

@@ -22,6 +22,7 @@ describe('digit strings with waits', () => {
         .join(''),
     ).toBe('ABCD0');
     expect(parseDigitString('wW')).toEqual({ digits: [], totalMs: 1500 });
+    expect(parseDigitString('1'.repeat(1000)).digits).toHaveLength(1000);
   });
 
   it.each([
@@ -30,6 +31,7 @@ describe('digit strings with waits', () => {
     ['1a', 'invalid character "a" at position 2'],
     ['1 2', 'invalid character " " at position 2'],
     ['E', 'invalid character "E" at position 1'],
+    ['1'.repeat(1001), 'digit string is 1001 characters, over the limit of 1000'],
   ])('refuses %j', (text, message) => {
     expect(() => parseDigitString(text)).toThrow(DtmfParseError);
     expect(() => parseDigitString(text)).toThrow(message);
