@@ -5,6 +5,13 @@ import type { StreamForkSpec, StreamNews } from '../media/worker/protocol.js';
 import { readClientMessage, type ClientMessage } from './client-messages.js';
 import { SendBudget } from './send-budget.js';
 
+/**
+ * The largest message taken from the server: 4 MiB, room for a playAudio of the whole 40 s the
+ * queue holds at 24 kHz (2.6 MB of base64). A bigger one closes the connection (1009) before
+ * it is read, instead of costing the worker that carries every other call its decoding.
+ */
+const MAX_SERVER_MESSAGE_BYTES = 4 * 1024 * 1024;
+
 /** Builds the audio side of a fork once its socket is open. */
 export type OpenStreamAudio = (
   handlers: Pick<StreamAudioOptions, 'onFrame' | 'onDigit'>,
@@ -86,6 +93,7 @@ export class StreamFork {
       headers: this.spec.headers,
       handshakeTimeout: this.options.connectTimeoutMs ?? 5000,
       perMessageDeflate: false,
+      maxPayload: MAX_SERVER_MESSAGE_BYTES,
     });
     this.socket = socket;
     let opened = false;
@@ -95,12 +103,19 @@ export class StreamFork {
     });
     socket.on('upgrade', (response) => this.options.onSocket?.(response.socket as Socket));
     socket.on('message', (data, isBinary) => this.received(data, isBinary));
-    socket.on('error', () => {
+    let oversized = false;
+    socket.on('error', (error: Error & { code?: string }) => {
       // 'close' follows with the outcome; the error itself says nothing more to the server.
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') oversized = true;
     });
     socket.on('close', (code, reason) => {
       if (this.over || socket !== this.socket) return;
-      if (opened) {
+      if (oversized) {
+        this.finish(
+          'failed',
+          `the server sent a message over ${MAX_SERVER_MESSAGE_BYTES} bytes; the connection was closed (1009)`,
+        );
+      } else if (opened) {
         const why = reason.length > 0 ? `: ${reason.toString()}` : '';
         this.finish('failed', `the server closed the connection (${code}${why})`);
       } else if (attempt < attempts) {

@@ -404,6 +404,27 @@ describe('a stream fork', () => {
     }
   });
 
+  it('closes a server connection that sends a message over 4 MiB, and the call carries on', async () => {
+    const { pool, spec, ws } = await streaming({ bidirectional: true });
+    ws.send({
+      event: 'playAudio',
+      media: {
+        contentType: 'audio/x-l16',
+        sampleRate: 8000,
+        payload: 'A'.repeat(5 * 1024 * 1024),
+      },
+    });
+    await until(() => news(spec.streamId).some((n) => n.state === 'failed'));
+    expect(news(spec.streamId).at(-1)).toMatchObject({
+      state: 'failed',
+      message: expect.stringMatching(
+        /a message over 4194304 bytes; the connection was closed \(1009\)/,
+      ),
+    });
+    const stats = await pool.send({ type: 'sessionStats', sessionId: 'call' });
+    expect(stats.packetsSent).toBeGreaterThan(0);
+  });
+
   it('reports a server that stops reading as degraded, then drops it, while another stream keeps its timing', async () => {
     const { pool, server, phone } = await setUp();
     const slowLeg = await pool.createSession('slow', { formats: [PCMU], remote: phone.address });
