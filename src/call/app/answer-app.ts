@@ -28,6 +28,8 @@ export type AppStart =
 const ANSWER_ATTEMPTS = 3;
 const ANSWER_WINDOW_MS = 60_000;
 const RETRY_PAUSE_MS = 1000;
+/** Documents in a row allowed to do nothing but redirect before it counts as a loop. */
+const MAX_IDLE_REDIRECTS = 10;
 
 /** What a step of the document asks next: go on, run another document, or stop. */
 type Next =
@@ -46,6 +48,8 @@ const STOP: Next = { kind: 'stop' };
  */
 export class AnswerApp {
   private scheduledHangup: { cancel(): void } | null = null;
+  /** Documents in a row that did nothing but redirect. */
+  private idleRedirects = 0;
   private readonly prompts: PromptPlayer;
 
   constructor(
@@ -162,14 +166,39 @@ export class AnswerApp {
   private async execute(
     instructions: readonly (ResponseInstruction | PreAnswerChild)[],
   ): Promise<Next> {
+    let acted = false;
     for (const instruction of instructions) {
       if (this.call.over) return STOP;
       // Every instruction answers the call first, but PreAnswer and a Hangup that refuses it.
       if (instruction.kind !== 'PreAnswer' && !refuses(instruction)) this.call.answer();
       const next = await this.step(instruction);
-      if (next.kind !== 'continue') return next;
+      if (next.kind === 'continue') {
+        acted = true;
+        continue;
+      }
+      if (next.kind === 'document' && instruction.kind === 'Redirect' && !acted) {
+        return this.idleRedirect(next);
+      }
+      this.idleRedirects = 0;
+      return next;
     }
     return CONTINUE;
+  }
+
+  /**
+   * A document that did nothing but redirect. Some in a row are how applications route; more
+   * than MAX_IDLE_REDIRECTS is a loop that would fetch for as long as the call lasts, answered
+   * and billed, so the call ends as its redirect XML being invalid (8014).
+   */
+  private async idleRedirect(next: Next): Promise<Next> {
+    this.idleRedirects += 1;
+    if (this.idleRedirects <= MAX_IDLE_REDIRECTS) return next;
+    this.call.log('invalid answer XML', {
+      source: 'redirect',
+      reason: `${this.idleRedirects} documents in a row did nothing but redirect`,
+    });
+    await this.end({ cause: INVALID_XML_HANGUP_CAUSE.redirect, source: 'Error', status: 'failed' });
+    return STOP;
   }
 
   private async step(instruction: ResponseInstruction | PreAnswerChild): Promise<Next> {

@@ -208,6 +208,33 @@ describe('outbound calls through the REST API', () => {
     );
   });
 
+  it('ends a Redirect loop with 8014 once more than ten documents in a row did nothing but redirect', async () => {
+    const uas = await carrier('uas-invite.xml');
+    app.serve('/answer', { body: `<Response><Redirect>${app.baseUrl}/loop</Redirect></Response>` });
+    app.serve('/loop', { body: `<Response><Redirect>${app.baseUrl}/loop</Redirect></Response>` });
+    await placeCall(`sip:ivan@127.0.0.1:${uas.port}`);
+    expect((await hangupOf()).params).toMatchObject({
+      HangupCauseCode: '8014',
+      HangupCauseName: 'Invalid Redirect XML',
+    });
+    // The answer document and ten /loop ones redirected; the eleventh redirect ended it.
+    expect(app.requestsTo('/loop')).toHaveLength(11);
+    // Redirects between documents that do something are how an IVR goes round: not a loop.
+    app.reset();
+    app.serve('/answer', { body: `<Response><Redirect>${app.baseUrl}/menu</Redirect></Response>` });
+    let rounds = 0;
+    app.serve('/menu', () => ({
+      body:
+        ++rounds < 12
+          ? `<Response><DTMF>1</DTMF><Redirect>${app.baseUrl}/menu</Redirect></Response>`
+          : '<Response><Hangup/></Response>',
+    }));
+    await placeCall(`sip:ivan@127.0.0.1:${uas.port}`);
+    await until(() => app.requestsTo('/hangup').length > 0, 20_000);
+    expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({ HangupCauseCode: '4000' });
+    expect(rounds).toBe(12);
+  }, 40_000);
+
   it('falls back to fallback_url after the answer_url fails three times, then 7011 when that fails too', async () => {
     const media = await mediaServer();
     const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
