@@ -11,6 +11,8 @@ export interface AudioFileSourceOptions {
   command?: string;
   /** Octets of decoded PCM kept before the least recently used go (default 128 MiB). */
   cacheBytes?: number;
+  /** The most of a file decoded, in seconds (default 30 minutes); the rest is not played. */
+  maxSeconds?: number;
 }
 
 const RATES = new Set([8000, 16000, 24000, 48000]);
@@ -18,7 +20,9 @@ const RATES = new Set([8000, 16000, 24000, 48000]);
 /**
  * Play's audio files: a wav or mp3 URL is downloaded (up to a size limit) and decoded once by
  * ffmpeg (Debian) to mono 16-bit PCM at the rate asked for; the result is cached per URL and
- * rate, so a prompt played on many calls is fetched and decoded once.
+ * rate, so a prompt played on many calls is fetched and decoded once. Only WAV and MP3 are
+ * decoded (the voice document's Play), and at most maxSeconds of one: a small file of another
+ * format, or of compressed silence, cannot turn into gigabytes of PCM.
  */
 export class AudioFileSource {
   private readonly cache: PcmCache;
@@ -85,8 +89,12 @@ export class AudioFileSource {
           '-hide_banner',
           '-loglevel',
           'error',
+          '-format_whitelist',
+          'wav,mp3',
           '-i',
           'pipe:0',
+          '-t',
+          String(this.options.maxSeconds ?? 1800),
           '-f',
           's16le',
           '-ac',
@@ -106,9 +114,7 @@ export class AudioFileSource {
       child.on('close', (code) => {
         const pcm = Buffer.concat(out);
         if (code !== 0 || pcm.length === 0) {
-          reject(
-            new Error(`${url} is not audio ffmpeg can decode: ${err.trim().split('\n')[0] ?? ''}`),
-          );
+          reject(new Error(`${url} is not WAV or MP3 audio: ${err.trim().split('\n')[0] ?? ''}`));
           return;
         }
         const samples = new Int16Array(pcm.length >> 1);

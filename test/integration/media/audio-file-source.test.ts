@@ -66,6 +66,9 @@ beforeAll(async () => {
   ]);
   served['/tone.wav'] = readFileSync(wav);
   served['/tone.mp3'] = readFileSync(mp3);
+  const ogg = join(dir, 'tone.ogg');
+  execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', wav, ogg]);
+  served['/tone.ogg'] = readFileSync(ogg);
   served['/big.wav'] = Buffer.alloc(2 * 1024 * 1024, 1);
   served['/chunked.wav'] = served['/big.wav'];
   served['/text.wav'] = Buffer.from('this is not audio at all, just some words in a file');
@@ -117,7 +120,14 @@ describe('AudioFileSource', () => {
     expect(source.fetched).toBe(2);
   });
 
-  it('refuses a file over the size limit, a missing one, and one that is not audio', async () => {
+  it('decodes no more than maxSeconds of a file', async () => {
+    const source = new AudioFileSource({ maxSeconds: 1 });
+    const pcm = await source.load(`${base}/tone.wav`, 8000);
+    expect(pcm.samples.length).toBe(8000);
+    expect(toneHz(pcm.samples, 8000)).toBe(1000);
+  });
+
+  it('refuses a file over the size limit, a missing one, and one that is not WAV or MP3 audio', async () => {
     const source = new AudioFileSource({ maxBytes: 1024 * 1024 });
     await expect(source.load(`${base}/big.wav`, 8000)).rejects.toThrow(
       `${base}/big.wav is 2097152 octets, more than the 1048576 allowed`,
@@ -127,7 +137,10 @@ describe('AudioFileSource', () => {
     );
     await expect(source.load(`${base}/missing.wav`, 8000)).rejects.toThrow('HTTP 404');
     await expect(source.load(`${base}/text.wav`, 8000)).rejects.toThrow(
-      `${base}/text.wav is not audio ffmpeg can decode`,
+      `${base}/text.wav is not WAV or MP3 audio`,
+    );
+    await expect(source.load(`${base}/tone.ogg`, 8000)).rejects.toThrow(
+      `${base}/tone.ogg is not WAV or MP3 audio: `,
     );
     await expect(source.load('file:///etc/passwd', 8000)).rejects.toThrow(
       'Expected an http or https URL but received file:///etc/passwd',
