@@ -364,8 +364,24 @@ describe('the UAC against a scripted peer', () => {
 
   afterAll(() => peer.close());
 
+  // The peer outlives each test, so a retransmission from an earlier test can still arrive:
+  // each test looks only at the requests of its own call.
+  let callId = '';
   const requests = (method: string) =>
-    peer.received.filter((m): m is SipRequest => m instanceof SipRequest && m.method === method);
+    peer.received.filter(
+      (m): m is SipRequest =>
+        m instanceof SipRequest && m.method === method && m.callId() === callId,
+    );
+
+  /** Waits for the INVITE of the call just placed, and follows its Call-ID from then on. */
+  async function nextInvite(): Promise<SipRequest> {
+    const isInvite = (m: unknown): m is SipRequest =>
+      m instanceof SipRequest && m.method === 'INVITE';
+    await until(() => peer.received.some(isInvite));
+    const invite = peer.received.find(isInvite)!;
+    callId = invite.callId();
+    return invite;
+  }
 
   /** A response to `request` as the scripted UAS writes it. */
   function reply(request: SipRequest, status: number, toTag = 'peer1'): string {
@@ -392,8 +408,7 @@ Content-Length: 0
       from: 'sip:a@test',
       sdp: OFFER,
     });
-    await peer.waitFor(1);
-    const invite = requests('INVITE')[0]!;
+    const invite = await nextInvite();
     call.cancel();
     // The owner does not wait for the far end (or Timer B): the call is cancelled for it now.
     expect(call.state).toBe('failed');
@@ -444,8 +459,7 @@ Content-Length: 0
       });
       return { call, owner: new WeakRef(owner) };
     })();
-    await peer.waitFor(1);
-    const invite = requests('INVITE')[0]!;
+    const invite = await nextInvite();
     peer.send(reply(invite, 180, 'peer3'), a.port);
     peer.send(reply(invite, 200, 'peer3'), a.port);
     const outcome = await owned.call.outcome;
@@ -476,8 +490,7 @@ Content-Length: 0
       from: 'sip:a@test',
       sdp: OFFER,
     });
-    await peer.waitFor(1);
-    const invite = requests('INVITE')[0]!;
+    const invite = await nextInvite();
     const ok = reply(invite, 200, 'peer2');
     peer.send(ok, a.port);
     expect((await call.outcome).answered).toBe(true);
