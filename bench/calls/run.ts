@@ -80,7 +80,15 @@ async function main(): Promise<void> {
   });
   const tap = await startInviteTap();
   const sink = await startRtpSink();
-  const gateway = await startCallsGateway({ rtpPorts: RTP_PORTS, mediaWorkers: MEDIA_WORKERS });
+  const gateway = await startCallsGateway({
+    rtpPorts: RTP_PORTS,
+    mediaWorkers: MEDIA_WORKERS,
+  }).catch(async (error: unknown) => {
+    // Without a gateway there is no run: the peers close, or they would keep the process up.
+    await sink.stop();
+    await Promise.all([tap.stop(), app.close()]);
+    throw error;
+  });
   const sampler = new CpuSampler(gateway.pid, sink.pid);
   const health = new HealthProbe(gateway.baseUrl);
   const outbound: OutboundStep[] = [];

@@ -114,7 +114,14 @@ async function main(): Promise<void> {
   const bot = await startEchoBot();
   const xml = answerXml(bot.url);
   const app = await startAppServer({ '/answer': xml });
-  const gateway = await startCallsGateway({ rtpPorts: RTP_PORTS, mediaWorkers: plan.mediaWorkers });
+  const gateway = await startCallsGateway({
+    rtpPorts: RTP_PORTS,
+    mediaWorkers: plan.mediaWorkers,
+  }).catch(async (error: unknown) => {
+    // Without a gateway there is no run: the peers close, or they would keep the process up.
+    await Promise.all([bot.stop(), app.close()]);
+    throw error;
+  });
   // No SIPp and no RTP sink here: the sampler's figures for them read as nothing.
   const sampler = new CpuSampler(gateway.pid, 0);
   const uac = await SipUac.open(gateway.sipPort);
