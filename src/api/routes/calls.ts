@@ -5,6 +5,7 @@ import type { CallRecord, HangupSource } from '../../state/records.js';
 import { recordTimeMs } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
+import { numberFilter } from '../number-filter.js';
 import { listIndex, visibleTo } from '../owned-resources.js';
 import {
   callOwner,
@@ -203,8 +204,14 @@ function parseEndTime(raw: string, field: string): number {
 /** The filters no index answers; null when the query has none. */
 function recordFilter(q: ListCallsQuery): ((c: CallRecord) => boolean) | null {
   const tests: ((c: CallRecord) => boolean)[] = [];
-  if (q.from_number !== undefined) tests.push((c) => c.from_number === q.from_number);
-  if (q.to_number !== undefined) tests.push((c) => c.to_number === q.to_number);
+  if (q.from_number !== undefined) {
+    const from = numberFilter(q.from_number);
+    tests.push((c) => from(c.from_number));
+  }
+  if (q.to_number !== undefined) {
+    const to = numberFilter(q.to_number);
+    tests.push((c) => to(c.to_number));
+  }
   if (q.call_direction !== undefined) tests.push((c) => c.call_direction === q.call_direction);
   if (q.hangup_cause_code !== undefined)
     tests.push((c) => c.hangup_cause_code === q.hangup_cause_code);

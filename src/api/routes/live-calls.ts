@@ -4,6 +4,7 @@ import type { CallOwner } from '../../call/call-launcher.js';
 import { notFound } from '../../core/errors.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
+import { numberFilter } from '../number-filter.js';
 import { AuthIdParams, errorResponses, ListBody, ListQuery } from '../schemas.js';
 
 /**
@@ -62,8 +63,8 @@ export function callsInView(
 
 function matches(call: LiveCall['call'], filters: LiveCallFilters): boolean {
   return (
-    (filters.from_number === undefined || call.init.from === filters.from_number) &&
-    (filters.to_number === undefined || call.init.to === filters.to_number) &&
+    (filters.from_number === undefined || numberFilter(filters.from_number)(call.init.from)) &&
+    (filters.to_number === undefined || numberFilter(filters.to_number)(call.init.to)) &&
     (filters.call_direction === undefined || call.direction === filters.call_direction)
   );
 }

@@ -255,7 +255,7 @@ describeEachStore('call records', (target) => {
 
   it('filters on numbers, direction, duration, cause, source and STIR', async () => {
     const t = NOW - DAY;
-    const a = await record(t - 1000, { from: '14155550100', to: '442071838750' });
+    const a = await record(t - 1000, { from: '+14155550100', to: '442071838750' });
     const b = await record(t - 2000, {
       direction: 'inbound',
       from: '447400123456',
@@ -290,6 +290,14 @@ describeEachStore('call records', (target) => {
 
     expect(await ids('')).toEqual(all);
     expect(await ids('from_number=447400123456')).toEqual(u(b));
+    // A call placed through the API keeps `+<digits>` (a); a caller's number is as its From
+    // had it. Either is found with or without the +, also one an unencoded query turned into
+    // a space; other digits are not.
+    const from14155550100 = u(a, c, d, e, f, g);
+    expect(await ids('from_number=14155550100')).toEqual(from14155550100);
+    expect(await ids('from_number=%2B14155550100')).toEqual(from14155550100);
+    expect(await ids('from_number=+14155550100')).toEqual(from14155550100);
+    expect(await ids('from_number=4155550100')).toEqual([]);
     expect(await ids('to_number=442071838750')).toEqual(u(a, d, e, f, g));
     expect(await ids(`to_number=${encodeURIComponent('sip:bob@pbx.example.com')}`)).toEqual(u(c));
     expect(await ids('call_direction=inbound')).toEqual(u(b));
