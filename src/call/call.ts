@@ -284,28 +284,7 @@ export class Call implements AppCall {
     this.digits.close();
     const { init, leg } = this;
     await this.streams.callEnded();
-    const times = leg.times;
     try {
-      const { hangup } = init.urls;
-      if (hangup) {
-        const duration = Math.round(((times.end ?? 0) - times.initiation) / 1000);
-        const billed =
-          times.answer === undefined ? 0 : Math.round(((times.end ?? 0) - times.answer) / 1000);
-        this.notify(hangup.url, hangup.method, {
-          ...this.requestParams(),
-          Event: 'Hangup',
-          CallStatus: end.status,
-          HangupCause: end.cause.name,
-          HangupCauseName: end.cause.name,
-          HangupCauseCode: String(end.cause.code),
-          HangupSource: end.source,
-          StartTime: formatCallbackTime(times.initiation),
-          AnswerTime: times.answer === undefined ? '' : formatCallbackTime(times.answer),
-          EndTime: formatCallbackTime(times.end ?? times.initiation),
-          Duration: String(duration),
-          BillDuration: String(billed),
-        });
-      }
       await writeLegRecord(this.services, leg, end, {
         requestUuid: init.requestUuid,
         from: init.from,
@@ -321,9 +300,36 @@ export class Call implements AppCall {
         { err: error, callUuid: this.uuid },
         'the call record could not be written',
       );
+    }
+    // After the record: an application that fetches the call from its hangup_url finds it.
+    try {
+      this.notifyHangup(end);
     } finally {
       this.resolveFinished();
     }
+  }
+
+  private notifyHangup(end: LegEnd): void {
+    const { hangup } = this.init.urls;
+    if (!hangup) return;
+    const times = this.leg.times;
+    const duration = Math.round(((times.end ?? 0) - times.initiation) / 1000);
+    const billed =
+      times.answer === undefined ? 0 : Math.round(((times.end ?? 0) - times.answer) / 1000);
+    this.notify(hangup.url, hangup.method, {
+      ...this.requestParams(),
+      Event: 'Hangup',
+      CallStatus: end.status,
+      HangupCause: end.cause.name,
+      HangupCauseName: end.cause.name,
+      HangupCauseCode: String(end.cause.code),
+      HangupSource: end.source,
+      StartTime: formatCallbackTime(times.initiation),
+      AnswerTime: times.answer === undefined ? '' : formatCallbackTime(times.answer),
+      EndTime: formatCallbackTime(times.end ?? times.initiation),
+      Duration: String(duration),
+      BillDuration: String(billed),
+    });
   }
 
   async stream(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }> {

@@ -89,6 +89,12 @@ describe('live calls', () => {
     expect(queued.body).toEqual({ api_id: expect.any(String), calls: [] });
     const filtered = await gw.request('GET', `${v1()}/Call/?status=live&call_direction=inbound`);
     expect(filtered.body.calls).toEqual([]);
+    // Its from is +14155550100: found with or without the +, not by other digits.
+    const byNumber = async (from: string) =>
+      (await gw.request('GET', `${v1()}/Call/?status=live&from_number=${from}`)).body.calls;
+    expect(await byNumber('14155550100')).toEqual([call.uuid]);
+    expect(await byNumber('%2B14155550100')).toEqual([call.uuid]);
+    expect(await byNumber('14155550199')).toEqual([]);
 
     const one = await gw.request('GET', `${v1()}/Call/${call.uuid}?status=live`);
     expect(one.status).toBe(200);
@@ -178,6 +184,28 @@ describe('live calls', () => {
     expect((await gw.request('GET', `${v1()}/Call/?status=live`)).body.calls).toEqual([]);
     expect((await gw.request('DELETE', `${v1()}/Call/${randomUUID()}/`)).status).toBe(404);
     expect((await call.uas.stop()).errors).toEqual([]);
+  }, 30_000);
+
+  it('has written the record when the hangup callback goes out, even on a slow store', async () => {
+    const calls = gw.gateway.state.calls;
+    const create = calls.create.bind(calls);
+    // A store slow to write (a busy Redis): an application that fetches the call from its
+    // hangup_url must still find it.
+    calls.create = async (record) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await create(record);
+    };
+    try {
+      const call = await liveCall();
+      expect((await gw.request('DELETE', `${v1()}/Call/${call.uuid}/`)).status).toBe(204);
+      await hangupOf(call.uuid);
+      const record = await gw.request('GET', `${v1()}/Call/${call.uuid}/`);
+      expect(record.status).toBe(200);
+      expect(record.body).toMatchObject({ call_uuid: call.uuid, hangup_source: 'API Request' });
+      await call.uas.stop();
+    } finally {
+      calls.create = create;
+    }
   }, 30_000);
 
   it('hangs up every call of the account with DELETE Call/', async () => {
