@@ -23,7 +23,11 @@ export interface CallEngineOptions {
 }
 
 /** What an action on a live call came to. */
-export type LiveAction = 'done' | 'not-found' | 'no-b-leg';
+/** What an action on a live call came to; `not-connected`: a leg it needs carries no audio yet. */
+export type LiveAction = 'done' | 'not-found' | 'no-b-leg' | 'not-connected';
+
+/** A leg that carries audio now: answered, or in early media. */
+const carriesAudio = (leg: CallLeg): boolean => leg.state === 'answered' || leg.state === 'early';
 
 export interface LiveSpeech {
   legs?: 'aleg' | 'bleg' | 'both';
@@ -142,7 +146,9 @@ export class CallEngine implements CallLauncher {
 
   /** Stops what is being spoken or played on every leg of a live call (DELETE .../Speak/). */
   stopSpeaking(viewer: CallOwner, uuid: string): LiveAction {
-    return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback());
+    return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback(), {
+      needsAudio: false,
+    });
   }
 
   /** Sends digits to a leg of a live call (POST Call/{uuid}/DTMF/). */
@@ -166,9 +172,10 @@ export class CallEngine implements CallLauncher {
     viewer: CallOwner,
     uuid: string,
     request: StreamRequest,
-  ): Promise<{ streamId: string } | null> {
+  ): Promise<{ streamId: string } | null | 'not-connected'> {
     const entry = this.find(viewer, uuid);
     if (!entry) return null;
+    if (!carriesAudio(entry.call.leg)) return 'not-connected';
     return { streamId: await entry.call.streams.start(request) };
   }
 
@@ -186,19 +193,27 @@ export class CallEngine implements CallLauncher {
     return entry.call.streams.stopAll();
   }
 
+  /**
+   * Acts on the legs asked for. Speech and digits need every one of them to carry audio: on a
+   * call not answered yet (and not in early media) they would go nowhere, so nothing is done.
+   */
   private onLegs(
     viewer: CallOwner,
     uuid: string,
     legs: 'aleg' | 'bleg' | 'both',
     act: (leg: CallLeg, call: Call) => void,
+    { needsAudio = true } = {},
   ): LiveAction {
     const entry = this.find(viewer, uuid);
     if (!entry) return 'not-found';
     const { call } = entry;
     const bLeg = call.bLeg;
     if (legs === 'bleg' && !bLeg) return 'no-b-leg';
-    if (legs !== 'bleg') act(call.leg, call);
-    if (legs !== 'aleg' && bLeg) act(bLeg, call);
+    const targets: CallLeg[] = [];
+    if (legs !== 'bleg') targets.push(call.leg);
+    if (legs !== 'aleg' && bLeg) targets.push(bLeg);
+    if (needsAudio && !targets.every(carriesAudio)) return 'not-connected';
+    for (const leg of targets) act(leg, call);
     return 'done';
   }
 

@@ -14,7 +14,7 @@ import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { AuthIdParams, errorResponses, MessageBody } from '../schemas.js';
 import { findCallRecord } from './calls.js';
-import { callOwner } from './live-calls.js';
+import { callOwner, notConnected } from './live-calls.js';
 
 const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String() });
 const RequestParams = Type.Object({ auth_id: Type.String(), request_uuid: Type.String() });
@@ -156,7 +156,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       tags: ['Call'],
       params: CallParams,
       body: SpeakBody,
-      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 422) },
+      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409, 422) },
     },
     handler: (request) => {
       const { call_uuid } = request.params;
@@ -172,6 +172,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       });
       if (started === 'not-found') throw notFound(`call ${call_uuid}`);
       if (started === 'no-b-leg') throw noBLeg('legs');
+      if (started === 'not-connected') throw notConnected(call_uuid, body.legs);
       return { message: 'speak started', api_id: request.id };
     },
   });
@@ -196,7 +197,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       tags: ['Call'],
       params: CallParams,
       body: DtmfBody,
-      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 422) },
+      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409, 422) },
     },
     handler: (request) => {
       const { call_uuid } = request.params;
@@ -209,6 +210,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       );
       if (sent === 'not-found') throw notFound(`call ${call_uuid}`);
       if (sent === 'no-b-leg') throw noBLeg('leg');
+      if (sent === 'not-connected') throw notConnected(call_uuid, request.body.leg);
       return { message: 'digits sent', api_id: request.id };
     },
   });

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import type { CallEngine, LiveCall } from '../../call/call-engine.js';
 import type { CallOwner } from '../../call/call-launcher.js';
-import { notFound } from '../../core/errors.js';
+import { conflict, notFound, type ApiError } from '../../core/errors.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { numberFilter } from '../number-filter.js';
@@ -37,6 +37,12 @@ export interface LiveCallFilters {
 }
 
 export type CallView = 'live' | 'queued';
+
+/** Speech, digits or a stream asked of a call (or leg) that is not answered and has no early media. */
+export const notConnected = (uuid: string, legs = 'aleg'): ApiError =>
+  conflict(
+    `call ${uuid} has no audio yet${legs === 'aleg' ? '' : ` on ${legs}`}: it is not answered`,
+  );
 
 /** The viewer the call engine takes, from the authenticated principal. */
 export function callOwner(principal: Principal): CallOwner {

@@ -14,7 +14,7 @@ import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { visibleTo } from '../owned-resources.js';
 import { errorResponses, HttpUrl, ListBody, ListQuery, Nullable, WithApiId } from '../schemas.js';
-import { callOwner } from './live-calls.js';
+import { callOwner, notConnected } from './live-calls.js';
 
 const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String() });
 const StreamParams = Type.Object({
@@ -185,19 +185,23 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
     end_time: s.end_time,
   });
 
-  /** wire-compat.md: 201 with the new stream's id; 404 when there is no such live call. */
+  /**
+   * wire-compat.md: 201 with the new stream's id; 404 when there is no such live call, 409 when
+   * it has no audio to stream yet (not answered, no early media).
+   */
   app.post('/v1/Account/:auth_id/Call/:call_uuid/Stream/', {
     schema: {
       tags: ['Stream'],
       params: CallParams,
       body: StartStreamBody,
-      response: { 201: StreamStartedBody, ...errorResponses(400, 401, 404, 422) },
+      response: { 201: StreamStartedBody, ...errorResponses(400, 401, 404, 409, 422) },
     },
     handler: async (request, reply) => {
       const { call_uuid } = request.params;
       const stream = streamRequest(request.body);
       const started = await calls.startStream(callOwner(request.principal), call_uuid, stream);
       if (!started) throw notFound(`call ${call_uuid}`);
+      if (started === 'not-connected') throw notConnected(call_uuid);
       reply.code(201);
       return {
         api_id: request.id,

@@ -5,7 +5,7 @@ import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.j
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, UUID, type Credentials, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
-import type { SippUas } from '../../support/sipp.js';
+import { startSippUas, type SippUas } from '../../support/sipp.js';
 import { until } from '../../support/wait.js';
 
 /**
@@ -206,6 +206,51 @@ describe('live calls', () => {
     } finally {
       calls.create = create;
     }
+  }, 30_000);
+
+  it('refuses speech, digits and a stream on a call that is only ringing (409), and stops nothing', async () => {
+    const uas = await startSippUas({ scenario: 'carrier-no-answer.xml' });
+    carriers.push(uas);
+    const fired = await gw.request('POST', `${v1()}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: `sip:ringing@127.0.0.1:${uas.port}`,
+        answer_url: `${app.baseUrl}/answer`,
+        ring_url: `${app.baseUrl}/ring`,
+      },
+    });
+    expect(fired.status).toBe(201);
+    await until(() => app.requestsTo('/ring').length > 0, 10_000);
+    const uuid = app.requestsTo('/ring')[0]!.params.CallUUID!;
+    const notAnswered = {
+      api_id: expect.any(String),
+      error: `call ${uuid} has no audio yet: it is not answered`,
+    };
+
+    const speak = await gw.request('POST', `${v1()}/Call/${uuid}/Speak/`, {
+      json: { text: 'Hello' },
+    });
+    expect(speak.status).toBe(409);
+    expect(speak.body).toEqual(notAnswered);
+    const dtmf = await gw.request('POST', `${v1()}/Call/${uuid}/DTMF/`, { json: { digits: '12' } });
+    expect(dtmf.status).toBe(409);
+    expect(dtmf.body).toEqual(notAnswered);
+    const stream = await gw.request('POST', `${v1()}/Call/${uuid}/Stream/`, {
+      json: { service_url: 'wss://streams.example.com/audio' },
+    });
+    expect(stream.status).toBe(409);
+    expect(stream.body).toEqual(notAnswered);
+    expect((await gw.request('GET', `${v1()}/Call/${uuid}/Stream/`)).body.objects).toEqual([]);
+    // Stopping speech needs no audio: there is simply nothing to stop.
+    expect((await gw.request('DELETE', `${v1()}/Call/${uuid}/Speak/`)).status).toBe(200);
+    // The call itself rings on, untouched.
+    expect((await gw.request('GET', `${v1()}/Call/${uuid}/?status=live`)).body.call_status).toBe(
+      'ringing',
+    );
+    expect((await gw.request('DELETE', `${v1()}/Call/${uuid}/`)).status).toBe(204);
+    await until(
+      async () => (await gw.request('GET', `${v1()}/Call/?status=live`)).body.calls.length === 0,
+    );
   }, 30_000);
 
   it('hangs up every call of the account with DELETE Call/', async () => {
