@@ -27,6 +27,8 @@ interface Running {
   /** Settles when the stream has ended and its record is written. */
   ended: Promise<void>;
   end: () => void;
+  /** When the server accepted the socket: billing starts there, not at the request. */
+  connectedAt?: number;
 }
 
 /** Status callback Event and Status for each way a stream can go (wire-compat.md). */
@@ -76,10 +78,30 @@ export class CallStreams {
     let end!: () => void;
     const ended = new Promise<void>((resolve) => (end = resolve));
     this.running.set(streamId, { request, record, ended, end });
+    let started = false;
+    try {
+      const spec = await this.forkSpec(streamId, request);
+      started = await host.leg.startStream(spec);
+    } catch (error) {
+      await this.finish(
+        streamId,
+        'failed',
+        `the stream could not start: ${(error as Error).message}`,
+        0,
+      );
+      return streamId;
+    }
+    if (!started) await this.finish(streamId, 'failed', 'the call has no media to stream', 0);
+    return streamId;
+  }
+
+  /** What the media worker needs to run the stream, its upgrade request signed. */
+  private async forkSpec(streamId: string, request: StreamRequest): Promise<StreamForkSpec> {
+    const { host } = this;
     const headers =
       (await host.services.callbacks.signedHeaders(host.owner.authId, request.serviceUrl)) ?? {};
     const [encoding, rate] = parseContentType(request.contentType);
-    const spec: StreamForkSpec = {
+    return {
       streamId,
       callId: host.uuid,
       accountId: host.owner.authId,
@@ -93,20 +115,6 @@ export class CallStreams {
       timeoutMs: request.streamTimeout * 1000,
       noiseCancellationLevel: request.noiseCancellation ? request.noiseCancellationLevel : null,
     };
-    let started = false;
-    try {
-      started = await host.leg.startStream(spec);
-    } catch (error) {
-      await this.finish(
-        streamId,
-        'failed',
-        `the stream could not start: ${(error as Error).message}`,
-        0,
-      );
-      return streamId;
-    }
-    if (!started) await this.finish(streamId, 'failed', 'the call has no media to stream', 0);
-    return streamId;
   }
 
   /** Stops a running stream (REST); false when it is not running. */
@@ -136,6 +144,7 @@ export class CallStreams {
     const running = this.running.get(streamId);
     if (!running) return;
     if (news.state === 'connected') {
+      running.connectedAt = Date.now();
       const connected = { ...running.record, status: 'connected' as const };
       void this.host.services.state.streams.update(connected, running.record).catch(() => {});
       running.record = connected;
@@ -166,8 +175,10 @@ export class CallStreams {
     if (!running) return;
     this.running.delete(streamId);
     const now = Date.now();
+    // The worker's own figure when it has one; else (the call ended under the stream) from
+    // the connection, not the request: the connection attempts are not billed.
     const streamedMs =
-      connectedMs ?? (running.record.status === 'connected' ? now - running.record.created : 0);
+      connectedMs ?? (running.connectedAt === undefined ? 0 : now - running.connectedAt);
     const seconds = Math.round(streamedMs / 1000);
     const minutes = seconds === 0 ? 0 : Math.ceil(seconds / 60);
     const done: StreamRecord = {

@@ -486,6 +486,39 @@ describe('streams on a live call', () => {
     expect((await gw.request('DELETE', `${base}/${randomUUID()}/`)).status).toBe(404);
   });
 
+  it('bills a stream that ends with its call from the connection, not from the request', async () => {
+    // A server slow to accept: the upgrade is answered 3 s after it came.
+    const slow = new WebSocketServer({
+      host: '127.0.0.1',
+      port: 0,
+      verifyClient: (_info, accept) => setTimeout(() => accept(true), 3000),
+    });
+    await new Promise((resolve) => slow.once('listening', resolve));
+    let connectedAt = 0;
+    slow.on('connection', () => (connectedAt = Date.now()));
+    try {
+      const uuid = await liveCall();
+      const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
+      const url = `ws://127.0.0.1:${(slow.address() as AddressInfo).port}/audio`;
+      const started = await gw.request('POST', `${base}/`, { json: { service_url: url } });
+      expect(started.status).toBe(201);
+      await until(() => connectedAt > 0, 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const hungUp = await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`);
+      expect(hungUp.status).toBe(204);
+      const record = async () =>
+        (await gw.request('GET', `${base}/${started.body.stream_id}/`)).body;
+      await until(async () => (await record()).end_time !== null, 10_000);
+      // About a second streamed; the three seconds of waiting for the server are free.
+      const billed = await record();
+      expect(billed.rounded_bill_duration).toBe(60);
+      expect(billed.bill_duration).toBeGreaterThanOrEqual(1);
+      expect(billed.bill_duration).toBeLessThanOrEqual(2);
+    } finally {
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  }, 30_000);
+
   it('stops every stream of a live call with DELETE Stream/ (204); other accounts get 404', async () => {
     const uuid = await liveCall();
     const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
