@@ -1,3 +1,4 @@
+import { readHeaderList } from '../../core/header-list.js';
 import type { StreamTrack } from '../../state/records.js';
 
 /** The content types a stream may carry (voice document, Start an audio stream). */
@@ -72,6 +73,12 @@ export function streamRequestProblem(request: StreamRequest): string | null {
   }
   if (Buffer.byteLength(request.extraHeaders) > EXTRA_HEADERS_MAX_BYTES) {
     return `extra_headers must be at most ${EXTRA_HEADERS_MAX_BYTES} bytes`;
+  }
+  const headers = readHeaderList(request.extraHeaders);
+  if (!headers.ok) {
+    return headers.problem === 'repeated'
+      ? `extra_headers must name each header once but names ${headers.name} twice`
+      : `extra_headers must be name=value pairs separated by commas, with no spaces in a value, but received ${request.extraHeaders}`;
   }
   if (
     !Number.isInteger(request.noiseCancellationLevel) ||

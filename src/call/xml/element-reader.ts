@@ -1,3 +1,4 @@
+import { readHeaderList } from '../../core/header-list.js';
 import { AnswerXmlError } from './answer-xml-error.js';
 import type { HttpMethod } from './answer-document.js';
 import type { XmlElement } from './xml-tree.js';
@@ -139,27 +140,16 @@ export class ElementReader {
     return url;
   }
 
-  /**
-   * A `name=value,name=value` list (SIP or WebSocket headers). Names are header tokens; values
-   * may not hold whitespace or control characters; a name may appear once.
-   */
+  /** A `name=value,name=value` list (SIP or WebSocket headers): core/header-list's rules. */
   headerList(attribute: string): Record<string, string> {
     const value = this.string(attribute);
-    const headers: Record<string, string> = {};
-    if (value === null) return headers;
-    for (const pair of value.split(',')) {
-      const eq = pair.indexOf('=');
-      const name = eq < 0 ? pair.trim() : pair.slice(0, eq).trim();
-      const headerValue = eq < 0 ? '' : pair.slice(eq + 1).trim();
-      if (eq < 0 || !/^[A-Za-z0-9._-]+$/.test(name) || !/^[^\s\x00-\x1f\x7f]+$/.test(headerValue)) {
-        this.fail(attribute, 'a list of name=value pairs separated by commas', value);
-      }
-      if (Object.hasOwn(headers, name)) {
-        throw new AnswerXmlError(this.name, `${attribute} names "${name}" twice`, attribute);
-      }
-      Object.defineProperty(headers, name, { value: headerValue, enumerable: true });
+    if (value === null) return {};
+    const reading = readHeaderList(value);
+    if (reading.ok) return reading.headers;
+    if (reading.problem === 'repeated') {
+      throw new AnswerXmlError(this.name, `${attribute} names "${reading.name}" twice`, attribute);
     }
-    return headers;
+    return this.fail(attribute, 'a list of name=value pairs separated by commas', value);
   }
 
   /** An element that takes neither text nor children. */

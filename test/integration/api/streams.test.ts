@@ -287,6 +287,14 @@ describe('start stream parameters', () => {
     [{ extra_headers: `a=${'x'.repeat(511)}` }, headers],
     // 301 characters but 600 bytes: the bound is in bytes.
     [{ extra_headers: `a=${'é'.repeat(299)}` }, headers],
+    // The same pairs the XML's extraHeaders takes.
+    ...['no pairs here', 'a=hello world', 'a=1,,b=2', 'a b=1'].map(
+      (extra_headers): [Record<string, unknown>, string] => [
+        { extra_headers },
+        `extra_headers must be name=value pairs separated by commas, with no spaces in a value, but received ${extra_headers}`,
+      ],
+    ),
+    [{ extra_headers: 'a=1,a=2' }, 'extra_headers must name each header once but names a twice'],
     [{ noise_cancellation: 'maybe' }, 'invalid noise_cancellation: must be true or false'],
     [{ noise_cancellation_level: 59 }, level],
     [{ noise_cancellation_level: 101 }, level],
