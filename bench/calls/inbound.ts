@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runSipp } from '../../test/support/sipp.js';
 import type { AppServer } from './app-server.js';
+import type { Stalls, StallWatch } from '../api/stall-watch.js';
 import type { CpuSampler, CpuShares } from './cpu-sampler.js';
 import type { CallsGateway } from './gateway.js';
 import type { HealthProbe } from './health-probe.js';
@@ -31,6 +32,8 @@ export interface InboundStep {
   /** GET /health answer times while calls were being placed, ms: the gateway's event-loop lag. */
   gatewayHealthMs: { p50: number | null; p99: number | null; max: number | null };
   gatewayLogLines: number;
+  /** Moments the whole machine stood still while SIPp was calling. */
+  machineStalls: Stalls;
 }
 
 export interface InboundContext {
@@ -38,6 +41,7 @@ export interface InboundContext {
   app: AppServer;
   sampler: CpuSampler;
   health: HealthProbe;
+  stalls: StallWatch;
   number: string;
   /** SIPp's pause between the ACK and its BYE, ms. */
   holdMs: number;
@@ -87,6 +91,7 @@ export async function runInboundStep(
   const logsBefore = gateway.logLineCount();
   const cpuBefore = context.sampler.begin();
   context.health.take();
+  context.stalls.take();
   const result = await runSipp({
     scenario: 'uac-invite.xml',
     target: { host: '127.0.0.1', port: gateway.sipPort },
@@ -98,6 +103,7 @@ export async function runInboundStep(
   });
   const cpu = context.sampler.shares(cpuBefore, context.sampler.read());
   const gatewayHealthMs = context.health.take();
+  const machineStalls = context.stalls.take();
   const inbound = () => app.hangups.slice(hangupsBefore).filter((h) => h.direction === 'inbound');
   const deadline = performance.now() + DRAIN_MS;
   while (inbound().length < result.successful + result.failed && performance.now() < deadline)
@@ -133,6 +139,7 @@ export async function runInboundStep(
     cpu,
     gatewayHealthMs,
     gatewayLogLines: gateway.logLineCount() - logsBefore,
+    machineStalls,
   };
 }
 

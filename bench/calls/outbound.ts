@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startSippUas } from '../../test/support/sipp.js';
 import type { AppServer } from './app-server.js';
 import { placeCalls } from './call-placer.js';
+import type { Stalls, StallWatch } from '../api/stall-watch.js';
 import type { CpuSampler, CpuShares } from './cpu-sampler.js';
 import type { CallsGateway } from './gateway.js';
 import type { HealthProbe } from './health-probe.js';
@@ -40,6 +41,8 @@ export interface OutboundStep {
   gatewayHealthMs: { p50: number | null; p99: number | null; max: number | null };
   /** Lines the gateway logged (warn and above) during the step. */
   gatewayLogLines: number;
+  /** Moments the whole machine stood still while calls were being placed. */
+  machineStalls: Stalls;
 }
 
 export interface OutboundContext {
@@ -49,6 +52,7 @@ export interface OutboundContext {
   rtpPort: number;
   sampler: CpuSampler;
   health: HealthProbe;
+  stalls: StallWatch;
 }
 
 /** How long to wait for the last calls' hangup callbacks after the last POST. */
@@ -71,6 +75,7 @@ export async function runOutboundStep(
   const retransBefore = tap.retransmissions;
   const cpuBefore = context.sampler.begin();
   context.health.take();
+  context.stalls.take();
   const { calls, sendSeconds } = await placeCalls({
     baseUrl: gateway.baseUrl,
     authId: gateway.authId,
@@ -84,6 +89,7 @@ export async function runOutboundStep(
   });
   const cpu = context.sampler.shares(cpuBefore, context.sampler.read());
   const gatewayHealthMs = context.health.take();
+  const machineStalls = context.stalls.take();
   const fired = new Set(calls.filter((c) => c.status === 201).map((c) => c.requestUuid));
   const arrived = () =>
     app.hangups.slice(hangupsBefore).filter((h) => fired.has(h.requestUuid)).length;
@@ -139,5 +145,6 @@ export async function runOutboundStep(
     cpu,
     gatewayHealthMs,
     gatewayLogLines: gateway.logLineCount() - logsBefore,
+    machineStalls,
   };
 }

@@ -33,6 +33,7 @@ export function printOutbound(steps: OutboundStep[]): void {
       'box%': s.cpu.machinePercent,
       'stolen ms': s.cpu.stolenMs,
       'main wait ms': s.cpu.gatewayMainWaitMs,
+      'stall max ms': s.machineStalls.longestMs,
       failures: failuresText(s.failures),
     })),
   );
@@ -58,6 +59,7 @@ export function printInbound(steps: InboundStep[]): void {
       'box%': s.cpu.machinePercent,
       'stolen ms': s.cpu.stolenMs,
       'main wait ms': s.cpu.gatewayMainWaitMs,
+      'stall max ms': s.machineStalls.longestMs,
       failures: failuresText(s.failures),
     })),
   );
@@ -95,7 +97,7 @@ export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores:
   const slow = outbound.find((s) => (s.pddMs.p99 ?? Infinity) > GOAL_PDD_P99_MS);
   if (slow)
     lines.push(
-      `outbound: PDD p99 first above ${GOAL_PDD_P99_MS} ms at ${slow.rate} calls/s (${slow.pddMs.p99} ms; gateway /health p99 ${slow.gatewayHealthMs.p99} ms, gateway CPU ${slow.cpu.gatewayPercent}% with its main thread at ${slow.cpu.gatewayThreadsPercent.main ?? 0}%, machine ${slow.cpu.machinePercent}% of ${cores * 100}% with ${slow.cpu.othersPercent}% from other processes; the main thread waited ${slow.cpu.gatewayMainWaitMs} ms for a core and the hypervisor took ${slow.cpu.stolenMs} ms)`,
+      `outbound: PDD p99 first above ${GOAL_PDD_P99_MS} ms at ${slow.rate} calls/s (${slow.pddMs.p99} ms; gateway /health p99 ${slow.gatewayHealthMs.p99} ms, gateway CPU ${slow.cpu.gatewayPercent}% with its main thread at ${slow.cpu.gatewayThreadsPercent.main ?? 0}%, machine ${slow.cpu.machinePercent}% of ${cores * 100}% with ${slow.cpu.othersPercent}% from other processes; the main thread waited ${slow.cpu.gatewayMainWaitMs} ms for a core and the hypervisor took ${slow.cpu.stolenMs} ms; the whole machine stood still ${slow.machineStalls.count} times for more than 4 ms, ${slow.machineStalls.totalMs} ms in all, the longest ${slow.machineStalls.longestMs} ms)`,
     );
   const goalStep = cleanOut.find((s) => s.rate >= GOAL_RATE);
   const met = goalStep !== undefined && (goalStep.pddMs.p99 ?? Infinity) <= GOAL_PDD_P99_MS;
