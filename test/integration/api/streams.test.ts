@@ -5,7 +5,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { formatTime } from '../../../src/core/record-time.js';
 import type { StreamRecord } from '../../../src/state/records.js';
 import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
-import { ClientApp } from '../../support/client-app.js';
+import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
 import { startGateway, UUID, type Credentials, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import type { SippUas } from '../../support/sipp.js';
@@ -492,6 +492,40 @@ describe('streams on a live call', () => {
     expect(stopped.text).toBe('');
     expect((await gw.request('DELETE', `${base}/${streamId}/`)).status).toBe(404);
     expect((await gw.request('DELETE', `${base}/${randomUUID()}/`)).status).toBe(404);
+  });
+
+  it('reports to status_callback_url with its method, signed: StartStream, then StopStream', async () => {
+    const uuid = await liveCall();
+    const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
+    const started = await gw.request('POST', `${base}/`, {
+      json: {
+        service_url: wsUrl(),
+        status_callback_url: `${app.baseUrl}/stream-status?tenant=7`,
+        status_callback_method: 'GET',
+        extra_headers: 'a=1,b=2',
+      },
+    });
+    expect(started.status).toBe(201);
+    const streamId = started.body.stream_id as string;
+    await until(() => app.requestsTo('/stream-status').length === 1, 10_000);
+    expect((await gw.request('DELETE', `${base}/${streamId}/`)).status).toBe(204);
+    await until(() => app.requestsTo('/stream-status').length === 2, 10_000);
+
+    const [connected, stopped] = app.requestsTo('/stream-status');
+    for (const callback of [connected!, stopped!]) {
+      expect(callback.method).toBe('GET');
+      expectValidSignatures(callback, { accountToken: gw.main.token, mainToken: gw.main.token });
+      expect(callback.params).toMatchObject({
+        tenant: '7',
+        StreamID: streamId,
+        CallUUID: uuid,
+        ServiceURL: wsUrl(),
+        ExtraHeaders: 'a=1,b=2',
+        Timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/),
+      });
+    }
+    expect(connected!.params).toMatchObject({ Event: 'StartStream', Status: 'connected' });
+    expect(stopped!.params).toMatchObject({ Event: 'StopStream', Status: 'stopped' });
   });
 
   it('bills a stream that ends with its call from the connection, not from the request', async () => {
