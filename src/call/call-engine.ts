@@ -26,6 +26,9 @@ export interface CallEngineOptions {
 /** What an action on a live call came to; `not-connected`: a leg it needs carries no audio yet. */
 export type LiveAction = 'done' | 'not-found' | 'no-b-leg' | 'not-connected';
 
+/** What speech started over the API plays as, so that DELETE .../Speak/ stops it alone. */
+const API_SPEECH = 'api-speech';
+
 /** A leg that carries audio now: answered, or in early media. */
 const carriesAudio = (leg: CallLeg): boolean => leg.state === 'answered' || leg.state === 'early';
 
@@ -136,7 +139,7 @@ export class CallEngine implements CallLauncher {
       void leg
         .play(
           { kind: 'speech', text: speech.text, voice: speech.voice, language: speech.language },
-          { loop: speech.loop, mix: speech.mix },
+          { loop: speech.loop, mix: speech.mix, tag: API_SPEECH },
         )
         .catch((error: Error) =>
           call.log('Speak on the live call failed', { reason: error.message }),
@@ -144,9 +147,12 @@ export class CallEngine implements CallLauncher {
     });
   }
 
-  /** Stops what is being spoken or played on every leg of a live call (DELETE .../Speak/). */
+  /**
+   * Stops the speech started with speak() on every leg of a live call (DELETE .../Speak/); what
+   * the answer XML plays goes on.
+   */
   stopSpeaking(viewer: CallOwner, uuid: string): LiveAction {
-    return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback(), {
+    return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback(API_SPEECH), {
       needsAudio: false,
     });
   }

@@ -97,15 +97,23 @@ export abstract class CallLeg {
       source,
       mode: options.mix === false ? 'replace' : 'mix',
       loop: options.loop ?? false,
+      ...(options.tag === undefined ? {} : { tag: options.tag }),
     });
     return result.completed;
   }
 
-  /** Stops what plays; a leg whose media went away has nothing to stop (logged, not thrown). */
-  async stopPlayback(): Promise<void> {
+  /**
+   * Stops what plays, or only what was played with `tag`; a leg whose media went away has
+   * nothing to stop (logged, not thrown).
+   */
+  async stopPlayback(tag?: string): Promise<void> {
     if (!this.mediaOpened || this.isOver) return;
     try {
-      await this.env.media.send({ type: 'stopPlayback', sessionId: this.uuid });
+      await this.env.media.send({
+        type: 'stopPlayback',
+        sessionId: this.uuid,
+        ...(tag === undefined ? {} : { tag }),
+      });
     } catch (error) {
       this.env.log.warn({ err: error, callUuid: this.uuid }, 'playback could not be stopped');
     }
@@ -281,4 +289,6 @@ export interface PlayOptions {
   loop?: boolean;
   /** False replaces what plays; true (default) mixes with it. */
   mix?: boolean;
+  /** Names what plays, so that stopPlayback(tag) can stop it alone. */
+  tag?: string;
 }

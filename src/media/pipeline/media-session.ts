@@ -39,7 +39,11 @@ export class MediaSession {
   private readonly now: () => number;
   private readonly pacer = new SendPacer();
   private readonly playoutReady = (): boolean => this.outbound.playout.ready;
-  private readonly playing = new Set<{ stopped: boolean }>();
+  private readonly playing = new Set<{
+    stopped: boolean;
+    source: PlayoutSource;
+    tag: string | undefined;
+  }>();
   private readonly digits: DtmfReceiver;
   private sendCodec: PayloadCodec;
   private telephoneEvent: TelephoneEventFormat | null;
@@ -146,11 +150,14 @@ export class MediaSession {
     if (changes.direction) this.direction = changes.direction;
   }
 
-  /** Plays a source; resolves true when it played to its end, false when it was stopped. */
-  play(source: PlayoutSource, mode: PlayoutMode = 'mix'): Promise<boolean> {
+  /**
+   * Plays a source; resolves true when it played to its end, false when it was stopped. A tag
+   * lets stopPlayback stop it alone.
+   */
+  play(source: PlayoutSource, mode: PlayoutMode = 'mix', tag?: string): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
     if (mode === 'replace') for (const entry of this.playing) entry.stopped = true;
-    const entry = { stopped: false };
+    const entry = { stopped: false, source, tag };
     this.playing.add(entry);
     return new Promise((resolve) =>
       this.outbound.playout.play(source, {
@@ -163,10 +170,18 @@ export class MediaSession {
     );
   }
 
-  /** Stops everything playing. */
-  stopPlayback(): void {
-    for (const entry of this.playing) entry.stopped = true;
-    this.outbound.playout.stop();
+  /** Stops everything playing, or only what was played with `tag`. */
+  stopPlayback(tag?: string): void {
+    if (tag === undefined) {
+      for (const entry of this.playing) entry.stopped = true;
+      this.outbound.playout.stop();
+      return;
+    }
+    for (const entry of [...this.playing]) {
+      if (entry.tag !== tag) continue;
+      entry.stopped = true;
+      this.outbound.playout.remove(entry.source);
+    }
   }
 
   /** Sends a digit string; see OutboundPath.sendDigits. */

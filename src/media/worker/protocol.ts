@@ -88,11 +88,15 @@ export interface Play {
   source: PlaySource;
   mode?: PlayoutMode;
   loop?: boolean;
+  /** Names what plays, so that stopPlayback can stop it alone. */
+  tag?: string;
 }
 
 export interface StopPlayback {
   type: 'stopPlayback';
   sessionId: string;
+  /** Stops only what was played with this tag; everything when absent. */
+  tag?: string;
 }
 
 export interface SendDigits {

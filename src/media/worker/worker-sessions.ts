@@ -12,6 +12,7 @@ import { LatencyCounts } from './latency-counts.js';
 import type {
   Command,
   LatencyReport,
+  Play,
   PlaySource,
   Results,
   SessionEvent,
@@ -105,9 +106,9 @@ export class WorkerSessions {
         this.get(command.sessionId).update(command.changes);
         return { sessionId: command.sessionId };
       case 'play':
-        return this.play(command.sessionId, command.source, command.mode, command.loop);
+        return this.play(command);
       case 'stopPlayback':
-        this.get(command.sessionId).stopPlayback();
+        this.get(command.sessionId).stopPlayback(command.tag);
         return { sessionId: command.sessionId };
       case 'startStream':
         return this.startStream(command.sessionId, command.stream);
@@ -200,16 +201,12 @@ export class WorkerSessions {
     return { sessionId, port: session.port, rtcpPort: session.rtcpPort };
   }
 
-  private async play(
-    sessionId: string,
-    source: PlaySource,
-    mode: 'mix' | 'replace' = 'mix',
-    loop = false,
-  ): Promise<Results['play']> {
-    const session = this.get(sessionId);
-    const samples = await this.render(source, session.rate);
+  private async play(command: Play): Promise<Results['play']> {
+    const session = this.get(command.sessionId);
+    const samples = await this.render(command.source, session.rate);
     if (samples.length === 0) throw new Error('Expected audio to play but the source has none');
-    return { completed: await session.play(new PcmSource(samples, loop), mode) };
+    const source = new PcmSource(samples, command.loop ?? false);
+    return { completed: await session.play(source, command.mode ?? 'mix', command.tag) };
   }
 
   private async render(source: PlaySource, rate: MediaSession['rate']): Promise<Int16Array> {

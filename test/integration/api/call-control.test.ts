@@ -6,7 +6,7 @@ import { ClientApp } from '../../support/client-app.js';
 import { startGateway, UUID, type Credentials, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
-import { until } from '../../support/wait.js';
+import { sleep, until } from '../../support/wait.js';
 
 /**
  * Calls in progress through the REST API, on real calls: the gateway dials SIPp (the carrier),
@@ -275,6 +275,36 @@ describe('live calls', () => {
     );
     expect((await gw.request('DELETE', `${v1()}/Request/${call.requestUuid}/`)).status).toBe(404);
     expect((await gw.request('DELETE', `${v1()}/Request/${randomUUID()}`)).status).toBe(404);
+  }, 30_000);
+
+  it("stops only the API's speech with DELETE Speak/: the answer XML's own speech goes on", async () => {
+    const placed = await placeCarrierCall(
+      { gw, app, carriers, peers },
+      '<Response><Speak loop="5">Please hold while we find your order in our records.</Speak><Wait length="20"/></Response>',
+    );
+    const uuid = await answeredCallUuid(app, placed.requestUuid);
+    const base = `${v1()}/Call/${uuid}`;
+    const energyFrom = (mark: number) =>
+      rms(
+        muLawDecode(
+          Buffer.concat(
+            placed.media.received
+              .slice(mark)
+              .filter((p) => p.payloadType === 0)
+              .map((p) => p.payload),
+          ),
+        ),
+      );
+    await until(() => energyFrom(0) > 300, 5000, 50);
+    const spoken = await gw.request('POST', `${base}/Speak/`, { json: { text: 'One moment.' } });
+    expect(spoken.status).toBe(200);
+    await sleep(300);
+    expect((await gw.request('DELETE', `${base}/Speak/`)).status).toBe(200);
+    await sleep(200);
+    const mark = placed.media.received.length;
+    await sleep(1000);
+    // The XML's sentence, five times over, is still being spoken.
+    expect(energyFrom(mark)).toBeGreaterThan(300);
   }, 30_000);
 
   it('speaks into the call, stops, and sends RFC 4733 digits', async () => {

@@ -155,6 +155,30 @@ describe('media sessions in worker threads', () => {
     await sleep(300);
     await pool.send({ type: 'stopPlayback', sessionId: 's' });
     expect(await looping).toEqual({ completed: false });
+
+    // A tag stops what was played with it and nothing else.
+    const tone = { kind: 'tone' as const, frequencies: [440], durationMs: 200 };
+    const tagged = pool.send({
+      type: 'play',
+      sessionId: 's',
+      source: tone,
+      loop: true,
+      tag: 'api',
+    });
+    const untagged = pool.send({ type: 'play', sessionId: 's', source: tone, loop: true });
+    await sleep(200);
+    await pool.send({ type: 'stopPlayback', sessionId: 's', tag: 'api' });
+    expect(await tagged).toEqual({ completed: false });
+    const before = phone.received.length;
+    const stillPlaying = await Promise.race([
+      untagged.then(() => false),
+      sleep(300).then(() => true),
+    ]);
+    expect(stillPlaying).toBe(true);
+    const after = audioOf(phone.received.slice(before));
+    expect(Math.max(...[...chunks(after, [160])].map(rms))).toBeGreaterThan(1000);
+    await pool.send({ type: 'stopPlayback', sessionId: 's' });
+    expect(await untagged).toEqual({ completed: false });
   });
 
   it('reports RFC 4733 digits once each, and sends digit strings with waits', async () => {
