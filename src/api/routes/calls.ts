@@ -60,6 +60,13 @@ const variants = <T extends ReturnType<typeof Type.String> | typeof Seconds>(nam
     ReturnType<typeof Type.Optional<T>>
   >;
 
+/** Filters on what only a finished call has: refused with status=live or queued. */
+const isRecordFilter = (name: string): boolean =>
+  /^(bill_duration|end_time)(__(gt|gte|lt|lte))?$/.test(name) ||
+  name === 'hangup_cause_code' ||
+  name === 'hangup_source' ||
+  name === 'stir_verification';
+
 const ListCallsQuery = Type.Intersect([
   ListQuery,
   Type.Object({
@@ -310,6 +317,12 @@ export function callRoutes(app: TypedApp, context: ApiContext): void {
       const principal = request.principal;
       const q = request.query;
       if (q.status !== undefined) {
+        const recordOnly = Object.keys(q).find(isRecordFilter);
+        if (recordOnly !== undefined) {
+          throw invalidParameter(
+            `invalid ${recordOnly}: it filters completed calls, not status=${q.status}`,
+          );
+        }
         const found = callsInView(calls, callOwner(principal), q.status, q);
         // voice-calls-and-streams.md: queued calls "max 20 per request"; limit (at most 20)
         // and offset page them as they page the records.
