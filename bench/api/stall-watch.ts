@@ -89,3 +89,10 @@ export function startStallWatch(): StallWatch {
     },
   };
 }
+
+/** How the watch ran, for a run's settings. */
+export function describeStallWatch(watch: StallWatch): string {
+  return watch.realtime
+    ? 'a 1 ms timer at real-time priority: a stall is time the whole machine did not run'
+    : 'a 1 ms timer at normal priority (no real-time priority here): a stall may also be a wait for a busy core';
+}

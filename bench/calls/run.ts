@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
-import { startStallWatch } from '../api/stall-watch.js';
+import { describeStallWatch, startStallWatch } from '../api/stall-watch.js';
 import { startAppServer } from './app-server.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { startCallsGateway } from './gateway.js';
@@ -174,9 +174,7 @@ async function main(): Promise<void> {
       callerScenario: 'fixtures/sipp/uac-invite.xml',
       sharedMachine:
         'gateway, SIPp, the application, the INVITE tap and the load generator all ran on this machine',
-      stallWatch: stalls.realtime
-        ? 'a 1 ms timer at real-time priority: a stall is time the whole machine did not run'
-        : 'a 1 ms timer at normal priority (no real-time priority here): a stall may also be a wait for a busy core',
+      stallWatch: describeStallWatch(stalls),
     },
     goal: 'at least 300 calls/s sustained with no failed call, p99 post-dial delay at most 20 ms',
     summary,

@@ -42,12 +42,14 @@ export function printSteps(steps: StreamStep[]): void {
       'KiB/str': figure(memoryPerStreamKiB(s, base)),
       'bench%': s.cpu.benchPercent,
       'tick p99': figure(s.generator.tickLateMs.p99),
+      'stall max': s.machineStalls.longestMs,
       failures: failuresText(s.failures),
     })),
   );
   console.log(
     'in/out: gateway-added latency each way from its histograms, ms; rtt: caller to caller, ms; ' +
-      "tick p99: how late the callers' 20 ms clock fired, ms",
+      "tick p99: how late the callers' 20 ms clock fired, ms; stall max: the longest moment " +
+      'the whole machine stood still, ms',
   );
 }
 

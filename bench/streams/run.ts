@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
 import { startAppServer } from '../calls/app-server.js';
+import { describeStallWatch, startStallWatch } from '../api/stall-watch.js';
 import { CpuSampler } from '../calls/cpu-sampler.js';
 import { startCallsGateway } from '../calls/gateway.js';
 import { addInboundNumber } from '../calls/inbound.js';
@@ -124,6 +125,7 @@ async function main(): Promise<void> {
   });
   // No SIPp and no RTP sink here: the sampler's figures for them read as nothing.
   const sampler = new CpuSampler(gateway.pid, 0);
+  const stalls = startStallWatch();
   const uac = await SipUac.open(gateway.sipPort);
   const media = new CallerMedia(CALLER_FIRST_PORT);
   const steps: StreamStep[] = [];
@@ -146,7 +148,7 @@ async function main(): Promise<void> {
         `${streams} streams: set up at ${plan.rampRate} calls/s, then ${plan.seconds} s of audio ...`,
       );
       const step = await runStreamStep(
-        { gateway, uac, media, bot, sampler, number: NUMBER, rampRate: plan.rampRate },
+        { gateway, uac, media, bot, sampler, stalls, number: NUMBER, rampRate: plan.rampRate },
         streams,
         plan.seconds,
       );
@@ -157,6 +159,7 @@ async function main(): Promise<void> {
   } finally {
     media.stop();
     sampler.stop();
+    await stalls.stop();
     uac.close();
     await gateway.stop();
     await Promise.all([bot.stop(), app.close()]);
@@ -188,6 +191,7 @@ async function main(): Promise<void> {
       memoryPerStream: `gateway RSS growth from the ${base?.streams ?? 1}-stream step, divided by the extra streams`,
       sharedMachine:
         'the gateway, the callers (SIP and RTP), the application and the echo bot all ran on this machine',
+      stallWatch: describeStallWatch(stalls),
     },
     goal: `${GOAL_STREAMS} streams with gateway-added p99 latency at most ${GOAL_P99_MS} ms each way and no frame lost`,
     summary,

@@ -1,5 +1,6 @@
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Stalls, StallWatch } from '../api/stall-watch.js';
 import type { CpuSampler } from '../calls/cpu-sampler.js';
 import type { CallsGateway } from '../calls/gateway.js';
 import { percentiles } from '../calls/stats.js';
@@ -74,6 +75,8 @@ export interface StreamStep {
     othersPercent: number;
   };
   memory: { gatewayIdleRssMiB: number; gatewayRssMiB: number };
+  /** Moments the whole machine stood still during the window. */
+  machineStalls: Stalls;
   hangup: { byeOk: number; byeFailed: number; mediaSessionsAfter: number | null };
   gatewayLogLines: number;
 }
@@ -84,6 +87,7 @@ export interface StepContext {
   media: CallerMedia;
   bot: EchoBot;
   sampler: CpuSampler;
+  stalls: StallWatch;
   number: string;
   /** Calls set up per second. */
   rampRate: number;
@@ -181,11 +185,13 @@ export async function runStreamStep(
   const botBefore = await bot.read();
   const udpBefore = udpDrops();
   const cpuBefore = sampler.begin();
+  context.stalls.take();
   const loopBefore: EventLoopUtilization = performance.eventLoopUtilization();
   media.mode = 'audio';
   await sleep(seconds * 1000);
   media.mode = 'off';
   const cpuAfter = sampler.read();
+  const machineStalls = context.stalls.take();
   const callersLoop = performance.eventLoopUtilization(loopBefore).utilization;
   const gatewayRssMiB = residentMiB(gateway.pid);
   const metricsAfter = await readGatewayMetrics(gateway);
@@ -267,6 +273,7 @@ export async function runStreamStep(
       ),
     },
     memory: { gatewayIdleRssMiB, gatewayRssMiB },
+    machineStalls,
     hangup: {
       byeOk: byes.filter(Boolean).length,
       byeFailed: byes.filter((ok) => !ok).length,
