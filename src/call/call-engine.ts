@@ -7,6 +7,7 @@ import { hangupCause } from './hangup-causes.js';
 import type { CallLeg, LegEnvironment } from './legs/call-leg.js';
 import { InboundLeg } from './legs/inbound-leg.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
+import type { LegEnd } from './legs/leg-end.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
 import type { StreamRequest } from './streams/stream-request.js';
@@ -28,6 +29,16 @@ export type LiveAction = 'done' | 'not-found' | 'no-b-leg' | 'not-connected';
 
 /** What speech started over the API plays as, so that DELETE .../Speak/ stops it alone. */
 const API_SPEECH = 'api-speech';
+
+/**
+ * How a client's request ends a call (DELETE Call/ or Request/): once answered it is hung up
+ * (4000 Normal Hangup, completed); before, it is cancelled (1000 Canceled, no-answer).
+ */
+function endByApi(call: Call): LegEnd {
+  return call.answered
+    ? { cause: hangupCause('Normal Hangup'), source: 'API Request', status: 'completed' }
+    : { cause: hangupCause('Canceled'), source: 'API Request', status: 'no-answer' };
+}
 
 /** A leg that carries audio now: answered, or in early media. */
 const carriesAudio = (leg: CallLeg): boolean => leg.state === 'answered' || leg.state === 'early';
@@ -115,11 +126,7 @@ export class CallEngine implements CallLauncher {
   async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
     const entry = this.find(viewer, uuid);
     if (!entry) return false;
-    await entry.call.hangup({
-      cause: hangupCause('Normal Hangup'),
-      source: 'API Request',
-      status: 'completed',
-    });
+    await entry.call.hangup(endByApi(entry.call));
     return true;
   }
 
@@ -235,15 +242,7 @@ export class CallEngine implements CallLauncher {
       .map((uuid) => this.find(viewer, uuid))
       .filter((entry) => entry !== null);
     if (mine.length === 0) throw notFound('request');
-    await Promise.all(
-      mine.map((entry) =>
-        entry.call.hangup({
-          cause: hangupCause('Canceled'),
-          source: 'API Request',
-          status: 'no-answer',
-        }),
-      ),
-    );
+    await Promise.all(mine.map((entry) => entry.call.hangup(endByApi(entry.call))));
   }
 
   /** Hangs up every call and waits for their records (shutdown). */

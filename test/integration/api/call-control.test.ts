@@ -217,6 +217,7 @@ describe('live calls', () => {
         to: `sip:ringing@127.0.0.1:${uas.port}`,
         answer_url: `${app.baseUrl}/answer`,
         ring_url: `${app.baseUrl}/ring`,
+        hangup_url: `${app.baseUrl}/hangup`,
       },
     });
     expect(fired.status).toBe(201);
@@ -247,10 +248,17 @@ describe('live calls', () => {
     expect((await gw.request('GET', `${v1()}/Call/${uuid}/?status=live`)).body.call_status).toBe(
       'ringing',
     );
+    // Hung up before an answer, the call is cancelled, not ended normally.
     expect((await gw.request('DELETE', `${v1()}/Call/${uuid}/`)).status).toBe(204);
-    await until(
-      async () => (await gw.request('GET', `${v1()}/Call/?status=live`)).body.calls.length === 0,
-    );
+    expect((await hangupOf(uuid)).params).toMatchObject({
+      CallStatus: 'no-answer',
+      HangupCauseCode: '1000',
+      HangupCauseName: 'Canceled',
+      HangupSource: 'API Request',
+      BillDuration: '0',
+    });
+    const record = await gw.request('GET', `${v1()}/Call/${uuid}/`);
+    expect(record.body).toMatchObject({ hangup_cause_code: 1000, hangup_cause_name: 'Canceled' });
   }, 30_000);
 
   it('hangs up every call of the account with DELETE Call/', async () => {
@@ -266,9 +274,12 @@ describe('live calls', () => {
     const call = await liveCall();
     const res = await gw.request('DELETE', `${v1()}/Request/${call.requestUuid}/`);
     expect(res.status).toBe(204);
+    // Answered already: hung up, not cancelled.
     expect((await hangupOf(call.uuid)).params).toMatchObject({
       RequestUUID: call.requestUuid,
       HangupSource: 'API Request',
+      HangupCauseCode: '4000',
+      CallStatus: 'completed',
     });
     await until(
       async () => (await gw.request('GET', `${v1()}/Call/?status=live`)).body.calls.length === 0,
