@@ -4,13 +4,11 @@ import type { IncomingInvite } from '../sip/ua/incoming-invite.js';
 import { Call, type CallAccount, type CallServices } from './call.js';
 import type { CallLauncher, CallOwner } from './call-launcher.js';
 import { hangupCause } from './hangup-causes.js';
-import type { CallLeg, LegEnvironment } from './legs/call-leg.js';
+import type { LegEnvironment } from './legs/call-leg.js';
 import { InboundLeg } from './legs/inbound-leg.js';
 import { OutboundLeg } from './legs/outbound-leg.js';
-import type { LegEnd } from './legs/leg-end.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
-import type { StreamRequest } from './streams/stream-request.js';
 import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { resolveSipTarget } from './endpoint-target.js';
@@ -23,35 +21,6 @@ export interface CallEngineOptions {
   carrierUri: string | null;
 }
 
-/** What an action on a live call came to. */
-/** What an action on a live call came to; `not-connected`: a leg it needs carries no audio yet. */
-export type LiveAction = 'done' | 'not-found' | 'no-b-leg' | 'not-connected';
-
-/** What speech started over the API plays as, so that DELETE .../Speak/ stops it alone. */
-const API_SPEECH = 'api-speech';
-
-/**
- * How a client's request ends a call (DELETE Call/ or Request/): once answered it is hung up
- * (4000 Normal Hangup, completed); before, it is cancelled (1000 Canceled, no-answer).
- */
-function endByApi(call: Call): LegEnd {
-  return call.answered
-    ? { cause: hangupCause('Normal Hangup'), source: 'API Request', status: 'completed' }
-    : { cause: hangupCause('Canceled'), source: 'API Request', status: 'no-answer' };
-}
-
-/** A leg that carries audio now: answered, or in early media. */
-const carriesAudio = (leg: CallLeg): boolean => leg.state === 'answered' || leg.state === 'early';
-
-export interface LiveSpeech {
-  legs?: 'aleg' | 'bleg' | 'both';
-  text: string;
-  voice: 'MAN' | 'WOMAN';
-  language: string;
-  loop: boolean;
-  mix: boolean;
-}
-
 /** A live call as the API lists it. */
 export interface LiveCall {
   call: Call;
@@ -60,8 +29,8 @@ export interface LiveCall {
 
 /**
  * The calls of this node: places outbound calls (one per destination of a request), takes
- * inbound ones from the SIP stack, keeps the live ones, and ends them on request. Calls are
- * independent: one that fails leaves the others of its request untouched.
+ * inbound ones from the SIP stack, and keeps the live ones, which LiveControl acts on for
+ * clients. Calls are independent: one that fails leaves the others of its request untouched.
  */
 export class CallEngine implements CallLauncher {
   private readonly live = new Map<string, LiveCall>();
@@ -122,127 +91,16 @@ export class CallEngine implements CallLauncher {
     return entry && visible(viewer, entry.owner) ? entry : null;
   }
 
-  /** Ends a live call (DELETE Call/{uuid}/); false when there is none of that uuid. */
-  async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
-    const entry = this.find(viewer, uuid);
-    if (!entry) return false;
-    await entry.call.hangup(endByApi(entry.call));
-    return true;
-  }
-
-  /** Ends every live call the viewer sees (DELETE Call/). */
-  async hangupAll(viewer: CallOwner): Promise<number> {
-    const calls = this.liveCalls(viewer);
-    await Promise.all(calls.map((entry) => this.hangup(viewer, entry.call.uuid)));
-    return calls.length;
-  }
-
-  /**
-   * Speaks into a live call (POST Call/{uuid}/Speak/) on the legs asked for: the caller, the
-   * party Dial connected (bleg), or both. Returns at once; the speech renders and plays on.
-   */
-  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): LiveAction {
-    return this.onLegs(viewer, uuid, speech.legs ?? 'aleg', (leg, call) => {
-      void leg
-        .play(
-          { kind: 'speech', text: speech.text, voice: speech.voice, language: speech.language },
-          { loop: speech.loop, mix: speech.mix, tag: API_SPEECH },
-        )
-        .catch((error: Error) =>
-          call.log('Speak on the live call failed', { reason: error.message }),
-        );
-    });
-  }
-
-  /**
-   * Stops the speech started with speak() on every leg of a live call (DELETE .../Speak/); what
-   * the answer XML plays goes on.
-   */
-  stopSpeaking(viewer: CallOwner, uuid: string): LiveAction {
-    return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback(API_SPEECH), {
-      needsAudio: false,
-    });
-  }
-
-  /** Sends digits to a leg of a live call (POST Call/{uuid}/DTMF/). */
-  sendDigits(
-    viewer: CallOwner,
-    uuid: string,
-    digits: string,
-    leg: 'aleg' | 'bleg' = 'aleg',
-  ): LiveAction {
-    return this.onLegs(viewer, uuid, leg, (target) => {
-      void target.sendDigits(digits);
-    });
-  }
-
-  /**
-   * Forks a live call's audio to a WebSocket server (POST Call/{uuid}/Stream/); resolves with
-   * the new stream's id once its record is stored (the socket connects afterwards, and the
-   * status callback tells how that went). Null when the viewer has no such live call.
-   */
-  async startStream(
-    viewer: CallOwner,
-    uuid: string,
-    request: StreamRequest,
-  ): Promise<{ streamId: string } | null | 'not-connected'> {
-    const entry = this.find(viewer, uuid);
-    if (!entry) return null;
-    if (!carriesAudio(entry.call.leg)) return 'not-connected';
-    return { streamId: await entry.call.streams.start(request) };
-  }
-
-  /** Stops one stream of a live call; false when the call or a running stream is not found. */
-  async stopStream(viewer: CallOwner, uuid: string, streamId: string): Promise<boolean> {
-    const entry = this.find(viewer, uuid);
-    if (!entry) return false;
-    return entry.call.streams.stop(streamId);
-  }
-
-  /** Stops every stream of a live call; null when there is no such live call. */
-  async stopStreams(viewer: CallOwner, uuid: string): Promise<number | null> {
-    const entry = this.find(viewer, uuid);
-    if (!entry) return null;
-    return entry.call.streams.stopAll();
-  }
-
-  /**
-   * Acts on the legs asked for. Speech and digits need every one of them to carry audio: on a
-   * call not answered yet (and not in early media) they would go nowhere, so nothing is done.
-   */
-  private onLegs(
-    viewer: CallOwner,
-    uuid: string,
-    legs: 'aleg' | 'bleg' | 'both',
-    act: (leg: CallLeg, call: Call) => void,
-    { needsAudio = true } = {},
-  ): LiveAction {
-    const entry = this.find(viewer, uuid);
-    if (!entry) return 'not-found';
-    const { call } = entry;
-    const bLeg = call.bLeg;
-    if (legs === 'bleg' && !bLeg) return 'no-b-leg';
-    const targets: CallLeg[] = [];
-    if (legs !== 'bleg') targets.push(call.leg);
-    if (legs !== 'aleg' && bLeg) targets.push(bLeg);
-    if (needsAudio && !targets.every(carriesAudio)) return 'not-connected';
-    for (const leg of targets) act(leg, call);
-    return 'done';
-  }
-
   /** Calls of a request not yet dialled (Call/?status=queued). */
   queuedCalls(viewer: CallOwner): LiveCall[] {
     return this.liveCalls(viewer).filter((entry) => !entry.call.dialled);
   }
 
-  /** Cancels what is left of a request (DELETE Request/{uuid}/). */
-  async cancelRequest(viewer: CallOwner, requestUuid: string): Promise<void> {
-    const uuids = this.requests.get(requestUuid);
-    const mine = [...(uuids ?? [])]
+  /** The live calls of a request that the viewer sees. */
+  callsOfRequest(viewer: CallOwner, requestUuid: string): LiveCall[] {
+    return [...(this.requests.get(requestUuid) ?? [])]
       .map((uuid) => this.find(viewer, uuid))
       .filter((entry) => entry !== null);
-    if (mine.length === 0) throw notFound('request');
-    await Promise.all(mine.map((entry) => entry.call.hangup(endByApi(entry.call))));
   }
 
   /** Hangs up every call and waits for their records (shutdown). */

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { CallEngine } from '../../call/call-engine.js';
+import { LiveControl } from '../../call/live-control.js';
 import {
   isSpeakLanguage,
   languageHasVoice,
@@ -106,6 +107,7 @@ function checkDigits(digits: string): void {
  */
 export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   const { calls } = context;
+  const control = new LiveControl(calls);
 
   /** wire-compat.md: 204, and 404 for an unknown call or one that is already over. */
   app.delete('/v1/Account/:auth_id/Call/:call_uuid/', {
@@ -118,7 +120,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       const { call_uuid } = request.params;
       const viewer = callOwner(request.principal);
       const entry = calls.find(viewer, call_uuid);
-      if (!entry || entry.call.over || !(await calls.hangup(viewer, call_uuid))) {
+      if (!entry || entry.call.over || !(await control.hangup(viewer, call_uuid))) {
         throw notFound(`call ${call_uuid}`);
       }
       return reply.code(204).send(null);
@@ -133,7 +135,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       response: { 204: Type.Null(), ...errorResponses(401) },
     },
     handler: async (request, reply) => {
-      await calls.hangupAll(callOwner(request.principal));
+      await control.hangupAll(callOwner(request.principal));
       return reply.code(204).send(null);
     },
   });
@@ -146,7 +148,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },
     handler: async (request, reply) => {
-      await calls.cancelRequest(callOwner(request.principal), request.params.request_uuid);
+      await control.cancelRequest(callOwner(request.principal), request.params.request_uuid);
       return reply.code(204).send(null);
     },
   });
@@ -162,7 +164,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       const { call_uuid } = request.params;
       const body = request.body;
       const { voice, language } = speakVoice(body.voice ?? 'WOMAN', body.language ?? 'en-US');
-      const started = calls.speak(callOwner(request.principal), call_uuid, {
+      const started = control.speak(callOwner(request.principal), call_uuid, {
         legs: body.legs ?? 'aleg',
         text: body.text,
         voice,
@@ -185,7 +187,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
     },
     handler: async (request) => {
       const { call_uuid } = request.params;
-      if (calls.stopSpeaking(callOwner(request.principal), call_uuid) === 'not-found') {
+      if (control.stopSpeaking(callOwner(request.principal), call_uuid) === 'not-found') {
         throw notFound(`call ${call_uuid}`);
       }
       return { message: 'speak stopped', api_id: request.id };
@@ -202,7 +204,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
     handler: (request) => {
       const { call_uuid } = request.params;
       checkDigits(request.body.digits);
-      const sent = calls.sendDigits(
+      const sent = control.sendDigits(
         callOwner(request.principal),
         call_uuid,
         request.body.digits,

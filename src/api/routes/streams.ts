@@ -7,6 +7,7 @@ import {
   streamRequestProblem,
   type StreamRequest,
 } from '../../call/streams/stream-request.js';
+import { LiveControl } from '../../call/live-control.js';
 import { invalidParameter, notFound } from '../../core/errors.js';
 import { formatTime } from '../../core/record-time.js';
 import type { StreamRecord } from '../../state/records.js';
@@ -157,6 +158,7 @@ const callIndex = (callUuid: string) => `call:${callUuid}`;
  */
 export function streamRoutes(app: TypedApp, context: ApiContext): void {
   const { state, uris, calls } = context;
+  const control = new LiveControl(calls);
 
   const present = (principal: Principal, s: StreamRecord): Static<typeof StreamObject> => ({
     stream_id: s.stream_id,
@@ -199,7 +201,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
     handler: async (request, reply) => {
       const { call_uuid } = request.params;
       const stream = streamRequest(request.body);
-      const started = await calls.startStream(callOwner(request.principal), call_uuid, stream);
+      const started = await control.startStream(callOwner(request.principal), call_uuid, stream);
       if (!started) throw notFound(`call ${call_uuid}`);
       if (started === 'not-connected') throw notConnected(call_uuid);
       reply.code(201);
@@ -259,7 +261,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
     },
     handler: async (request, reply) => {
       const { call_uuid, stream_id } = request.params;
-      if (!(await calls.stopStream(callOwner(request.principal), call_uuid, stream_id))) {
+      if (!(await control.stopStream(callOwner(request.principal), call_uuid, stream_id))) {
         throw notFound(`stream ${stream_id}`);
       }
       return reply.code(204).send(null);
@@ -275,7 +277,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
     },
     handler: async (request, reply) => {
       const { call_uuid } = request.params;
-      if ((await calls.stopStreams(callOwner(request.principal), call_uuid)) === null) {
+      if ((await control.stopStreams(callOwner(request.principal), call_uuid)) === null) {
         throw notFound(`call ${call_uuid}`);
       }
       return reply.code(204).send(null);

@@ -1,0 +1,160 @@
+import { notFound } from '../core/errors.js';
+import type { Call } from './call.js';
+import type { CallOwner } from './call-launcher.js';
+import type { CallEngine } from './call-engine.js';
+import { hangupCause } from './hangup-causes.js';
+import type { CallLeg } from './legs/call-leg.js';
+import type { LegEnd } from './legs/leg-end.js';
+import type { StreamRequest } from './streams/stream-request.js';
+
+/** What an action on a live call came to; `not-connected`: a leg it needs carries no audio yet. */
+export type LiveAction = 'done' | 'not-found' | 'no-b-leg' | 'not-connected';
+
+/** What speech started over the API plays as, so that DELETE .../Speak/ stops it alone. */
+const API_SPEECH = 'api-speech';
+
+/**
+ * How a client's request ends a call (DELETE Call/ or Request/): once answered it is hung up
+ * (4000 Normal Hangup, completed); before, it is cancelled (1000 Canceled, no-answer).
+ */
+function endByApi(call: Call): LegEnd {
+  return call.answered
+    ? { cause: hangupCause('Normal Hangup'), source: 'API Request', status: 'completed' }
+    : { cause: hangupCause('Canceled'), source: 'API Request', status: 'no-answer' };
+}
+
+/** A leg that carries audio now: answered, or in early media. */
+const carriesAudio = (leg: CallLeg): boolean => leg.state === 'answered' || leg.state === 'early';
+
+export interface LiveSpeech {
+  legs?: 'aleg' | 'bleg' | 'both';
+  text: string;
+  voice: 'MAN' | 'WOMAN';
+  language: string;
+  loop: boolean;
+  mix: boolean;
+}
+
+/**
+ * What a client does to calls in progress over the API: hang up or cancel them, speak and send
+ * digits into them, fork their audio. Every action goes through the engine's view of the live
+ * calls, so a viewer acts only on the calls it may see.
+ */
+export class LiveControl {
+  constructor(private readonly engine: Pick<CallEngine, 'find' | 'liveCalls' | 'callsOfRequest'>) {}
+
+  /** Ends a live call (DELETE Call/{uuid}/); false when there is none of that uuid. */
+  async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry) return false;
+    await entry.call.hangup(endByApi(entry.call));
+    return true;
+  }
+
+  /** Ends every live call the viewer sees (DELETE Call/). */
+  async hangupAll(viewer: CallOwner): Promise<number> {
+    const calls = this.engine.liveCalls(viewer);
+    await Promise.all(calls.map((entry) => this.hangup(viewer, entry.call.uuid)));
+    return calls.length;
+  }
+
+  /**
+   * Speaks into a live call (POST Call/{uuid}/Speak/) on the legs asked for: the caller, the
+   * party Dial connected (bleg), or both. Returns at once; the speech renders and plays on.
+   */
+  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): LiveAction {
+    return this.onLegs(viewer, uuid, speech.legs ?? 'aleg', (leg, call) => {
+      void leg
+        .play(
+          { kind: 'speech', text: speech.text, voice: speech.voice, language: speech.language },
+          { loop: speech.loop, mix: speech.mix, tag: API_SPEECH },
+        )
+        .catch((error: Error) =>
+          call.log('Speak on the live call failed', { reason: error.message }),
+        );
+    });
+  }
+
+  /**
+   * Stops the speech started with speak() on every leg of a live call (DELETE .../Speak/); what
+   * the answer XML plays goes on.
+   */
+  stopSpeaking(viewer: CallOwner, uuid: string): LiveAction {
+    return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback(API_SPEECH), {
+      needsAudio: false,
+    });
+  }
+
+  /** Sends digits to a leg of a live call (POST Call/{uuid}/DTMF/). */
+  sendDigits(
+    viewer: CallOwner,
+    uuid: string,
+    digits: string,
+    leg: 'aleg' | 'bleg' = 'aleg',
+  ): LiveAction {
+    return this.onLegs(viewer, uuid, leg, (target) => {
+      void target.sendDigits(digits);
+    });
+  }
+
+  /**
+   * Forks a live call's audio to a WebSocket server (POST Call/{uuid}/Stream/); resolves with
+   * the new stream's id once its record is stored (the socket connects afterwards, and the
+   * status callback tells how that went). Null when the viewer has no such live call.
+   */
+  async startStream(
+    viewer: CallOwner,
+    uuid: string,
+    request: StreamRequest,
+  ): Promise<{ streamId: string } | null | 'not-connected'> {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry) return null;
+    if (!carriesAudio(entry.call.leg)) return 'not-connected';
+    return { streamId: await entry.call.streams.start(request) };
+  }
+
+  /** Stops one stream of a live call; false when the call or a running stream is not found. */
+  async stopStream(viewer: CallOwner, uuid: string, streamId: string): Promise<boolean> {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry) return false;
+    return entry.call.streams.stop(streamId);
+  }
+
+  /** Stops every stream of a live call; null when there is no such live call. */
+  async stopStreams(viewer: CallOwner, uuid: string): Promise<number | null> {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry) return null;
+    return entry.call.streams.stopAll();
+  }
+
+  /**
+   * Acts on the legs asked for. Speech and digits need every one of them to carry audio: on a
+   * call not answered yet (and not in early media) they would go nowhere, so nothing is done.
+   */
+  private onLegs(
+    viewer: CallOwner,
+    uuid: string,
+    legs: 'aleg' | 'bleg' | 'both',
+    act: (leg: CallLeg, call: Call) => void,
+    { needsAudio = true } = {},
+  ): LiveAction {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry) return 'not-found';
+    const { call } = entry;
+    const bLeg = call.bLeg;
+    if (legs === 'bleg' && !bLeg) return 'no-b-leg';
+    const targets: CallLeg[] = [];
+    if (legs !== 'bleg') targets.push(call.leg);
+    if (legs !== 'aleg' && bLeg) targets.push(bLeg);
+    if (needsAudio && !targets.every(carriesAudio)) return 'not-connected';
+    for (const leg of targets) act(leg, call);
+    return 'done';
+  }
+
+  /** Cancels what is left of a request (DELETE Request/{uuid}/). */
+  async cancelRequest(viewer: CallOwner, requestUuid: string): Promise<void> {
+    const mine = this.engine.callsOfRequest(viewer, requestUuid);
+    if (mine.length === 0) throw notFound('request');
+    await Promise.all(mine.map((entry) => entry.call.hangup(endByApi(entry.call))));
+  }
+}
