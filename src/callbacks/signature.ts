@@ -95,12 +95,19 @@ export function signatureHeaders(
   tokens: SigningTokens,
   nonce: string = newSignatureNonce(),
 ): Record<string, string> {
+  // Each message is built once and signed with both tokens; a main account's own callbacks
+  // (both tokens the same) need each HMAC once.
+  const v2Message = urlWithoutQuery(new URL(request.url)) + nonce;
+  const v3Message = `${signatureV3Payload(request)}.${nonce}`;
+  const sameToken = tokens.accountToken === tokens.mainToken;
+  const v2 = hmacBase64(tokens.accountToken, v2Message);
+  const v3 = hmacBase64(tokens.accountToken, v3Message);
   return {
-    'X-Service-Signature-V2': signatureV2(tokens.accountToken, request.url, nonce),
-    'X-Service-Signature-Ma-V2': signatureV2(tokens.mainToken, request.url, nonce),
+    'X-Service-Signature-V2': v2,
+    'X-Service-Signature-Ma-V2': sameToken ? v2 : hmacBase64(tokens.mainToken, v2Message),
     'X-Service-Signature-V2-Nonce': nonce,
-    'X-Service-Signature-V3': signatureV3(tokens.accountToken, request, nonce),
-    'X-Service-Signature-Ma-V3': signatureV3(tokens.mainToken, request, nonce),
+    'X-Service-Signature-V3': v3,
+    'X-Service-Signature-Ma-V3': sameToken ? v3 : hmacBase64(tokens.mainToken, v3Message),
     'X-Service-Signature-V3-Nonce': nonce,
   };
 }

@@ -109,6 +109,23 @@ describe('signatureHeaders', () => {
     expect(headers['X-Service-Signature-V2']).not.toBe(headers['X-Service-Signature-Ma-V2']);
   });
 
+  it("signs a main account's own request with its one token in both places", () => {
+    const own = { accountToken: TOKEN, mainToken: TOKEN };
+    const get = { method: 'GET' as const, url: `${ANSWER}?b=2&a=1`, params: {} };
+    for (const signed of [request, get]) {
+      const v2 = signatureV2(TOKEN, signed.url, NONCE);
+      const v3 = signatureV3(TOKEN, signed, NONCE);
+      expect(signatureHeaders(signed, own, NONCE)).toEqual({
+        'X-Service-Signature-V2': v2,
+        'X-Service-Signature-Ma-V2': v2,
+        'X-Service-Signature-V2-Nonce': NONCE,
+        'X-Service-Signature-V3': v3,
+        'X-Service-Signature-Ma-V3': v3,
+        'X-Service-Signature-V3-Nonce': NONCE,
+      });
+    }
+  });
+
   it('draws a fresh 20-digit nonce for every request', () => {
     const first = signatureHeaders(request, tokens);
     const second = signatureHeaders(request, tokens);
