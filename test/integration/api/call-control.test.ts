@@ -71,6 +71,17 @@ async function recordOf(uuid: string) {
   return record!;
 }
 
+/** The PCMU audio the far end has received since packet `mark`, decoded. */
+const pcmuHeard = (media: RtpPeer, mark: number): Int16Array =>
+  muLawDecode(
+    Buffer.concat(
+      media.received
+        .slice(mark)
+        .filter((p) => p.payloadType === 0)
+        .map((p) => p.payload),
+    ),
+  );
+
 const rms = (pcm: Int16Array) =>
   Math.sqrt(pcm.reduce((s, v) => s + v * v, 0) / Math.max(1, pcm.length));
 
@@ -295,17 +306,7 @@ describe('live calls', () => {
     );
     const uuid = await answeredCallUuid(app, placed.requestUuid);
     const base = `${v1()}/Call/${uuid}`;
-    const energyFrom = (mark: number) =>
-      rms(
-        muLawDecode(
-          Buffer.concat(
-            placed.media.received
-              .slice(mark)
-              .filter((p) => p.payloadType === 0)
-              .map((p) => p.payload),
-          ),
-        ),
-      );
+    const energyFrom = (mark: number) => rms(pcmuHeard(placed.media, mark));
     await until(() => energyFrom(0) > 300, 5000, 50);
     const spoken = await gw.request('POST', `${base}/Speak/`, { json: { text: 'One moment.' } });
     expect(spoken.status).toBe(200);
@@ -327,15 +328,7 @@ describe('live calls', () => {
     });
     expect(spoken.status).toBe(200);
     expect(spoken.body).toEqual({ message: 'speak started', api_id: expect.any(String) });
-    const heard = () =>
-      muLawDecode(
-        Buffer.concat(
-          call.media.received
-            .slice(mark)
-            .filter((p) => p.payloadType === 0)
-            .map((p) => p.payload),
-        ),
-      );
+    const heard = () => pcmuHeard(call.media, mark);
     await until(() => rms(heard()) > 300, 5000, 50);
 
     const stopped = await gw.request('DELETE', `${base}/Speak/`);
