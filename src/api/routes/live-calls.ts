@@ -61,18 +61,22 @@ export function callsInView(
   filters: LiveCallFilters = {},
 ): LiveCall[] {
   const entries = view === 'queued' ? engine.queuedCalls(viewer) : engine.liveCalls(viewer);
+  const matches = callFilter(filters);
   return entries
     .filter(({ call }) => !call.over && (view === 'queued' || call.dialled))
-    .filter(({ call }) => matches(call, filters))
+    .filter(({ call }) => matches(call))
     .sort((a, b) => a.call.leg.times.initiation - b.call.leg.times.initiation);
 }
 
-function matches(call: LiveCall['call'], filters: LiveCallFilters): boolean {
-  return (
-    (filters.from_number === undefined || numberFilter(filters.from_number)(call.init.from)) &&
-    (filters.to_number === undefined || numberFilter(filters.to_number)(call.init.to)) &&
-    (filters.call_direction === undefined || call.direction === filters.call_direction)
-  );
+function callFilter(filters: LiveCallFilters): (call: LiveCall['call']) => boolean {
+  const always = () => true;
+  const from = filters.from_number === undefined ? always : numberFilter(filters.from_number);
+  const to = filters.to_number === undefined ? always : numberFilter(filters.to_number);
+  const direction = filters.call_direction;
+  return (call) =>
+    from(call.init.from) &&
+    to(call.init.to) &&
+    (direction === undefined || call.direction === direction);
 }
 
 /** One call of a view; 404 when the viewer has no such call in that view. */
