@@ -555,7 +555,8 @@ describe('streams on a live call', () => {
       const billed = await record();
       expect(billed.rounded_bill_duration).toBe(60);
       expect(billed.bill_duration).toBeGreaterThanOrEqual(1);
-      expect(billed.bill_duration).toBeLessThanOrEqual(2);
+      // Billed from the request it would be over 4 s; a loaded machine may add a second or so.
+      expect(billed.bill_duration).toBeLessThanOrEqual(3);
     } finally {
       await new Promise((resolve) => slow.close(resolve));
     }
