@@ -348,8 +348,11 @@ export class AnswerApp {
       digitTimeout: instruction.digitEndTimeout === 'auto' ? 5 : instruction.digitEndTimeout,
       finishOnKey: instruction.finishOnKey,
       numDigits: instruction.numDigits,
+      maxSeconds: instruction.executionTimeout,
     });
     if (this.call.over || collected === null) return STOP;
+    // No input within executionTimeout: the next element runs, and the action is not called.
+    if (collected === '') return CONTINUE;
     return this.follow(
       instruction.action,
       instruction.method,

@@ -9,6 +9,8 @@ export interface CollectOptions {
   finishOnKey: string | null;
   /** The input ends once it has this many digits. */
   numDigits: number;
+  /** Seconds the whole input may take from the start of collecting (GetInput's executionTimeout). */
+  maxSeconds?: number;
 }
 
 /** Why collecting stopped, and what was typed. */
@@ -60,9 +62,14 @@ export class DigitCollector {
   async collect(options: CollectOptions): Promise<Collected> {
     let digits = '';
     let first = true;
+    const deadline =
+      options.maxSeconds === undefined
+        ? Infinity
+        : this.scheduler.now() + options.maxSeconds * 1000;
     for (;;) {
-      const next =
-        this.buffer.shift() ?? (await this.next(first ? options.timeout : options.digitTimeout));
+      const left = (deadline - this.scheduler.now()) / 1000;
+      const wait = Math.min(first ? options.timeout : options.digitTimeout, left);
+      const next = this.buffer.shift() ?? (wait > 0 ? await this.next(wait) : null);
       if (this.closed) return { digits, reason: 'call-ended' };
       if (next === null) return { digits, reason: 'timeout' };
       first = false;

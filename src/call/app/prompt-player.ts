@@ -12,18 +12,23 @@ export class PromptPlayer {
     private readonly scheduler: Scheduler,
   ) {}
 
-  /** Plays a Speak, Play or Wait to its end (or until stopped). */
-  async play(instruction: PromptInstruction): Promise<void> {
+  /**
+   * Plays a Speak, Play or Wait to its end (or until stopped); a Wait also ends when
+   * `interrupted` settles (a key pressed during GetDigits or GetInput).
+   */
+  async play(instruction: PromptInstruction, interrupted?: Promise<void>): Promise<void> {
     if (instruction.kind === 'Wait') {
       // silence: "if no voice or sound is detected for minSilence milliseconds, end the wait".
-      if (instruction.silence) {
-        await this.call
-          .waitForSilence(instruction.minSilence, instruction.length * 1000)
-          .catch(() => false);
-      } else {
-        await pause(this.scheduler, instruction.length * 1000);
-      }
-      if (instruction.beep) await this.beep();
+      const waiting = instruction.silence
+        ? this.call
+            .waitForSilence(instruction.minSilence, instruction.length * 1000)
+            .catch(() => false)
+        : pause(this.scheduler, instruction.length * 1000);
+      const ended = await Promise.race([
+        waiting.then(() => 'waited' as const),
+        ...(interrupted ? [interrupted.then(() => 'interrupted' as const)] : []),
+      ]);
+      if (instruction.beep && ended === 'waited' && !this.call.over) await this.beep();
       return;
     }
     const source =
@@ -71,9 +76,13 @@ export class PromptPlayer {
     try {
       for (const prompt of prompts) {
         if (this.call.over || digits.pressed > 0) break;
-        const playing = this.play(prompt);
-        const stopOnKey = this.whenKeyPressed(() => this.call.stopPlayback());
-        await playing;
+        let keyPressed!: () => void;
+        const interrupted = new Promise<void>((resolve) => (keyPressed = resolve));
+        const stopOnKey = this.whenKeyPressed(() => {
+          keyPressed();
+          return this.call.stopPlayback();
+        });
+        await this.play(prompt, interrupted);
         stopOnKey.cancel();
       }
       if (beep && digits.pressed === 0) await this.beep();
