@@ -78,7 +78,6 @@ export async function runDial(
       });
     }
   }
-  const bLeg = winner ?? dialled[0]!.leg;
   if (confirmed && !aLeg.isOver) {
     await bridged(call, confirmed, instruction, deps);
   } else if (aLeg.isOver) {
@@ -86,13 +85,27 @@ export async function runDial(
       void d.leg.hangup({ cause: hangupCause('Canceled'), source: 'Caller', status: 'no-answer' });
     }
   }
-  const end = await bLeg.ended;
+  const { leg: bLeg, end } = winner
+    ? { leg: winner, end: await winner.ended }
+    : tellingOutcome(
+        await Promise.all(dialled.map(async ({ leg }) => ({ leg, end: await leg.ended }))),
+      );
   return {
     DialStatus: winner ? 'completed' : dialStatus(end),
     DialALegUUID: aLeg.uuid,
     DialBLegUUID: bLeg.uuid,
     DialHangupCause: end.cause.name,
   };
+}
+
+/**
+ * Of B legs none of which was connected, the one whose end tells the caller most: one that
+ * rang without an answer, else one that was busy, else the first.
+ */
+function tellingOutcome<L>(outcomes: { leg: L; end: LegEnd }[]): { leg: L; end: LegEnd } {
+  const rank = ({ end }: { end: LegEnd }) =>
+    end.status === 'no-answer' || end.status === 'timeout' ? 0 : end.status === 'busy' ? 1 : 2;
+  return outcomes.reduce((best, next) => (rank(next) < rank(best) ? next : best));
 }
 
 /**

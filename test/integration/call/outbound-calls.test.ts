@@ -547,6 +547,24 @@ describe('Dial', () => {
     expect(events[2]).toMatchObject({ DialBLegHangupCause: 'Scheduled Hangup' });
   }, 30_000);
 
+  it('reports the most telling outcome of several targets none of which answered', async () => {
+    const media = await mediaServer();
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    const unavailable = await carrier('carrier-unavailable.xml');
+    const busy = await carrier('carrier-busy.xml');
+    app.serve('/answer', {
+      body: `<Response><Dial action="${app.baseUrl}/dialed"><User>sip:gone@127.0.0.1:${unavailable.port}</User><User>sip:busy@127.0.0.1:${busy.port}</User></Dial></Response>`,
+    });
+    app.serve('/dialed', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+    await until(() => app.requestsTo('/dialed').length > 0, 15_000);
+    // The first target failed (503), the second was busy: the caller hears busy.
+    expect(app.requestsTo('/dialed')[0]!.params).toMatchObject({
+      DialStatus: 'busy',
+      DialHangupCause: 'Busy Line',
+    });
+  }, 30_000);
+
   it('drops a B leg that presses another key than confirmKey', async () => {
     const media = await mediaServer();
     const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
