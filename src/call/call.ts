@@ -211,6 +211,10 @@ export class Call implements AppCall {
     return this.leg.waitForSilence(silenceMs, maxMs);
   }
 
+  waitForBeep(maxMs: number): Promise<boolean> {
+    return this.leg.waitForBeep(maxMs);
+  }
+
   async hangup(end: LegEnd): Promise<void> {
     const status =
       this.leg.state === 'answered'

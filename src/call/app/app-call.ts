@@ -31,6 +31,8 @@ export interface AppCall {
   sendDigits(digits: string): Promise<boolean>;
   /** Resolves once the caller has been quiet for silenceMs, or after maxMs (false). */
   waitForSilence(silenceMs: number, maxMs: number): Promise<boolean>;
+  /** Resolves once the far end has played a voicemail beep (true), or after maxMs (false). */
+  waitForBeep(maxMs: number): Promise<boolean>;
   /** Starts keeping the caller's digits; collect() reads them. */
   digits: DigitCollector;
   hangup(end: LegEnd): Promise<void>;

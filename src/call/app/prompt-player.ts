@@ -18,17 +18,15 @@ export class PromptPlayer {
    */
   async play(instruction: PromptInstruction, interrupted?: Promise<void>): Promise<void> {
     if (instruction.kind === 'Wait') {
+      // beep: the wait ends once the far end plays a voicemail beep (or after length).
       // silence: "if no voice or sound is detected for minSilence milliseconds, end the wait".
-      const waiting = instruction.silence
-        ? this.call
-            .waitForSilence(instruction.minSilence, instruction.length * 1000)
-            .catch(() => false)
-        : pause(this.scheduler, instruction.length * 1000);
-      const ended = await Promise.race([
-        waiting.then(() => 'waited' as const),
-        ...(interrupted ? [interrupted.then(() => 'interrupted' as const)] : []),
-      ]);
-      if (instruction.beep && ended === 'waited' && !this.call.over) await this.beep();
+      const maxMs = instruction.length * 1000;
+      const waiting = instruction.beep
+        ? this.call.waitForBeep(maxMs).catch(() => false)
+        : instruction.silence
+          ? this.call.waitForSilence(instruction.minSilence, maxMs).catch(() => false)
+          : pause(this.scheduler, maxMs);
+      await (interrupted ? Promise.race([waiting, interrupted]) : waiting);
       return;
     }
     const source =
@@ -56,7 +54,7 @@ export class PromptPlayer {
     }
   }
 
-  /** A 250 ms 1 kHz tone: Wait's beep, and GetDigits' playBeep once its prompts are over. */
+  /** A 250 ms 1 kHz tone: GetDigits' playBeep once its prompts are over. */
   private async beep(): Promise<void> {
     if (this.call.over) return;
     await this.call.play({ kind: 'tone', frequencies: [1000], durationMs: 250 }, {});

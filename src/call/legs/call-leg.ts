@@ -145,6 +145,16 @@ export abstract class CallLeg {
     return (await this.env.media.send(command)).silent;
   }
 
+  /**
+   * Waits until the far end plays a voicemail beep, at most `maxMs`: true when it did, false
+   * when the time ran out (or the leg has no media).
+   */
+  async waitForBeep(maxMs: number): Promise<boolean> {
+    if (!this.mediaOpened || this.isOver) return false;
+    const command = { type: 'waitForBeep', sessionId: this.uuid, maxMs } as const;
+    return (await this.env.media.send(command)).beeped;
+  }
+
   /** Opens the media session; its port goes into our SDP. */
   protected async openMedia(near?: string): Promise<OpenedMedia> {
     const opened = await this.env.media.open(

@@ -114,6 +114,13 @@ export interface WaitForSilence {
   maxMs: number;
 }
 
+/** Ends once the far end plays a voicemail beep (true), or after maxMs (false). */
+export interface WaitForBeep {
+  type: 'waitForBeep';
+  sessionId: string;
+  maxMs: number;
+}
+
 export interface Bridge {
   type: 'bridge';
   sessionId: string;
@@ -154,6 +161,7 @@ export type Command =
   | StopStream
   | SendDigits
   | WaitForSilence
+  | WaitForBeep
   | Bridge
   | Unbridge
   | SessionStats
@@ -175,6 +183,7 @@ export interface Results {
   sendDigits: { completed: boolean };
   /** silent is false when maxMs passed first, or the session closed. */
   waitForSilence: { silent: boolean };
+  waitForBeep: { beeped: boolean };
   bridge: { sessionId: string; peerId: string };
   unbridge: { sessionId: string; bridged: boolean };
   sessionStats: MediaSessionStats;

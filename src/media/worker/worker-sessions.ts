@@ -1,6 +1,7 @@
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { bridgeSessions, relaySessions } from '../pipeline/bridge.js';
 import { MediaSession } from '../pipeline/media-session.js';
+import { BeepWatch } from '../pipeline/beep-watch.js';
 import { SilenceWatch } from '../pipeline/silence-watch.js';
 import { FrameClock } from '../playout/frame-clock.js';
 import { PcmSource } from '../playout/playout-source.js';
@@ -18,6 +19,7 @@ import type {
   SessionEvent,
   StreamForkSpec,
   StreamNews,
+  WaitForBeep,
   WaitForSilence,
   WorkerSettings,
 } from './protocol.js';
@@ -125,6 +127,8 @@ export class WorkerSessions {
       }
       case 'waitForSilence':
         return { silent: await this.waitForSilence(command) };
+      case 'waitForBeep':
+        return { beeped: await this.waitForBeep(command) };
       case 'bridge':
         return this.bridge(command.sessionId, command.peerId, command.mode);
       case 'unbridge':
@@ -279,14 +283,30 @@ export class WorkerSessions {
 
   /** Watches what the session hears, one frame per tick of the clock that ticks it. */
   private waitForSilence(command: WaitForSilence): Promise<boolean> {
-    const session = this.get(command.sessionId);
     const watch = new SilenceWatch(command.silenceMs, command.maxMs);
+    return this.watchHeard(command.sessionId, watch);
+  }
+
+  private waitForBeep(command: WaitForBeep): Promise<boolean> {
+    const session = this.get(command.sessionId);
+    return this.watchHeard(command.sessionId, new BeepWatch(command.maxMs, session.rate));
+  }
+
+  /**
+   * Feeds a watch what the session hears, a frame (or null) per tick, until it decides;
+   * false when the session goes away first.
+   */
+  private watchHeard(
+    sessionId: string,
+    watch: { tick(frame: Int16Array | null): boolean | null },
+  ): Promise<boolean> {
+    const session = this.get(sessionId);
     return new Promise((resolve) => {
       let heard: Int16Array | null = null;
       const removeTap = session.addTap((frame) => (heard = frame));
       // Added after the session's own tick, so each tick here sees that tick's frame.
       const stop = this.clock.add(() => {
-        const gone = this.sessions.get(command.sessionId) !== session;
+        const gone = this.sessions.get(sessionId) !== session;
         const verdict = gone ? false : watch.tick(heard);
         heard = null;
         if (verdict === null) return;

@@ -260,7 +260,6 @@ describe('outbound calls through the REST API', () => {
       'GetDigits playBeep, after its prompt',
       '<GetDigits timeout="3" playBeep="true"><Wait length="1"/></GetDigits>',
     ],
-    ['Wait beep, at the end of the wait', '<Wait length="1" beep="true"/><Wait length="2"/>'],
   ])(
     'beeps (1 kHz, 250 ms) for %s',
     async (_what, xml) => {
@@ -299,6 +298,30 @@ describe('outbound calls through the REST API', () => {
     await until(() => app.requestsTo('/hangup').length > 0, 4000);
     const waited = Date.now() - quietFrom;
     expect(waited).toBeGreaterThanOrEqual(400);
+    expect((await hangupOf()).params).toMatchObject({ HangupCauseName: 'Normal Hangup' });
+  }, 20_000);
+
+  it("ends a Wait with beep once the callee's voicemail beeps, not at its greeting", async () => {
+    const media = await mediaServer();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    app.serve('/answer', {
+      body: '<Response><Wait length="15" beep="true"/><Hangup/></Response>',
+    });
+    await placeCall(`sip:ivan@127.0.0.1:${uas.port}`);
+    await until(() => media.received.length > 0, 8000);
+    // A greeting (two tones at once, as DTMF is: not a beep) for 1 s, then a 1 kHz beep.
+    const high = toneSamples(8000, 1209, 1, 5000);
+    const greeting = toneSamples(8000, 697, 1, 5000).map((s, i) => s + high[i]!);
+    const beep = toneSamples(8000, 1000, 0.5, 8000);
+    const frames = [...chunks(greeting, [160]), ...chunks(beep, [160])].map((c) => muLawEncode(c));
+    const streaming = media.stream(media.received.at(-1)!.from.port, frames, { payloadType: 0 });
+    const startedAt = Date.now();
+    await until(() => app.requestsTo('/hangup').length > 0, 6000);
+    const waited = Date.now() - startedAt;
+    // Not during the greeting: after the beep began (1 s in) and within a moment of it.
+    expect(waited).toBeGreaterThanOrEqual(1000);
+    expect(waited).toBeLessThan(4000);
+    await streaming;
     expect((await hangupOf()).params).toMatchObject({ HangupCauseName: 'Normal Hangup' });
   }, 20_000);
 
