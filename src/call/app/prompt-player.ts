@@ -36,6 +36,8 @@ export class PromptPlayer {
             text: instruction.text,
             voice: instruction.voice,
             language: instruction.language,
+            // Markup (a break, prosody...) is spoken as SSML; plain text as text.
+            ...(hasMarkup(instruction.ssml) ? { ssml: instruction.ssml } : {}),
           } as const)
         : ({ kind: 'file', url: instruction.url } as const);
     try {
@@ -114,3 +116,6 @@ export class PromptPlayer {
     };
   }
 }
+
+/** Whether Speak's content holds SSML elements (CDATA is read as plain text). */
+const hasMarkup = (ssml: string): boolean => /<[A-Za-z]/.test(ssml) && !ssml.includes('<![CDATA[');

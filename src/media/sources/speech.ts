@@ -82,7 +82,13 @@ export class SpeechRenderer {
     }
   }
 
-  render(text: string, voice: SpeechVoice = 'WOMAN', language = 'en-US'): Promise<Pcm> {
+  /** Speaks `text`; with `ssml`, text is SSML content (what goes inside `<speak>`). */
+  render(
+    text: string,
+    voice: SpeechVoice = 'WOMAN',
+    language = 'en-US',
+    ssml = false,
+  ): Promise<Pcm> {
     try {
       SpeechRenderer.check(language, voice);
     } catch (error) {
@@ -90,25 +96,36 @@ export class SpeechRenderer {
     }
     if (text.trim() === '')
       return Promise.reject(new Error('Expected text to speak but received nothing'));
-    const key = `${language}\u0000${voice}\u0000${text}`;
+    const key = `${language}\u0000${voice}\u0000${ssml ? 'ssml' : 'text'}\u0000${text}`;
     return this.cache.get(key, () =>
-      this.spawn(text, `${LANGUAGES[language]!.voice}+${VARIANT[voice]}`),
+      this.spawn(
+        ssml ? `<speak>${text}</speak>` : text,
+        `${LANGUAGES[language]!.voice}+${VARIANT[voice]}`,
+        ssml,
+      ),
     );
   }
 
   /** The rendering at a call's rate; each text, voice, language and rate is converted once. */
-  renderAt(text: string, voice: SpeechVoice, language: string, rate: SampleRate): Promise<Pcm> {
-    const key = `${rate}\u0000${language}\u0000${voice}\u0000${text}`;
+  renderAt(
+    text: string,
+    voice: SpeechVoice,
+    language: string,
+    rate: SampleRate,
+    ssml = false,
+  ): Promise<Pcm> {
+    const key = `${rate}\u0000${language}\u0000${voice}\u0000${ssml ? 'ssml' : 'text'}\u0000${text}`;
     return this.converted.get(key, async () => {
-      const pcm = await this.render(text, voice, language);
+      const pcm = await this.render(text, voice, language, ssml);
       return { rate, samples: convertRate(pcm.samples, pcm.rate, rate) };
     });
   }
 
-  private spawn(text: string, voice: string): Promise<Pcm> {
+  private spawn(text: string, voice: string, ssml: boolean): Promise<Pcm> {
     return new Promise((resolve, reject) => {
-      // The text goes on stdin, never on the command line.
-      const child = spawn(this.options.command ?? 'espeak-ng', ['-v', voice, '--stdout'], {
+      // The text goes on stdin, never on the command line; -m reads SSML markup.
+      const args = ['-v', voice, ...(ssml ? ['-m'] : []), '--stdout'];
+      const child = spawn(this.options.command ?? 'espeak-ng', args, {
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       const out: Buffer[] = [];

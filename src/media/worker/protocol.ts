@@ -26,7 +26,14 @@ export interface WorkerSettings {
 
 /** Audio to play into a call leg. */
 export type PlaySource =
-  | { kind: 'speech'; text: string; voice: SpeechVoice; language: string }
+  | {
+      kind: 'speech';
+      text: string;
+      voice: SpeechVoice;
+      language: string;
+      /** The text with its SSML markup, spoken instead of `text` when given. */
+      ssml?: string;
+    }
   | { kind: 'file'; url: string }
   | { kind: 'tone'; frequencies: number[]; durationMs: number };
 

@@ -216,7 +216,13 @@ export class WorkerSessions {
   private async render(source: PlaySource, rate: MediaSession['rate']): Promise<Int16Array> {
     switch (source.kind) {
       case 'speech': {
-        const pcm = await this.speech.renderAt(source.text, source.voice, source.language, rate);
+        const pcm = await this.speech.renderAt(
+          source.ssml ?? source.text,
+          source.voice,
+          source.language,
+          rate,
+          source.ssml !== undefined,
+        );
         return pcm.samples;
       }
       case 'file':

@@ -37,6 +37,37 @@ const WOMAN_ONLY = new Set(['arb', 'cmn-CN', 'en-IN', 'fr-CA', 'hi-IN', 'ko-KR',
 describe('SpeechRenderer on espeak-ng', () => {
   const renderer = new SpeechRenderer();
 
+  it('speaks SSML markup as markup: a break is a pause, not a word', async () => {
+    /** The longest run of 10 ms windows under -50 dBFS between the first and last sound. */
+    const longestPauseMs = (pcm: { rate: number; samples: Int16Array }) => {
+      const window = pcm.rate / 100;
+      const quiet: boolean[] = [];
+      for (let at = 0; at + window <= pcm.samples.length; at += window)
+        quiet.push(rmsDbfs(pcm.samples.subarray(at, at + window)) < -50);
+      const first = quiet.indexOf(false);
+      const last = quiet.lastIndexOf(false);
+      let longest = 0;
+      let run = 0;
+      for (let i = first; i <= last; i++) {
+        run = quiet[i] ? run + 1 : 0;
+        longest = Math.max(longest, run);
+      }
+      return longest * 10;
+    };
+    const marked = await renderer.render(
+      'Hello <break time="1500ms"/> world',
+      'WOMAN',
+      'en-US',
+      true,
+    );
+    const plain = await renderer.render('Hello world', 'WOMAN', 'en-US');
+    expect(longestPauseMs(marked)).toBeGreaterThanOrEqual(1300);
+    expect(longestPauseMs(plain)).toBeLessThan(500);
+    // Read as plain text, the markup would be spoken (or dropped) without the pause.
+    const unread = await renderer.render('Hello <break time="1500ms"/> world', 'WOMAN', 'en-US');
+    expect(longestPauseMs(unread)).toBeLessThan(500);
+  });
+
   it('speaks every language of the voice document in each voice it offers', async () => {
     const pairs: [string, SpeechVoice][] = SPEECH_LANGUAGES.flatMap((language) =>
       WOMAN_ONLY.has(language)
