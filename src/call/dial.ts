@@ -10,6 +10,7 @@ import { writeLegRecord } from './leg-record.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import type { DialInstruction, DialTarget } from './xml/answer-document.js';
 import { parseAnswerXml } from './xml/parse-answer-xml.js';
+import { loadDialSound, playDialSound } from './dial-sound.js';
 
 export interface DialDeps {
   services: CallServices;
@@ -58,11 +59,15 @@ export async function runDial(
   const dialled = instruction.targets.map((target) => placeB(call, instruction, target, deps));
   const ringback = { stopped: deps.answerCaller !== undefined };
   if (!ringback.stopped) {
-    if (instruction.dialMusic === 'real') void ringbackLoop(call, ringback, deps);
+    const music = instruction.dialMusic;
+    if (music === 'real') void ringbackLoop(call, ringback, deps);
     else
-      void call
-        .play({ kind: 'file', url: instruction.dialMusic }, { loop: true })
-        .catch(() => false);
+      void loadDialSound(call, music).then((sound) =>
+        playDialSound(call, sound, deps.legs.scheduler, {
+          loop: true,
+          stopped: () => ringback.stopped || call.over,
+        }),
+      );
   }
 
   const confirmed = await firstConfirmed(dialled, aLeg);
@@ -243,7 +248,7 @@ function placeB(
       if (target.sendDigits && !digitsSent) void leg.sendDigits(target.sendDigits);
       digitsSent = true;
       dialEvent(call, instruction, leg, 'answer', {});
-      void confirm(leg, instruction, bDigits, deps).then(resolveConfirmed);
+      void confirm(call, leg, instruction, bDigits, deps).then(resolveConfirmed);
     },
   };
   void leg.ended.then((end) => {
@@ -279,10 +284,12 @@ function passDigit(to: CallLeg, digit: string, via: DigitSource): void {
 }
 
 /**
- * confirmKey: the answered B leg hears confirmSound and must press the key; another key, or
- * none within 10 s, hangs it up as if it had not answered.
+ * confirmKey: the answered B leg hears confirmSound (XML of Play, Speak and Wait, or an audio
+ * file) and must press the key; another key, or none within 10 s, hangs it up as if it had not
+ * answered.
  */
 async function confirm(
+  call: Call,
   leg: OutboundLeg,
   instruction: DialInstruction,
   digits: string[],
@@ -292,7 +299,10 @@ async function confirm(
   if (!key) return true;
   digits.length = 0;
   if (instruction.confirmSound) {
-    void leg.play({ kind: 'file', url: instruction.confirmSound }, {}).catch(() => false);
+    const url = instruction.confirmSound;
+    void loadDialSound(call, url).then((sound) =>
+      playDialSound(leg, sound, deps.legs.scheduler, { loop: false, stopped: () => leg.isOver }),
+    );
   }
   const deadline = deps.legs.scheduler.now() + CONFIRM_TIMEOUT_MS;
   while (!leg.isOver && deps.legs.scheduler.now() < deadline) {

@@ -1,5 +1,10 @@
 import { pause, type Scheduler } from '../../core/scheduler.js';
-import type { PromptInstruction } from '../xml/answer-document.js';
+import type { PlaySource } from '../../media/worker/protocol.js';
+import type {
+  PlayInstruction,
+  PromptInstruction,
+  SpeakInstruction,
+} from '../xml/answer-document.js';
 import type { AppCall } from './app-call.js';
 
 /**
@@ -29,17 +34,7 @@ export class PromptPlayer {
       await (interrupted ? Promise.race([waiting, interrupted]) : waiting);
       return;
     }
-    const source =
-      instruction.kind === 'Speak'
-        ? ({
-            kind: 'speech',
-            text: instruction.text,
-            voice: instruction.voice,
-            language: instruction.language,
-            // Markup (a break, prosody...) is spoken as SSML; plain text as text.
-            ...(hasMarkup(instruction.ssml) ? { ssml: instruction.ssml } : {}),
-          } as const)
-        : ({ kind: 'file', url: instruction.url } as const);
+    const source = promptSource(instruction);
     try {
       if (instruction.loop === 0) {
         await this.call.play(source, { loop: true });
@@ -115,6 +110,19 @@ export class PromptPlayer {
       },
     };
   }
+}
+
+/** What a Speak or Play asks the media plane to play. */
+export function promptSource(instruction: SpeakInstruction | PlayInstruction): PlaySource {
+  if (instruction.kind === 'Play') return { kind: 'file', url: instruction.url };
+  return {
+    kind: 'speech',
+    text: instruction.text,
+    voice: instruction.voice,
+    language: instruction.language,
+    // Markup (a break, prosody...) is spoken as SSML; plain text as text.
+    ...(hasMarkup(instruction.ssml) ? { ssml: instruction.ssml } : {}),
+  };
 }
 
 /** Whether Speak's content holds SSML elements (CDATA is read as plain text). */

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
 import { decodeTelephoneEvent } from '../../../src/media/dtmf/index.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startGateway, UUID, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { chunks, strongestFrequency, tone as toneSamples } from '../../support/signal.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
@@ -568,6 +568,34 @@ describe('Dial', () => {
     expect(events.map((e) => e.DialAction)).toEqual(['answer', 'digits', 'hangup']);
     expect(events[1]).toMatchObject({ DialDigitsMatch: '12' });
     expect(events[2]).toMatchObject({ DialBLegHangupCause: 'Scheduled Hangup' });
+  }, 30_000);
+
+  it('plays dialMusic XML (Speak, Wait) to the caller while the called party rings', async () => {
+    const media = await mediaServer();
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    const ringing = await carrier('carrier-no-answer.xml');
+    app.serve('/answer', {
+      body: `<Response><Dial timeout="4" dialMusic="${app.baseUrl}/music"><User>sip:bob@127.0.0.1:${ringing.port}</User></Dial></Response>`,
+    });
+    app.serve('/music', {
+      body: '<Response><Speak>Please hold while we connect you.</Speak><Wait length="1"/></Response>',
+    });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+    await hangupOf();
+    // Fetched as the call's documents are: POSTed with its parameters, signed.
+    const fetched = app.requestsTo('/music');
+    expect(fetched.length).toBeGreaterThanOrEqual(1);
+    expect(fetched[0]!.method).toBe('POST');
+    expect(fetched[0]!.params.CallUUID).toMatch(UUID);
+    expectValidSignatures(fetched[0]!, { accountToken: gw.main.token, mainToken: gw.main.token });
+    // The caller heard speech while it rang: a second of it at least, not a tone.
+    const frames = media.received
+      .filter((p) => p.payloadType === 0)
+      .map((p) => muLawDecode(p.payload));
+    const spoken = frames.filter((f) => rms(f) > 500);
+    expect(spoken.length).toBeGreaterThan(50);
+    const speech = Int16Array.from(spoken.flatMap((f) => [...f]));
+    expect(strongestFrequency(speech, 8000, 10)).not.toBe(440);
   }, 30_000);
 
   it('reports the most telling outcome of several targets none of which answered', async () => {
