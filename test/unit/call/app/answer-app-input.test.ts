@@ -1,89 +1,5 @@
-import { setImmediate as turn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { AnswerApp } from '../../../../src/call/app/answer-app.js';
-import type { AppCall } from '../../../../src/call/app/app-call.js';
-import { DigitCollector } from '../../../../src/call/app/digit-collector.js';
-import type { LegEnd } from '../../../../src/call/legs/leg-end.js';
-import { ManualScheduler } from '../../../../src/core/scheduler.js';
-
-/**
- * GetInput and GetDigits against a call that keeps time on a manual clock: what the
- * application's server is asked, and when, as the caller presses keys.
- */
-interface Seen {
-  /** Requests to the application: `<ms> <url> <Digits or ->`. */
-  requests: string[];
-  /** What was played: `<ms> <kind>`. */
-  played: string[];
-  ended: LegEnd | null;
-}
-
-function fakeCall(documents: Record<string, string>, scheduler: ManualScheduler) {
-  const seen: Seen = { requests: [], played: [], ended: null };
-  let stopPlaying: (() => void) | null = null;
-  const call: AppCall = {
-    uuid: 'call-1',
-    direction: 'outbound',
-    get over() {
-      return seen.ended !== null;
-    },
-    answered: true,
-    requestParams: () => ({ CallUUID: 'call-1' }),
-    fetch: async (url, _method, params) => {
-      seen.requests.push(`${scheduler.now()} ${url} ${params.Digits ?? '-'}`);
-      const body = documents[url];
-      return body === undefined
-        ? { ok: false, error: 'not served' }
-        : { ok: true, status: 200, body, contentType: 'text/xml' };
-    },
-    notify: (url, _method, params) => {
-      seen.requests.push(`${scheduler.now()} ${url} ${params.Digits ?? '-'}`);
-    },
-    answer: () => {},
-    earlyMedia: () => {},
-    // Everything plays for one second unless stopped.
-    play: (source) => {
-      seen.played.push(`${scheduler.now()} ${source.kind}`);
-      return new Promise<boolean>((resolve) => {
-        const timer = scheduler.after(1000, () => resolve(true));
-        stopPlaying = () => {
-          timer.cancel();
-          resolve(false);
-        };
-      });
-    },
-    stopPlayback: async () => stopPlaying?.(),
-    sendDigits: async () => true,
-    waitForSilence: async () => true,
-    waitForBeep: (maxMs) => new Promise((resolve) => scheduler.after(maxMs, () => resolve(false))),
-    digits: new DigitCollector(scheduler),
-    hangup: async (end) => {
-      seen.ended = end;
-      call.digits.close();
-    },
-    log: () => {},
-  };
-  return { call, seen };
-}
-
-/** Runs the application on `xml`, pressing `keys` (`[ms, digit]`) as the clock goes. */
-async function runApp(
-  xml: string,
-  keys: [number, string][],
-  documents: Record<string, string> = {},
-): Promise<Seen> {
-  const scheduler = new ManualScheduler();
-  const { call, seen } = fakeCall(documents, scheduler);
-  const done = new AnswerApp(call, scheduler).run({ xml });
-  const pending = [...keys];
-  for (let ms = 0; ms < 60_000 && seen.ended === null; ms += 50) {
-    while (pending.length > 0 && pending[0]![0] <= ms) call.digits.press(pending.shift()![1]);
-    await turn();
-    scheduler.advance(50);
-  }
-  await done;
-  return seen;
-}
+import { runApp } from '../../../support/app-run.js';
 
 const ACT = 'http://app.example.com/act';
 
@@ -109,7 +25,7 @@ describe('GetInput with inputType dtmf', () => {
       ],
       { [ACT]: '<Response><Hangup/></Response>' },
     );
-    expect(seen.requests).toEqual([`5000 ${ACT} 12`]);
+    expect(seen.requests.map((r) => [r.at, r.url, r.params.Digits])).toEqual([[5000, ACT, '12']]);
   });
 });
 
@@ -121,8 +37,7 @@ describe('a key pressed during GetDigits', () => {
       { [ACT]: '<Response><Hangup/></Response>' },
     );
     expect(seen.requests).toHaveLength(1);
-    const [at, url, digits] = seen.requests[0]!.split(' ');
-    expect([url, digits]).toEqual([ACT, '5']);
-    expect(Number(at)).toBeLessThanOrEqual(1100);
+    expect(seen.requests[0]).toMatchObject({ url: ACT, params: { Digits: '5' } });
+    expect(seen.requests[0]!.at).toBeLessThanOrEqual(1100);
   });
 });
