@@ -1,3 +1,5 @@
+import { goertzelPower } from '../dtmf/goertzel.js';
+
 /** A frame under this RMS (about -40 dBFS) is too quiet to be a beep. */
 const MIN_RMS = 330;
 /** The tone's share of the frame's energy at its strongest frequency: a beep is nearly pure. */
@@ -53,7 +55,7 @@ export function pureToneHz(frame: Int16Array, rate: number): number | null {
   let bestHz = 0;
   let bestPower = 0;
   for (let hz = LOW_HZ; hz <= HIGH_HZ; hz += STEP_HZ) {
-    const power = goertzel(frame, hz, rate);
+    const power = goertzelPower(frame, 0, n, hz, rate);
     if (power > bestPower) {
       bestPower = power;
       bestHz = hz;
@@ -61,19 +63,4 @@ export function pureToneHz(frame: Int16Array, rate: number): number | null {
   }
   // A pure tone of energy E over n samples gives a power of about E * n / 2 at its frequency.
   return bestPower / ((energy * n) / 2) >= PURITY ? bestHz : null;
-}
-
-/** |X(f)|^2 over the frame (Goertzel). */
-function goertzel(frame: Int16Array, hz: number, rate: number): number {
-  const coefficient = 2 * Math.cos((2 * Math.PI * hz) / rate);
-  let previous = 0;
-  let beforePrevious = 0;
-  for (let i = 0; i < frame.length; i++) {
-    const current = frame[i]! + coefficient * previous - beforePrevious;
-    beforePrevious = previous;
-    previous = current;
-  }
-  return (
-    previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
-  );
 }
