@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SERVER_LABELS, type ApiBenchRun, type BenchCase } from './bench-run.js';
+import { describeRunContext } from './machine.js';
 
 const COLUMNS: Array<[string, (c: BenchCase) => string]> = [
   ['server', (c) => SERVER_LABELS[c.server]],
@@ -34,14 +35,11 @@ export function reportRun(run: ApiBenchRun, resultsDir: string): string[] {
 }
 
 function describe(run: ApiBenchRun): string {
-  const m = run.machine;
   const s = run.settings;
   const out = [
     '',
     `voxgate REST API, ${run.date}`,
-    `machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}, ${m.os}`,
-    `code: ${run.revision.commit}${run.revision.srcModified ? ' with uncommitted changes in src/' : ''}`,
-    `load average before ${m.loadAverage.join(' ')}, after ${run.loadAverageAfter.join(' ')}`,
+    ...describeRunContext(run),
     `${s.connections} connections, ${s.durationSeconds} s per case after ${s.warmupSeconds} s ` +
       `warm-up, ${s.records} records, list pages of ${s.listPageSize}; bytes include headers`,
   ];

@@ -21,7 +21,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { describeMachine } from '../api/machine.js';
+import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
+import { probeMachineSpeed } from '../api/machine-speed.js';
 import { describeRevision } from '../api/revision.js';
 import { describeStallWatch, startStallWatch } from '../api/stall-watch.js';
 import { startAppServer } from './app-server.js';
@@ -153,16 +154,20 @@ async function main(): Promise<void> {
     carrierRtpPackets = await sink.stop();
     await Promise.all([tap.stop(), app.close()]);
   }
-  printOutbound(outbound);
-  printInbound(inbound);
-  const summary = verdict(outbound, inbound, machine.cores);
-  for (const line of summary) console.log(line);
-  const run = {
-    benchmark: 'calls',
-    date,
+  const context: RunContext = {
     machine,
     revision: describeRevision(ROOT),
     loadAverageAfter: loadavg().map((x) => Math.round(x * 100) / 100),
+    speedAfter: probeMachineSpeed(),
+  };
+  printOutbound(outbound);
+  printInbound(inbound);
+  const summary = verdict(outbound, inbound, machine.cores);
+  for (const line of [...summary, ...describeRunContext(context)]) console.log(line);
+  const run = {
+    benchmark: 'calls',
+    date,
+    ...context,
     settings: {
       stepSeconds: plan.stepSeconds,
       warmUp: `${WARM_UP_RATE} calls/s outbound, then inbound, ${plan.warmUpSeconds} s each, not counted`,

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Machine } from '../api/machine.js';
+import { describeRunContext, type Machine } from '../api/machine.js';
 import type { Revision } from '../api/revision.js';
 import type { Contender, g711Agreement } from './dsp-cases.js';
 import type { FfmpegResampleRun } from './ffmpeg-resample.js';
@@ -75,15 +75,12 @@ function table(header: string[], rows: string[][], rightAligned: number[]): stri
 const us = (n: number) => n.toFixed(2);
 
 function describe(run: MediaDspRun): string {
-  const m = run.machine;
   const p = run.plan;
   const g = run.g711Agreement;
   const out = [
     '',
     `Media DSP per 20 ms frame, ${run.date}`,
-    `machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}, ${m.os}`,
-    `code: ${run.revision.commit}${run.revision.srcModified ? ' with uncommitted changes in src/' : ''}`,
-    `load average before ${m.loadAverage.join(' ')}, after ${run.loadAverageAfter.join(' ')}`,
+    ...describeRunContext(run),
     `input: ${run.audio.description}, ${run.audio.seconds} s (${run.audio.frames} frames), looped`,
     `in-process cases: median of ${p.rounds} rounds of ${p.roundMs} ms after ${p.warmupMs} ms ` +
       `warm-up, round-robin over the cases`,

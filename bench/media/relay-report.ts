@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Machine } from '../api/machine.js';
+import { describeRunContext, type Machine } from '../api/machine.js';
 import type { Revision } from '../api/revision.js';
 import type { MemoryCase, MemorySamples, MixCase, RelayCase } from './relay-cases.js';
 
@@ -269,14 +269,11 @@ function relayRows(c: RelayCase): string[][] {
 }
 
 function describe(run: MediaRelayRun): string {
-  const m = run.machine;
   const s = run.summary;
   const out = [
     '',
     `Media relay, mix and memory on one worker, ${run.date}`,
-    `machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}, ${m.os}`,
-    `code: ${run.revision.commit}${run.revision.srcModified ? ' with uncommitted changes in src/' : ''}`,
-    `load average before ${m.loadAverage.join(' ')}, after ${run.loadAverageAfter.join(' ')}`,
+    ...describeRunContext(run),
     '',
     'Relay bridges (A legs fed by the load process, B legs relaying to its sinks); cpu as a ' +
       'share of one core',

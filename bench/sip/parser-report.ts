@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Machine } from '../api/machine.js';
+import { describeRunContext, type Machine } from '../api/machine.js';
 import type { Revision } from '../api/revision.js';
 import type { ParserCase, TimingPlan } from './parser-cases.js';
 import type { ParserContender } from './parser-contender.js';
@@ -51,14 +51,11 @@ export function reportParserRun(run: SipParserRun, resultsDir: string): string[]
 }
 
 function describe(run: SipParserRun): string {
-  const m = run.machine;
   const p = run.plan;
   const out = [
     '',
     `SIP message parsing, ${run.date}`,
-    `machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}, ${m.os}`,
-    `code: ${run.revision.commit}${run.revision.srcModified ? ' with uncommitted changes in src/' : ''}`,
-    `load average before ${m.loadAverage.join(' ')}, after ${run.loadAverageAfter.join(' ')}`,
+    ...describeRunContext(run),
     `inputs: ${run.inputs.map((i) => `${i.message} ${i.bytes} B`).join(', ')}; median of ` +
       `${p.rounds} rounds of ${p.roundMs} ms after ${p.warmupMs} ms warm-up per case`,
     'each parse starts from a Buffer and reads method or status, request-URI user and host, top ' +

@@ -22,7 +22,8 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { describeMachine } from '../api/machine.js';
+import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
+import { probeMachineSpeed } from '../api/machine-speed.js';
 import { describeRevision } from '../api/revision.js';
 import { startAppServer } from '../calls/app-server.js';
 import { describeStallWatch, startStallWatch } from '../api/stall-watch.js';
@@ -164,16 +165,20 @@ async function main(): Promise<void> {
     await gateway.stop();
     await Promise.all([bot.stop(), app.close()]);
   }
+  const context: RunContext = {
+    machine,
+    revision: describeRevision(ROOT),
+    loadAverageAfter: loadavg().map((x) => Math.round(x * 100) / 100),
+    speedAfter: probeMachineSpeed(),
+  };
   printSteps(steps);
   const summary = verdict(steps, machine.cores, stoppedBecause);
-  for (const line of summary) console.log(line);
+  for (const line of [...summary, ...describeRunContext(context)]) console.log(line);
   const base = steps[0];
   const run = {
     benchmark: 'streams',
     date,
-    machine,
-    revision: describeRevision(ROOT),
-    loadAverageAfter: loadavg().map((x) => Math.round(x * 100) / 100),
+    ...context,
     settings: {
       streams: plan.streams,
       seconds: plan.seconds,
