@@ -5,7 +5,7 @@ import { probeMachineSpeed } from '../../../bench/api/machine-speed.js';
 describe('the machine speed probe', () => {
   it('times each of its workloads', () => {
     const speed = probeMachineSpeed(1);
-    for (const figure of [speed.computeMs, speed.memoryMs, speed.syscallUs]) {
+    for (const figure of [speed.computeMs, speed.memoryMs, speed.syscallUs, speed.wakeupUs]) {
       expect(Number.isFinite(figure)).toBe(true);
       expect(figure).toBeGreaterThan(0);
     }
@@ -22,17 +22,17 @@ describe('the machine speed probe', () => {
       node: 'v20.0.0',
       os: 'Linux',
       loadAverage: [0.5, 0.4, 0.3],
-      speed: { computeMs: 25, memoryMs: 19, syscallUs: 0.3 },
+      speed: { computeMs: 25, memoryMs: 19, syscallUs: 0.3, wakeupUs: 15 },
     };
     const lines = describeRunContext({
       machine,
       revision: { commit: 'abc', srcModified: false },
       loadAverageAfter: [1, 1, 1],
-      speedAfter: { computeMs: 40, memoryMs: 30, syscallUs: 0.5 },
+      speedAfter: { computeMs: 40, memoryMs: 30, syscallUs: 0.5, wakeupUs: 60 },
     });
     expect(lines).toContain(
-      'speed at the start: compute 25 ms, memory 19 ms, syscall 0.3 µs (lower is faster); ' +
-        'at the end: compute 40 ms, memory 30 ms, syscall 0.5 µs (lower is faster)',
+      'speed at the start: compute 25 ms, memory 19 ms, syscall 0.3 µs, thread wake-up round trip 15 µs (lower is faster); ' +
+        'at the end: compute 40 ms, memory 30 ms, syscall 0.5 µs, thread wake-up round trip 60 µs (lower is faster)',
     );
     expect(lines[0]).toBe('machine: Test CPU, 2 cores, 4 GiB, node v20.0.0, Linux');
   });
