@@ -616,6 +616,51 @@ describe('Dial', () => {
     });
   }, 30_000);
 
+  it('cancels a B leg still ringing at Dial timeout and posts no-answer', async () => {
+    const media = await mediaServer();
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    const ringing = await carrier('carrier-no-answer.xml');
+    app.serve('/answer', {
+      body: `<Response><Dial action="${app.baseUrl}/dialed" timeout="2"><User>sip:bob@127.0.0.1:${ringing.port}</User></Dial></Response>`,
+    });
+    app.serve('/dialed', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+    await until(() => app.requestsTo('/dialed').length > 0, 15_000);
+    const dialed = app.requestsTo('/dialed')[0]!;
+    expect(dialed.params).toMatchObject({ DialStatus: 'no-answer' });
+    // Two seconds of ringing from the document's arrival, not the default 30.
+    const rang = dialed.receivedAt - app.requestsTo('/answer')[0]!.receivedAt;
+    expect(rang).toBeGreaterThanOrEqual(1900);
+    expect(rang).toBeLessThan(6000);
+    // The ringing callee got a CANCEL and ended its INVITE with 487.
+    expect(await ringing.stop()).toMatchObject({ successful: 1, failed: 0 });
+  }, 30_000);
+
+  it('ends the B leg when the caller presses * with hangupOnStar, and goes on with the action', async () => {
+    const [aMedia, bMedia] = [await mediaServer(), await mediaServer()];
+    const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(aMedia.port) });
+    const bCarrier = await carrier('carrier-answer.xml', { rtp_port: String(bMedia.port) });
+    app.serve('/answer', {
+      body: `<Response><Dial action="${app.baseUrl}/dialed" hangupOnStar="true" timeLimit="20"><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
+    });
+    app.serve('/dialed', { body: '<Response><Hangup/></Response>' });
+    await placeCall(`sip:alice@127.0.0.1:${aCarrier.port}`);
+    await until(() => bMedia.received.length > 10, 8000);
+    await until(() => aMedia.received.length > 10, 8000);
+    const pressedAt = Date.now();
+    await aMedia.pressKey(aMedia.received.at(-1)!.from.port, 10); // *
+    await until(() => app.requestsTo('/dialed').length > 0, 8000);
+    const dialed = app.requestsTo('/dialed')[0]!;
+    expect(dialed.receivedAt - pressedAt).toBeLessThan(3000);
+    expect(dialed.params).toMatchObject({ DialStatus: 'completed' });
+    // The B side got its BYE, and never heard the * itself.
+    expect(await bCarrier.stop()).toMatchObject({ successful: 1, failed: 0 });
+    expect(bMedia.received.some((p) => p.payloadType === 101)).toBe(false);
+    // The caller stayed on the line for the action's document, which hung up.
+    const hangup = await hangupOf();
+    expect(hangup.receivedAt).toBeGreaterThanOrEqual(dialed.receivedAt);
+  }, 30_000);
+
   it('drops a B leg that presses another key than confirmKey', async () => {
     const media = await mediaServer();
     const aCarrier = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SipRequest } from '../../../src/sip/message/index.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { RtpPeer } from '../../support/rtp-peer.js';
 import { RawUdpPeer } from '../../support/sip-client.js';
+import { startSippUas } from '../../support/sipp.js';
 import { until } from '../../support/wait.js';
 
 /** What the gateway puts on the wire for POST Call/: the INVITE a carrier receives. */
@@ -26,6 +28,24 @@ afterAll(async () => {
 });
 
 const base = () => `/v1/Account/${gw.main.id}/Call/`;
+
+/** The carrier answers an INVITE 486 Busy Here. */
+function busy(invite: SipRequest): void {
+  carrier.send(
+    [
+      'SIP/2.0 486 Busy Here',
+      `Via: ${invite.headers.getRows('Via')[0]}`,
+      `From: ${invite.headers.get('From')}`,
+      `To: ${invite.headers.get('To')};tag=busy1`,
+      `Call-ID: ${invite.callId()}`,
+      `CSeq: ${invite.headers.get('CSeq')}`,
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\n'),
+    gw.gateway.sip.addresses.udp.port,
+  );
+}
 
 describe('the INVITE of an outbound call', () => {
   it('goes to the carrier for a number, with caller_name and the X-PH- headers, reserved ones dropped', async () => {
@@ -57,21 +77,7 @@ describe('the INVITE of an outbound call', () => {
     expect(invite.headers.get('Content-Type')).toBe('application/sdp');
     expect(invite.body.toString()).toMatch(/m=audio \d+ RTP\/AVP 0 8 101/);
     // Busy: the call ends 3010, with its record.
-    const via = invite.headers.getRows('Via')[0];
-    carrier.send(
-      [
-        'SIP/2.0 486 Busy Here',
-        `Via: ${via}`,
-        `From: ${invite.headers.get('From')}`,
-        `To: ${invite.headers.get('To')};tag=busy1`,
-        `Call-ID: ${invite.callId()}`,
-        `CSeq: ${invite.headers.get('CSeq')}`,
-        'Content-Length: 0',
-        '',
-        '',
-      ].join('\n'),
-      gw.gateway.sip.addresses.udp.port,
-    );
+    busy(invite);
     await until(() => app.requestsTo('/hangup').length > 0, 5000);
     expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({ HangupCauseCode: '3010' });
   });
@@ -148,4 +154,53 @@ describe('the INVITE of an outbound call', () => {
     expect(sneaky.status).toBe(404);
     expect(sneaky.body.error).toBe(`parent call ${siblingCall} not found`);
   });
+
+  it("puts Dial's callerId and callerName in each B leg's From, a Number's own callerId first", async () => {
+    const media = await RtpPeer.open();
+    const aCarrier = await startSippUas({
+      scenario: 'carrier-answer.xml',
+      variables: { rtp_port: String(media.port) },
+    });
+    try {
+      app.serve('/answer', {
+        body: `<Response><Dial callerId="+14155550177" callerName="Help Line" timeout="3"><Number callerId="+14155550188">+14155550199</Number><User>sip:bob@127.0.0.1:${carrier.port}</User></Dial></Response>`,
+      });
+      const seen = carrier.received.length;
+      const hangups = app.requestsTo('/hangup').length;
+      const res = await gw.request('POST', base(), {
+        json: {
+          from: '+14155550100',
+          to: `sip:alice@127.0.0.1:${aCarrier.port}`,
+          caller_name: 'Front Desk',
+          answer_url: `${app.baseUrl}/answer`,
+          hangup_url: `${app.baseUrl}/hangup`,
+        },
+      });
+      expect(res.status).toBe(201);
+      const invites = () =>
+        carrier.received
+          .slice(seen)
+          .filter((m): m is SipRequest => 'method' in m && m.method === 'INVITE');
+      await until(() => invites().length >= 2, 8000);
+      const byTarget = new Map(invites().map((i) => [i.requestUri().raw, i.from()]));
+      expect(byTarget.get(`sip:+14155550199@127.0.0.1:${carrier.port}`)).toMatchObject({
+        displayName: 'Help Line',
+      });
+      expect(byTarget.get(`sip:+14155550199@127.0.0.1:${carrier.port}`)?.uri.raw).toMatch(
+        /^sip:\+14155550188@/,
+      );
+      expect(byTarget.get(`sip:bob@127.0.0.1:${carrier.port}`)).toMatchObject({
+        displayName: 'Help Line',
+      });
+      expect(byTarget.get(`sip:bob@127.0.0.1:${carrier.port}`)?.uri.raw).toMatch(
+        /^sip:\+14155550177@/,
+      );
+      // Both busy: the Dial ends, the caller's call runs off the end of its document.
+      for (const invite of invites()) busy(invite);
+      await until(() => app.requestsTo('/hangup').length > hangups, 8000);
+    } finally {
+      await aCarrier.stop();
+      await media.close();
+    }
+  }, 20_000);
 });
