@@ -1,7 +1,6 @@
 import { goertzelPower } from '../dtmf/goertzel.js';
+import { frameEnergy, isQuiet } from './frame-level.js';
 
-/** A frame under this RMS (about -40 dBFS) is too quiet to be a beep. */
-const MIN_RMS = 330;
 /** The tone's share of the frame's energy at its strongest frequency: a beep is nearly pure. */
 const PURITY = 0.6;
 /** Voicemail beeps sit in this band. */
@@ -49,9 +48,8 @@ export class BeepWatch {
 /** The frequency of a frame that is one loud, nearly pure tone in the beep band; else null. */
 export function pureToneHz(frame: Int16Array, rate: number): number | null {
   const n = frame.length;
-  let energy = 0;
-  for (let i = 0; i < n; i++) energy += frame[i]! * frame[i]!;
-  if (n === 0 || Math.sqrt(energy / n) < MIN_RMS) return null;
+  const energy = frameEnergy(frame);
+  if (isQuiet(energy, n)) return null;
   let bestHz = 0;
   let bestPower = 0;
   for (let hz = LOW_HZ; hz <= HIGH_HZ; hz += STEP_HZ) {

@@ -1,8 +1,4 @@
-/**
- * RMS under which a frame counts as silence: about -40 dBFS, below speech at any sensible level
- * and above the noise floor of a telephone line.
- */
-const SILENCE_RMS = 330;
+import { frameEnergy, isQuiet } from './frame-level.js';
 
 /**
  * Waits for the far end to fall silent (answer XML Wait with silence: "if no voice or sound is
@@ -22,15 +18,10 @@ export class SilenceWatch {
   /** True once silent for silenceMs, false when maxMs passed first, null to go on. */
   tick(frame: Int16Array | null): boolean | null {
     this.elapsedMs += this.frameMs;
-    this.quietMs = frame === null || rms(frame) < SILENCE_RMS ? this.quietMs + this.frameMs : 0;
+    this.quietMs =
+      frame === null || isQuiet(frameEnergy(frame), frame.length) ? this.quietMs + this.frameMs : 0;
     if (this.quietMs >= this.silenceMs) return true;
     if (this.elapsedMs >= this.maxMs) return false;
     return null;
   }
-}
-
-function rms(frame: Int16Array): number {
-  let sum = 0;
-  for (let i = 0; i < frame.length; i++) sum += frame[i]! * frame[i]!;
-  return Math.sqrt(sum / Math.max(1, frame.length));
 }
