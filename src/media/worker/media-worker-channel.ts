@@ -1,9 +1,11 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { BatchReader, MessageBatch } from './message-batch.js';
 import type {
   Command,
   LatencyReport,
+  Request,
   Results,
   SessionEvent,
   WorkerMessage,
@@ -42,7 +44,8 @@ function workerScript(): URL {
 /**
  * One media worker thread as the main thread sees it: request() sends a command and
  * resolves with its reply (STYLE.md, the mediasoup channel); events go to the user. When
- * the thread dies, every pending request is rejected and the user is told, once.
+ * the thread dies, every pending request is rejected and the user is told, once. Both ways,
+ * messages travel in batches, one per turn of the sender's event loop (MessageBatch).
  */
 export class MediaWorkerChannel {
   private readonly worker: Worker;
@@ -50,6 +53,7 @@ export class MediaWorkerChannel {
     number,
     { resolve(v: unknown): void; reject(e: Error): void }
   >();
+  private readonly outbox: MessageBatch<Request>;
   private sequence = 0;
   private closing = false;
   private dead = false;
@@ -59,7 +63,11 @@ export class MediaWorkerChannel {
     private readonly user: ChannelUser,
   ) {
     this.worker = new Worker(workerScript(), { workerData: settings });
-    this.worker.on('message', (message: WorkerMessage) => this.receive(message));
+    this.outbox = new MessageBatch((requests) => {
+      if (!this.dead) this.worker.postMessage(requests);
+    });
+    const inbox = new BatchReader<WorkerMessage>((message) => this.receive(message));
+    this.worker.on('message', (messages: WorkerMessage[]) => inbox.read(messages));
     this.worker.on('error', (error) => this.die(error));
     this.worker.on('exit', (code) => this.die(new Error(`media worker exited with code ${code}`)));
   }
@@ -77,7 +85,7 @@ export class MediaWorkerChannel {
     const id = ++this.sequence;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage({ ...command, id });
+      this.outbox.push({ ...command, id } as Request);
     });
   }
 

@@ -44,6 +44,28 @@ describe('MediaWorkerPool', () => {
     await expect(pool.createSession('x', SPEC)).rejects.toThrow('session x already exists');
   });
 
+  it('answers each of many commands given in one turn with its own reply, refusals included', async () => {
+    const { pool } = start(1);
+    await pool.createSession('first', SPEC);
+    const ids = Array.from({ length: 40 }, (_, i) => `s${i}`);
+    // All in one turn of the event loop: they reach the worker together, as one batch, and
+    // the worker's answers come back together.
+    const created = ids.map((id) => pool.createSession(id, SPEC));
+    const refused = expect(
+      pool.send({ type: 'bridge', sessionId: 'first', peerId: 'nobody' }),
+    ).rejects.toThrow('no media session nobody on this worker');
+    const stats = pool.send({ type: 'sessionStats', sessionId: 'first' });
+    const opened = await Promise.all(created);
+    await refused;
+    expect(await stats).toMatchObject({ packetsSent: expect.any(Number) });
+    expect(opened.map((o) => o.sessionId)).toEqual(ids);
+    expect(new Set(opened.map((o) => o.port)).size).toBe(ids.length);
+    expect((await pool.stats())[0]?.sessions).toBe(ids.length + 1);
+    const destroyed = await Promise.all(ids.map((id) => pool.destroySession(id)));
+    expect(destroyed.map((d) => d?.sessionId)).toEqual(ids);
+    expect((await pool.stats())[0]?.sessions).toBe(1);
+  });
+
   it('ends every session of a crashed worker with a cause, and keeps serving', async () => {
     const { pool, events, crashes } = start(2);
     for (const id of ['a', 'b', 'c', 'd']) await pool.createSession(id, SPEC);
