@@ -1,5 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { formatTime } from '../core/record-time.js';
+import { remembered } from '../core/remembered.js';
 import type { Collection } from '../state/collection.js';
 import type {
   CallDirection,
@@ -107,19 +108,14 @@ export function countryOf(party: string): string {
   if (destinationKey(party) === SIP_PREFIX) return '';
   const digits = party.replace(/[^\d]/g, '');
   if (digits === '') return '';
-  let country = countries.get(digits);
-  if (country === undefined) {
-    country = parsePhoneNumberFromString(`+${digits}`)?.country ?? '';
-    // The same numbers call again and again; a full table starts afresh.
-    if (countries.size >= MAX_REMEMBERED_NUMBERS) countries.clear();
-    countries.set(digits, country);
-  }
-  return country;
+  return countryOfDigits(digits);
 }
 
-/** Countries of numbers already looked up (libphonenumber's full metadata is slow to parse). */
-const countries = new Map<string, string>();
-const MAX_REMEMBERED_NUMBERS = 10_000;
+/** libphonenumber's full metadata is slow to search: numbers already looked up are kept. */
+const countryOfDigits = remembered(
+  (digits) => parsePhoneNumberFromString(`+${digits}`)?.country ?? '',
+  10_000,
+);
 
 function wholeSeconds(time: Date | number): number {
   const ms = typeof time === 'number' ? time : time.getTime();

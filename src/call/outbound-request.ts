@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { isReservedSipHeader, type SipHeaderPair } from './client-sip-headers.js';
 import { isPossiblePhoneNumber } from 'libphonenumber-js';
 import { invalidParameter, missingParameter, type ApiError } from '../core/errors.js';
+import { remembered } from '../core/remembered.js';
 import { parseUri } from '../sip/message/index.js';
 
 /*
@@ -339,8 +340,11 @@ function phoneNumber(text: string): string | null {
   const match = E164.exec(text.trim());
   if (!match?.[1]) return null;
   const e164 = `+${match[1]}`;
-  return isPossiblePhoneNumber(e164) ? e164 : null;
+  return isPossible(e164) ? e164 : null;
 }
+
+/** The caller ids of an account's calls repeat: their checks are kept. */
+const isPossible = remembered((e164) => isPossiblePhoneNumber(e164), 10_000);
 
 function destinations(text: string, delimiter: string): Destination[] {
   const parts = text.split(delimiter).map((part) => part.trim());
