@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { BatchReader, MessageBatch } from './message-batch.js';
+import { MessageBatch } from './message-batch.js';
 import type {
   Command,
   LatencyReport,
@@ -66,8 +66,9 @@ export class MediaWorkerChannel {
     this.outbox = new MessageBatch((requests) => {
       if (!this.dead) this.worker.postMessage(requests);
     });
-    const inbox = new BatchReader<WorkerMessage>((message) => this.receive(message));
-    this.worker.on('message', (messages: WorkerMessage[]) => inbox.read(messages));
+    this.worker.on('message', (messages: WorkerMessage[]) => {
+      for (const message of messages) this.receive(message);
+    });
     this.worker.on('error', (error) => this.die(error));
     this.worker.on('exit', (code) => this.die(new Error(`media worker exited with code ${code}`)));
   }

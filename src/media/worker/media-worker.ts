@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { BatchReader, MessageBatch } from './message-batch.js';
+import { CommandOrder } from './command-order.js';
+import { MessageBatch } from './message-batch.js';
 import type { Reply, Request, WorkerMessage, WorkerSettings } from './protocol.js';
 import { StreamFork } from '../../stream/stream-fork.js';
 import { capSendBuffer } from '../net/send-buffer.js';
@@ -33,11 +34,13 @@ const sessions = new WorkerSessions(
   (latency) => outbox.push({ kind: 'latency', ...latency }),
 );
 
-const inbox = new BatchReader<Request>((request) => {
-  sessions.handle(request).then(
-    (result) => outbox.push({ kind: 'reply', id: request.id, ok: true, result } as Reply),
-    (error: Error) =>
-      outbox.push({ kind: 'reply', id: request.id, ok: false, error: error.message } as Reply),
-  );
+const order = new CommandOrder((command) => sessions.handle(command));
+port.on('message', (requests: Request[]) => {
+  for (const request of requests) {
+    order.handle(request).then(
+      (result) => outbox.push({ kind: 'reply', id: request.id, ok: true, result } as Reply),
+      (error: Error) =>
+        outbox.push({ kind: 'reply', id: request.id, ok: false, error: error.message } as Reply),
+    );
+  }
 });
-port.on('message', (requests: Request[]) => inbox.read(requests));

@@ -55,7 +55,12 @@ describe('MediaWorkerPool', () => {
       pool.send({ type: 'bridge', sessionId: 'first', peerId: 'nobody' }),
     ).rejects.toThrow('no media session nobody on this worker');
     const stats = pool.send({ type: 'sessionStats', sessionId: 'first' });
+    // Commands naming a session opened earlier in the same batch run once it is open.
+    const bridged = pool.send({ type: 'bridge', sessionId: 's3', peerId: 's4' });
+    const unbridged = pool.send({ type: 'unbridge', sessionId: 's3' });
     const opened = await Promise.all(created);
+    expect(await bridged).toEqual({ sessionId: 's3', peerId: 's4' });
+    expect(await unbridged).toEqual({ sessionId: 's3', bridged: true });
     await refused;
     expect(await stats).toMatchObject({ packetsSent: expect.any(Number) });
     expect(opened.map((o) => o.sessionId)).toEqual(ids);

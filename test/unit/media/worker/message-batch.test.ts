@@ -1,7 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { BatchReader, MessageBatch } from '../../../../src/media/worker/message-batch.js';
-import { until } from '../../../support/wait.js';
+import { MessageBatch } from '../../../../src/media/worker/message-batch.js';
 
 describe('MessageBatch', () => {
   it('sends what one turn pushed as one batch, in order, before the next turn', async () => {
@@ -35,23 +34,5 @@ describe('MessageBatch', () => {
     new MessageBatch<unknown>((messages) => sent.push(messages));
     await nextTurn();
     expect(sent).toEqual([]);
-  });
-});
-
-describe('BatchReader', () => {
-  it('handles a batch in order, each message after the promise reactions of the last', async () => {
-    const seen: string[] = [];
-    const reader = new BatchReader<string>((message) => {
-      seen.push(message);
-      // A reaction three promises deep, as an async command's completion is.
-      void Promise.resolve()
-        .then(() => undefined)
-        .then(() => undefined)
-        .then(() => seen.push(`${message} done`));
-    });
-    reader.read(['a', 'b']);
-    reader.read(['c']);
-    await until(() => seen.length === 6);
-    expect(seen).toEqual(['a', 'a done', 'b', 'b done', 'c', 'c done']);
   });
 });
