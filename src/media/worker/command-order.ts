@@ -1,34 +1,55 @@
 import type { Command, Results } from './protocol.js';
 
+type Result = Results[Command['type']];
+
+interface Queued {
+  command: Command;
+  resolve(result: Promise<Result>): void;
+}
+
 /**
  * The order a worker runs its commands in. Commands come in batches (MessageBatch) and start
  * in order, each as soon as it is read, except that one naming a session still being opened
- * (by an earlier command of its batch) waits for that open to settle, as it would have had it
- * come alone; the commands behind a waiting one wait their turn after it.
+ * (by an earlier command, maybe of the same batch) waits for that open to settle, as it would
+ * have had it come alone; the commands behind a waiting one wait their turn after it.
  */
 export class CommandOrder {
   /** Sessions being opened: each settles once its open has succeeded or failed. */
   private readonly opening = new Map<string, Promise<void>>();
-  /** The turn the last waiting command waits for; null when none waits. */
-  private waiting: Promise<unknown> | null = null;
+  /** Commands not started yet, in order: the first waits for an open. */
+  private readonly queue: Queued[] = [];
 
-  constructor(private readonly run: (command: Command) => Promise<Results[Command['type']]>) {}
+  constructor(private readonly run: (command: Command) => Promise<Result>) {}
 
-  handle(command: Command): Promise<Results[Command['type']]> {
-    const named =
-      'sessionId' in command && command.type !== 'createSession' ? [command.sessionId] : [];
-    if (command.type === 'bridge') named.push(command.peerId);
-    const opens = named.flatMap((id) => this.opening.get(id) ?? []);
-    if (this.waiting === null && opens.length === 0) return this.start(command);
-    const turn = Promise.all([this.waiting, ...opens]);
-    this.waiting = turn;
-    return turn.then(() => {
-      if (this.waiting === turn) this.waiting = null;
-      return this.start(command);
+  handle(command: Command): Promise<Result> {
+    return new Promise<Result>((resolve) => {
+      this.queue.push({ command, resolve });
+      if (this.queue.length === 1) this.startQueued();
     });
   }
 
-  private start(command: Command): Promise<Results[Command['type']]> {
+  /** Starts the queued commands in order, up to one that must wait for an open. */
+  private startQueued(): void {
+    while (this.queue.length > 0) {
+      const next = this.queue[0] as Queued;
+      const opens = this.opensNamedBy(next.command);
+      if (opens.length > 0) {
+        void Promise.all(opens).then(() => this.startQueued());
+        return;
+      }
+      this.queue.shift();
+      next.resolve(this.start(next.command));
+    }
+  }
+
+  private opensNamedBy(command: Command): Promise<void>[] {
+    if (command.type === 'createSession' || !('sessionId' in command)) return [];
+    const named =
+      command.type === 'bridge' ? [command.sessionId, command.peerId] : [command.sessionId];
+    return named.flatMap((id) => this.opening.get(id) ?? []);
+  }
+
+  private start(command: Command): Promise<Result> {
     const result = this.run(command);
     if (command.type === 'createSession') {
       const { sessionId } = command;

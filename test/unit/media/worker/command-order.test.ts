@@ -57,6 +57,21 @@ describe('CommandOrder', () => {
     ]);
   });
 
+  it('holds a command naming a session whose open was itself held, until that open settles', async () => {
+    const { order, started, opens } = worker();
+    void order.handle(create('a'));
+    void order.handle(stats('a'));
+    void order.handle(create('b'));
+    const named = order.handle(stats('b'));
+    opens.get('a')?.ok();
+    await new Promise((resolve) => setImmediate(resolve));
+    // b's open started once a was open; what names b waits for it.
+    expect(started).toEqual(['createSession a', 'sessionStats a', 'createSession b']);
+    opens.get('b')?.ok();
+    await named;
+    expect(started.at(-1)).toBe('sessionStats b');
+  });
+
   it('lets a held command run, to fail on its own, when the open fails', async () => {
     const { order, started, opens } = worker();
     void order.handle(create('a')).catch(() => undefined);
