@@ -96,8 +96,7 @@ export class SpeechRenderer {
     }
     if (text.trim() === '')
       return Promise.reject(new Error('Expected text to speak but received nothing'));
-    const key = `${language}\u0000${voice}\u0000${ssml ? 'ssml' : 'text'}\u0000${text}`;
-    return this.cache.get(key, () =>
+    return this.cache.get(speechKey(text, voice, language, ssml), () =>
       this.spawn(
         ssml ? `<speak>${text}</speak>` : text,
         `${LANGUAGES[language]!.voice}+${VARIANT[voice]}`,
@@ -114,11 +113,13 @@ export class SpeechRenderer {
     rate: SampleRate,
     ssml = false,
   ): Promise<Pcm> {
-    const key = `${rate}\u0000${language}\u0000${voice}\u0000${ssml ? 'ssml' : 'text'}\u0000${text}`;
-    return this.converted.get(key, async () => {
-      const pcm = await this.render(text, voice, language, ssml);
-      return { rate, samples: convertRate(pcm.samples, pcm.rate, rate) };
-    });
+    return this.converted.get(
+      `${rate}\u0000${speechKey(text, voice, language, ssml)}`,
+      async () => {
+        const pcm = await this.render(text, voice, language, ssml);
+        return { rate, samples: convertRate(pcm.samples, pcm.rate, rate) };
+      },
+    );
   }
 
   private spawn(text: string, voice: string, ssml: boolean): Promise<Pcm> {
@@ -149,4 +150,9 @@ export class SpeechRenderer {
       child.stdin.end(text);
     });
   }
+}
+
+/** What names one rendering in the caches: the same text as SSML or as text differs. */
+function speechKey(text: string, voice: SpeechVoice, language: string, ssml: boolean): string {
+  return `${language}\u0000${voice}\u0000${ssml ? 'ssml' : 'text'}\u0000${text}`;
 }
