@@ -8,7 +8,8 @@
         "src/frame.cc",
         "src/resampler.cc",
         "src/noise-suppressor.cc",
-        "src/socket-options.cc"
+        "src/socket-options.cc",
+        "src/scheduling.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],

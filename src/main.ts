@@ -1,5 +1,6 @@
 import { buildGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
+import { applyRealtimePriority } from './realtime-priority.js';
 
 async function main(): Promise<void> {
   let config;
@@ -12,7 +13,21 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Before anything starts threads of its own, so they inherit the scheduling.
+  const priority =
+    config.realtimePriority === null ? null : applyRealtimePriority(config.realtimePriority);
   const gateway = await buildGateway(config);
+  if (priority?.applied) {
+    gateway.app.log.info(
+      { priority: priority.priority, threads: priority.threads },
+      'real-time scheduling (SCHED_RR) on',
+    );
+  } else if (priority) {
+    gateway.app.log.warn(
+      { priority: priority.priority, reason: priority.reason },
+      'VOXGATE_REALTIME_PRIORITY could not be applied; running at normal priority',
+    );
+  }
   if (gateway.mainAccount.generated) {
     // Printed once, on the start that generated them; they are never logged.
     process.stdout.write(

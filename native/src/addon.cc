@@ -1,12 +1,13 @@
 // voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; and a socket
-// option Node lacks. Arguments are
-// checked by the TypeScript wrappers in src/media/codec; this side trusts them.
+// option and a thread scheduling call Node lacks. Arguments are checked by the TypeScript
+// wrappers (src/media/codec, src/core/realtime-priority.ts); this side trusts them.
 #include <napi.h>
 
 #include "frame.h"
 #include "g711.h"
 #include "noise-suppressor.h"
 #include "resampler.h"
+#include "scheduling.h"
 #include "socket-options.h"
 
 namespace voxgate {
@@ -25,6 +26,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Resampler", Resampler::Define(env));
   exports.Set("NoiseSuppressor", NoiseSuppressor::Define(env));
   exports.Set("setSendBuffer", Napi::Function::New<SetSendBuffer>(env, "setSendBuffer"));
+  exports.Set("setRoundRobin", Napi::Function::New<SetRoundRobin>(env, "setRoundRobin"));
   return exports;
 }
 

@@ -36,6 +36,8 @@ export interface Config {
   rtpHost: string;
   /** Media worker threads (VOXGATE_MEDIA_WORKERS, default one less than the cores, at least 1). */
   mediaWorkers: number;
+  /** SCHED_RR priority for every thread of the process (1-99); null leaves scheduling alone. */
+  realtimePriority: number | null;
   publicHost: string;
   /** Base put before resource URIs; '' means URIs are paths. */
   publicUrl: string;
@@ -88,6 +90,16 @@ function whole(env: Env, name: string, fallback: number, min: number): number {
     throw new ConfigError(name, `must be a whole number of at least ${min}`, raw);
   }
   return Number(raw);
+}
+
+/** Unset, empty or 0: normal scheduling; 1 to 99: that SCHED_RR priority. */
+function realtimePriority(env: Env, name: string): number | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  if (!/^\d+$/.test(raw) || Number(raw) > 99) {
+    throw new ConfigError(name, 'must be a whole number from 0 (off) to 99', raw);
+  }
+  return Number(raw) === 0 ? null : Number(raw);
 }
 
 function decimal(env: Env, name: string, fallback: string): string {
@@ -300,6 +312,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     rtpHost: host(env, 'VOXGATE_RTP_HOST', host(env, 'VOXGATE_SIP_HOST', httpHost)),
     mediaWorkers: whole(env, 'VOXGATE_MEDIA_WORKERS', Math.max(1, availableParallelism() - 1), 1),
+    realtimePriority: realtimePriority(env, 'VOXGATE_REALTIME_PRIORITY'),
     publicHost: host(env, 'VOXGATE_PUBLIC_HOST', '127.0.0.1'),
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : '',
     redisUrl: url(env, 'VOXGATE_REDIS_URL', ['redis', 'rediss']),

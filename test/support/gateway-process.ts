@@ -12,12 +12,17 @@ export interface GatewayProcess {
   stop(): Promise<number | null>;
 }
 
-export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+/** `prefix` runs the gateway through another command first (setpriv, prlimit). */
+export async function spawnGateway(
+  env: Record<string, string>,
+  prefix: string[] = [],
+): Promise<GatewayProcess> {
   const port = await freePort();
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('VOXGATE_')),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const command = [...prefix, process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const child = spawn(command[0]!, command.slice(1), {
     env: {
       ...clean,
       VOXGATE_HTTP_PORT: String(port),

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 export interface NativeAddon {
   /** Sets SO_SNDBUF on a socket's descriptor; returns the size the kernel took. */
   setSendBuffer(fd: number, bytes: number): number;
+  /** Puts one thread (a Linux thread id) under SCHED_RR; throws with `errno` when refused. */
+  setRoundRobin(tid: number, priority: number): void;
   muLawEncode(pcm: Int16Array): Buffer;
   muLawDecode(codes: Uint8Array): Int16Array;
   aLawEncode(pcm: Int16Array): Buffer;

@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       rtpPorts: { min: 20000, max: 29999 },
       rtpHost: '0.0.0.0',
       mediaWorkers: Math.max(1, availableParallelism() - 1),
+      realtimePriority: null,
       publicHost: '127.0.0.1',
       publicUrl: '',
       redisUrl: null,
@@ -48,6 +49,7 @@ describe('loadConfig', () => {
       VOXGATE_RTP_PORTS: '30000-30100',
       VOXGATE_RTP_HOST: '10.0.0.5',
       VOXGATE_MEDIA_WORKERS: '3',
+      VOXGATE_REALTIME_PRIORITY: '20',
       VOXGATE_PUBLIC_HOST: 'gw.example.com',
       VOXGATE_PUBLIC_URL: 'https://api.example.com/',
       VOXGATE_REDIS_URL: 'redis://10.0.0.1:6379/2',
@@ -67,6 +69,7 @@ describe('loadConfig', () => {
       rtpPorts: { min: 30000, max: 30100 },
       rtpHost: '10.0.0.5',
       mediaWorkers: 3,
+      realtimePriority: 20,
       publicHost: 'gw.example.com',
       publicUrl: 'https://api.example.com',
       redisUrl: 'redis://10.0.0.1:6379/2',
@@ -101,6 +104,14 @@ describe('loadConfig', () => {
     [
       { VOXGATE_MEDIA_WORKERS: '0' },
       'VOXGATE_MEDIA_WORKERS="0" is invalid: must be a whole number of at least 1',
+    ],
+    [
+      { VOXGATE_REALTIME_PRIORITY: '100' },
+      'VOXGATE_REALTIME_PRIORITY="100" is invalid: must be a whole number from 0 (off) to 99',
+    ],
+    [
+      { VOXGATE_REALTIME_PRIORITY: 'rr' },
+      'VOXGATE_REALTIME_PRIORITY="rr" is invalid: must be a whole number from 0 (off) to 99',
     ],
     [
       { VOXGATE_SIP_MIN_EXPIRES: '0' },
@@ -147,6 +158,12 @@ describe('loadConfig', () => {
   it.each(bad)('stops on %j naming the variable and the rule', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('takes a real-time priority of 0 (and 00) as off', () => {
+    expect(loadConfig({ VOXGATE_REALTIME_PRIORITY: '0' }).realtimePriority).toBeNull();
+    expect(loadConfig({ VOXGATE_REALTIME_PRIORITY: '00' }).realtimePriority).toBeNull();
+    expect(loadConfig({ VOXGATE_REALTIME_PRIORITY: '1' }).realtimePriority).toBe(1);
   });
 
   it('refuses a stream rate that is not a decimal number', () => {
