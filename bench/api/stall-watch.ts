@@ -24,6 +24,12 @@ export interface StallWatch {
 
 /** A wake-up this much later than asked counts as a stall. */
 const STALL_MS = 4;
+/**
+ * SCHED_FIFO priority of the watch: above any a benchmark gives the gateway
+ * (VOXGATE_REALTIME_PRIORITY), or a busy real-time gateway would hold the watch off and its
+ * waits would count as stalls.
+ */
+export const STALL_WATCH_PRIORITY = 50;
 
 /**
  * Asks to wake every millisecond and prints, on its own line, how late each wake-up was when it
@@ -46,7 +52,9 @@ process.stdin.on('end', () => process.exit(0));
 
 /** chrt can give a child real-time priority here (Linux, with the right to). */
 function realtimeAllowed(): boolean {
-  const probe = spawnSync('chrt', ['-f', '10', 'true'], { stdio: 'ignore' });
+  const probe = spawnSync('chrt', ['-f', String(STALL_WATCH_PRIORITY), 'true'], {
+    stdio: 'ignore',
+  });
   return probe.status === 0;
 }
 
@@ -58,7 +66,7 @@ function realtimeAllowed(): boolean {
 export function startStallWatch(): StallWatch {
   const realtime = realtimeAllowed();
   const child = realtime
-    ? spawn('chrt', ['-f', '10', process.execPath, '-e', WATCH_SCRIPT], {
+    ? spawn('chrt', ['-f', String(STALL_WATCH_PRIORITY), process.execPath, '-e', WATCH_SCRIPT], {
         stdio: ['pipe', 'pipe', 'inherit'],
       })
     : spawn(process.execPath, ['-e', WATCH_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { gatewayEnv } from '../api/gateway-process.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,8 @@ export interface CallsGateway {
   sipPort: number;
   authId: string;
   authorization: string;
+  /** The SCHED_RR priority its main thread runs at; 0 for normal scheduling. */
+  realtimePriority(): number;
   /** How many lines the gateway has written to stdout and stderr so far. */
   logLineCount(): number;
   /** The first lines it wrote (at most 20), and the last few. */
@@ -35,6 +38,8 @@ export interface CallsGateway {
 export async function startCallsGateway(options: {
   rtpPorts: string;
   mediaWorkers: number;
+  /** VOXGATE_REALTIME_PRIORITY; 0 or unset leaves the gateway at normal priority. */
+  realtimePriority?: number;
 }): Promise<CallsGateway> {
   const port = await freePort();
   const sipPort = await freeLoopbackPort();
@@ -48,6 +53,7 @@ export async function startCallsGateway(options: {
     VOXGATE_RTP_HOST: '127.0.0.1',
     VOXGATE_RTP_PORTS: options.rtpPorts,
     VOXGATE_MEDIA_WORKERS: String(options.mediaWorkers),
+    VOXGATE_REALTIME_PRIORITY: String(options.realtimePriority ?? 0),
   });
   const child = spawn(process.execPath, [MAIN_JS], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const first: string[] = [];
@@ -100,9 +106,20 @@ export async function startCallsGateway(options: {
     sipPort,
     authId,
     authorization: `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`,
+    realtimePriority: () => realtimePriorityOf(child.pid ?? 0),
     logLineCount: () => count,
     logLines: () => ({ first: [...first], last: [...last] }),
     exited,
     stop,
   };
+}
+
+/** A Linux thread's SCHED_RR or SCHED_FIFO priority (field 40 of its stat line); 0 otherwise. */
+function realtimePriorityOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[40 - 3]) || 0;
+  } catch {
+    return 0;
+  }
 }

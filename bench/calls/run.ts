@@ -2,7 +2,7 @@
  * How many calls a second does the gateway set up and run to the end, out and in?
  *
  *   npm run bench:calls [-- --outbound-rates 50,100,200,300,400 --inbound-rates 50,100,200,300,400
- *       --step-seconds 10]
+ *       --step-seconds 10 --realtime-priority 0]
  *
  * Outbound: POST Call/ at each rate in turn (keep-alive HTTP, open loop) to a SIPp carrier
  * (fixtures/sipp/carrier-answer.xml) that answers; the answer XML speaks a sentence and hangs
@@ -15,7 +15,9 @@
  * CPU of each is recorded per step. Before the first step, a warm-up (50 calls/s out, then in,
  * `--warm-up-seconds` each, not counted) runs every code path once, as a gateway in service
  * has: without it the first step measures the JIT compiling the call path. A warm-up that
- * fails is reported and stops the run. Writes bench/results/calls-*.json.
+ * fails is reported and stops the run. `--realtime-priority N` starts the gateway with
+ * VOXGATE_REALTIME_PRIORITY=N (0, the default, leaves it at normal priority); the run records
+ * the priority its main thread actually ran at. Writes bench/results/calls-*.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -24,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
 import { probeMachineSpeed } from '../api/machine-speed.js';
 import { describeRevision } from '../api/revision.js';
-import { describeStallWatch, startStallWatch } from '../api/stall-watch.js';
+import { describeStallWatch, STALL_WATCH_PRIORITY, startStallWatch } from '../api/stall-watch.js';
 import { startAppServer } from './app-server.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { startCallsGateway } from './gateway.js';
@@ -54,8 +56,15 @@ function readPlan() {
       'inbound-rates': { type: 'string', default: '50,100,200,300,400' },
       'step-seconds': { type: 'string', default: '10' },
       'warm-up-seconds': { type: 'string', default: '4' },
+      'realtime-priority': { type: 'string', default: '0' },
     },
   });
+  const priority = Number(values['realtime-priority']);
+  if (!Number.isInteger(priority) || priority < 0 || priority >= STALL_WATCH_PRIORITY) {
+    throw new Error(
+      `Expected --realtime-priority from 0 to ${STALL_WATCH_PRIORITY - 1} (below the stall watch) but received ${values['realtime-priority']}`,
+    );
+  }
   const positive = (name: string, text: string) => {
     const n = Number(text);
     if (!Number.isInteger(n) || n < 1)
@@ -69,6 +78,7 @@ function readPlan() {
     inboundRates: rates('--inbound-rates', values['inbound-rates']),
     stepSeconds: positive('--step-seconds', values['step-seconds']),
     warmUpSeconds: positive('--warm-up-seconds', values['warm-up-seconds']),
+    realtimePriority: priority,
   };
 }
 
@@ -85,12 +95,19 @@ async function main(): Promise<void> {
   const gateway = await startCallsGateway({
     rtpPorts: RTP_PORTS,
     mediaWorkers: MEDIA_WORKERS,
+    realtimePriority: plan.realtimePriority,
   }).catch(async (error: unknown) => {
     // Without a gateway there is no run: the peers close, or they would keep the process up.
     await sink.stop();
     await Promise.all([tap.stop(), app.close()]);
     throw error;
   });
+  const gatewayPriority = gateway.realtimePriority();
+  if (gatewayPriority !== plan.realtimePriority) {
+    console.log(
+      `the gateway runs at real-time priority ${gatewayPriority}, not the ${plan.realtimePriority} asked (see its log)`,
+    );
+  }
   const sampler = new CpuSampler(gateway.pid, sink.pid);
   const health = new HealthProbe(gateway.baseUrl);
   const stalls = startStallWatch();
@@ -175,6 +192,10 @@ async function main(): Promise<void> {
       inboundAnswerXml: INBOUND_ANSWER_XML,
       inboundHoldMs: INBOUND_HOLD_MS,
       mediaWorkers: MEDIA_WORKERS,
+      gatewayRealtimePriority: {
+        asked: plan.realtimePriority,
+        ranAt: gatewayPriority,
+      },
       carrierScenario: 'fixtures/sipp/carrier-answer.xml',
       callerScenario: 'fixtures/sipp/uac-invite.xml',
       sharedMachine:
