@@ -20,13 +20,10 @@ const ESRCH = 3;
  * Never throws: a system that refuses (no CAP_SYS_NICE and no RLIMIT_RTPRIO that allows the
  * priority, or not Linux) leaves the process as it was and says why.
  */
-export function applyRealtimePriority(
-  priority: number,
-  threads: () => number[] = threadsOfThisProcess,
-): PriorityOutcome {
+export function applyRealtimePriority(priority: number): PriorityOutcome {
   let tids: number[];
   try {
-    tids = threads();
+    tids = readdirSync(TASKS).map(Number);
   } catch {
     return { applied: false, priority, reason: 'real-time scheduling needs Linux' };
   }
@@ -47,8 +44,4 @@ export function applyRealtimePriority(
     }
   }
   return { applied: true, priority, threads: changed };
-}
-
-function threadsOfThisProcess(): number[] {
-  return readdirSync(TASKS).map(Number);
 }
