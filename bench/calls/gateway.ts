@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { newAuthId, newAuthToken } from '../../src/core/ids.js';
 import { freePort } from '../../test/support/redis-server.js';
 import { freeLoopbackPort } from '../../test/support/sipp.js';
+import { threadScheduling } from '../../test/support/thread-scheduling.js';
 
 const MAIN_JS = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
 const READY_TIMEOUT_MS = 20_000;
@@ -114,11 +115,10 @@ export async function startCallsGateway(options: {
   };
 }
 
-/** A Linux thread's SCHED_RR or SCHED_FIFO priority (field 40 of its stat line); 0 otherwise. */
+/** A Linux thread's SCHED_RR or SCHED_FIFO priority; 0 otherwise. */
 function realtimePriorityOf(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[40 - 3]) || 0;
+    return threadScheduling(readFileSync(`/proc/${pid}/stat`, 'latin1')).priority || 0;
   } catch {
     return 0;
   }

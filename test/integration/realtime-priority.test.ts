@@ -2,16 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
+import { threadScheduling as scheduling } from '../support/thread-scheduling.js';
 
 const SCHED_OTHER = 0;
 const SCHED_RR = 2;
-
-/** Policy and real-time priority of a thread, from fields 40 and 41 of its stat line. */
-function scheduling(statLine: string): { policy: number; priority: number } {
-  const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state), so field n is fields[n - 3].
-  return { priority: Number(fields[40 - 3]), policy: Number(fields[41 - 3]) };
-}
 
 function threadsOf(pid: number): { policy: number; priority: number }[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
