@@ -486,6 +486,8 @@ describe('a stream fork', () => {
     const ws = await server.connection();
     await until(() => ws.closed !== null, 3000);
     expect(ws.events.at(-1)).toMatchObject({ event: 'stop' });
+    // The worker's news can reach this thread a turn after the server saw the close.
+    await until(() => news(spec.streamId).at(-1)?.state !== 'connected', 3000);
     expect(news(spec.streamId).at(-1)).toMatchObject({ state: 'timeout' });
   });
 });
