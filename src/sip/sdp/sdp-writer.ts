@@ -1,5 +1,3 @@
-import { write } from 'sdp-transform';
-import type { MediaDescription } from 'sdp-transform';
 import type { MediaDirection } from './media-direction.js';
 import type { PayloadFormat } from './session-description.js';
 
@@ -18,7 +16,6 @@ export interface OutgoingStream {
 export interface OutgoingOrigin {
   readonly username: string;
   readonly sessionId: string;
-  /** A safe integer: sdp-transform writes it as a number. */
   readonly sessionVersion: number;
   readonly address: string;
 }
@@ -30,46 +27,36 @@ export interface OutgoingSession {
   readonly streams: readonly OutgoingStream[];
 }
 
-function ipVersion(address: string): number {
-  return address.includes(':') ? 6 : 4;
+function ipVersion(address: string): string {
+  return address.includes(':') ? 'IP6' : 'IP4';
 }
 
-function mediaSection(stream: OutgoingStream): MediaDescription {
-  const media: MediaDescription = {
-    type: stream.kind,
-    port: stream.port,
-    protocol: stream.protocol,
-    payloads: stream.formats.join(' '),
-    rtp: stream.payloads.map((payload) => ({
-      payload: payload.payloadType,
-      codec: payload.encoding,
-      rate: payload.clockRate,
-    })),
-    fmtp: stream.payloads.flatMap((payload) =>
-      payload.fmtp === null ? [] : [{ payload: payload.payloadType, config: payload.fmtp }],
-    ),
-  };
-  if (stream.ptime !== null) media.ptime = stream.ptime;
-  if (stream.direction !== null) media.direction = stream.direction;
-  return media;
+function writeStream(stream: OutgoingStream, lines: string[]): void {
+  lines.push(`m=${stream.kind} ${stream.port} ${stream.protocol} ${stream.formats.join(' ')}`);
+  for (const payload of stream.payloads) {
+    lines.push(`a=rtpmap:${payload.payloadType} ${payload.encoding}/${payload.clockRate}`);
+  }
+  for (const payload of stream.payloads) {
+    if (payload.fmtp !== null) lines.push(`a=fmtp:${payload.payloadType} ${payload.fmtp}`);
+  }
+  if (stream.ptime !== null) lines.push(`a=ptime:${stream.ptime}`);
+  if (stream.direction !== null) lines.push(`a=${stream.direction}`);
 }
 
-/** Writes an SDP body (RFC 4566) with CRLF line ends. */
+/**
+ * Writes an SDP body (RFC 4566) with CRLF line ends: v=, o=, s=, one session-level c=, t=, then
+ * each stream's m= line with its rtpmap, fmtp, ptime and direction attributes, in that order.
+ */
 export function writeSessionDescription(session: OutgoingSession): string {
   const { origin, address } = session;
-  return write({
-    version: 0,
-    origin: {
-      username: origin.username,
-      sessionId: origin.sessionId,
-      sessionVersion: origin.sessionVersion,
-      netType: 'IN',
-      ipVer: ipVersion(origin.address),
-      address: origin.address,
-    },
-    name: '-',
-    connection: { version: ipVersion(address), ip: address },
-    timing: { start: 0, stop: 0 },
-    media: session.streams.map(mediaSection),
-  });
+  const lines = [
+    'v=0',
+    `o=${origin.username} ${origin.sessionId} ${origin.sessionVersion} IN ${ipVersion(origin.address)} ${origin.address}`,
+    's=-',
+    `c=IN ${ipVersion(address)} ${address}`,
+    't=0 0',
+  ];
+  for (const stream of session.streams) writeStream(stream, lines);
+  lines.push('');
+  return lines.join('\r\n');
 }

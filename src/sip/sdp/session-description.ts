@@ -1,8 +1,6 @@
-import { parse as parseSdp } from 'sdp-transform';
-import type { MediaDescription } from 'sdp-transform';
-import { isMediaDirection, type MediaDirection } from './media-direction.js';
+import type { MediaDirection } from './media-direction.js';
 import { SdpParseError } from './sdp-parse-error.js';
-import { validateSdpLines } from './sdp-lines.js';
+import { readSdpLines, type SdpMediaLines } from './sdp-lines.js';
 
 /** One RTP payload format of a media stream: its number, rtpmap and fmtp. */
 export interface PayloadFormat {
@@ -66,68 +64,46 @@ export function isNullAddress(address: string | null): boolean {
   return address === '0.0.0.0' || address === '::';
 }
 
-function isRtpProtocol(protocol: string): boolean {
-  return /(^|\/)RTP(\/|$)/i.test(protocol);
-}
-
-function readPayloads(media: MediaDescription, formats: readonly string[]): PayloadFormat[] {
-  return formats.map((token) => {
+function readPayloads(media: SdpMediaLines): PayloadFormat[] {
+  return media.formats.map((token) => {
     const payloadType = Number(token);
-    const rtpmap = media.rtp.find((entry) => entry.payload === payloadType);
-    const fmtp = media.fmtp.find((entry) => entry.payload === payloadType);
+    const rtpmap = media.rtpmaps.get(payloadType);
     const known = STATIC_PAYLOADS.get(payloadType);
     return {
       payloadType,
-      encoding: rtpmap?.codec ?? known?.[0] ?? '',
-      clockRate: rtpmap?.rate ?? known?.[1] ?? 0,
-      channels: rtpmap?.encoding ?? 1,
-      fmtp: fmtp?.config ?? null,
+      encoding: rtpmap?.encoding ?? known?.[0] ?? '',
+      clockRate: rtpmap?.clockRate ?? known?.[1] ?? 0,
+      channels: rtpmap?.channels ?? 1,
+      fmtp: media.fmtps.get(payloadType) ?? null,
     };
   });
 }
 
-function readStream(
-  media: MediaDescription,
-  index: number,
-  sessionAddress: string | null,
-  sessionDirection: MediaDirection,
-): MediaStream {
-  // sdp-transform turns a lone format ("0") into a number.
-  const written: unknown = media.payloads;
-  const formats = written === undefined ? [] : String(written).trim().split(/\s+/);
-  const direction = media.direction ?? sessionDirection;
-  return {
-    index,
-    kind: media.type,
-    port: media.port,
-    protocol: media.protocol,
-    formats,
-    payloads: isRtpProtocol(media.protocol) ? readPayloads(media, formats) : [],
-    address: media.connection?.ip ?? sessionAddress,
-    rtcpPort: media.rtcp?.port ?? media.port + 1,
-    ptime: media.ptime ?? null,
-    direction: isMediaDirection(direction) ? direction : 'sendrecv',
-  };
-}
-
 /**
- * Reads an SDP body (RFC 4566). Every line is checked first, so that a broken body fails with
- * an SdpParseError naming the line, rather than being read leniently into something else.
+ * Reads an SDP body (RFC 4566). Every line is checked, so that a broken body fails with an
+ * SdpParseError naming the line, rather than being read leniently into something else.
  */
 export function parseSessionDescription(text: string): SessionDescription {
-  const origin = validateSdpLines(text);
-  const parsed = parseSdp(text);
-  const sessionAddress = parsed.connection?.ip ?? null;
-  const sessionDirection = parsed.direction ?? 'sendrecv';
-  const streams = parsed.media.map((media, index) =>
-    readStream(media, index, sessionAddress, sessionDirection),
-  );
-  streams.forEach((stream) => {
+  const lines = readSdpLines(text);
+  const streams = lines.media.map((media, index): MediaStream => {
+    const address = media.address ?? lines.address;
     // RFC 4566 5.7: a session description MUST contain a c= field in each media description
     // or at the session level.
-    if (stream.address === null) {
-      throw new SdpParseError(`media stream ${stream.index + 1} has no connection (c=) line`);
+    if (address === null) {
+      throw new SdpParseError(`media stream ${index + 1} has no connection (c=) line`);
     }
+    return {
+      index,
+      kind: media.kind,
+      port: media.port,
+      protocol: media.protocol,
+      formats: media.formats,
+      payloads: media.isRtp ? readPayloads(media) : [],
+      address,
+      rtcpPort: media.rtcpPort ?? media.port + 1,
+      ptime: media.ptime,
+      direction: media.direction ?? lines.direction ?? 'sendrecv',
+    };
   });
-  return { origin, name: parsed.name ?? '', streams };
+  return { origin: lines.origin, name: lines.name, streams };
 }
