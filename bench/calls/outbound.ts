@@ -8,6 +8,7 @@ import type { CpuSampler, CpuShares } from './cpu-sampler.js';
 import type { CallsGateway } from './gateway.js';
 import type { HealthProbe } from './health-probe.js';
 import type { InviteTap } from './invite-tap.js';
+import type { WireCapture } from './wire-capture.js';
 import { percentiles, tally } from './stats.js';
 
 export const NORMAL_HANGUP = 4000;
@@ -27,8 +28,17 @@ export interface OutboundStep {
   failed: number;
   /** Failed calls by kind: `http <status>`, `cause <code> <name>`, `no hangup callback`. */
   failures: Record<string, number>;
-  /** POST Call/ written to the INVITE reaching the tap in front of SIPp, ms. */
+  /**
+   * Post-dial delay, ms: on the `wire` (the POST's and the INVITE's capture times on
+   * loopback), or by the `generator`'s clock when no capture could run.
+   */
   pddMs: { p50: number | null; p99: number | null; max: number | null; measured: number };
+  pddOn: 'wire' | 'generator';
+  /**
+   * POST Call/ written to the INVITE read by the tap in front of SIPp, both by the generator's
+   * clock, ms: the wire's delay plus however long the generator's process waited to run.
+   */
+  generatorPddMs: { p50: number | null; p99: number | null; max: number | null; measured: number };
   /** POST Call/ written to its 201 read, ms. */
   apiMs: { p50: number | null; p99: number | null; max: number | null };
   /** POST Call/ written to the hangup callback, ms: the length of a whole call. */
@@ -53,6 +63,8 @@ export interface OutboundContext {
   sampler: CpuSampler;
   health: HealthProbe;
   stalls: StallWatch;
+  /** The loopback capture that times each call on the wire; null when none could run. */
+  wire: WireCapture | null;
 }
 
 /** How long to wait for the last calls' hangup callbacks after the last POST. */
@@ -116,9 +128,11 @@ export async function runOutboundStep(
       kinds.push(`cause ${hangup.causeCode} ${hangup.causeName}`);
     else completed++;
   }
-  const pdd = calls
+  const generatorPdd = calls
     .map((c) => (tap.arrivals.get(c.n) ?? NaN) - c.sentAt)
     .filter((ms) => Number.isFinite(ms));
+  const onWire = context.wire?.postDialDelays();
+  const wirePdd = onWire && calls.flatMap((c) => onWire.get(c.n) ?? []);
   const api = calls.filter((c) => c.status !== 0).map((c) => c.respondedAt - c.sentAt);
   const lengths = calls.flatMap((c) => {
     const hangup = c.requestUuid === null ? undefined : hangups.get(c.requestUuid);
@@ -133,7 +147,11 @@ export async function runOutboundStep(
     completedPerSecond: Math.round(completed / sendSeconds),
     failed: kinds.length,
     failures: tally(kinds),
-    pddMs: { ...percentiles(pdd), measured: pdd.length },
+    pddMs: wirePdd
+      ? { ...percentiles(wirePdd), measured: wirePdd.length }
+      : { ...percentiles(generatorPdd), measured: generatorPdd.length },
+    pddOn: wirePdd ? 'wire' : 'generator',
+    generatorPddMs: { ...percentiles(generatorPdd), measured: generatorPdd.length },
     apiMs: percentiles(api),
     callMs: percentiles(lengths),
     inviteRetransmissions: tap.retransmissions - retransBefore,

@@ -22,6 +22,7 @@ export function printOutbound(steps: OutboundStep[]): void {
       failed: s.failed,
       'pdd p50': s.pddMs.p50 ?? '-',
       'pdd p99': s.pddMs.p99 ?? '-',
+      'gen pdd p99': s.generatorPddMs.p99 ?? '-',
       'api p99': s.apiMs.p99 ?? '-',
       'call p50': s.callMs.p50 ?? '-',
       'gw cpu%': s.cpu.gatewayPercent,
@@ -75,7 +76,7 @@ export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores:
   const firstBadOut = outbound.find((s) => !cleanOut.includes(s));
   lines.push(
     bestOut
-      ? `outbound: highest clean rate ${bestOut.rate} calls/s (PDD p50 ${bestOut.pddMs.p50} ms, p99 ${bestOut.pddMs.p99} ms, gateway CPU ${bestOut.cpu.gatewayPercent}% of a core)`
+      ? `outbound: highest clean rate ${bestOut.rate} calls/s (PDD on the ${bestOut.pddOn} p50 ${bestOut.pddMs.p50} ms, p99 ${bestOut.pddMs.p99} ms; by the generator's clock p99 ${bestOut.generatorPddMs.p99} ms; gateway CPU ${bestOut.cpu.gatewayPercent}% of a core)`
       : 'outbound: no clean rate',
   );
   if (firstBadOut)
@@ -97,7 +98,7 @@ export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores:
   const slow = outbound.find((s) => (s.pddMs.p99 ?? Infinity) > GOAL_PDD_P99_MS);
   if (slow)
     lines.push(
-      `outbound: PDD p99 first above ${GOAL_PDD_P99_MS} ms at ${slow.rate} calls/s (${slow.pddMs.p99} ms; gateway /health p99 ${slow.gatewayHealthMs.p99} ms, gateway CPU ${slow.cpu.gatewayPercent}% with its main thread at ${slow.cpu.gatewayThreadsPercent.main ?? 0}%, machine ${slow.cpu.machinePercent}% of ${cores * 100}% with ${slow.cpu.othersPercent}% from other processes; the main thread waited ${slow.cpu.gatewayMainWaitMs} ms for a core and the hypervisor took ${slow.cpu.stolenMs} ms; the whole machine stood still ${slow.machineStalls.count} times for more than 4 ms, ${slow.machineStalls.totalMs} ms in all, the longest ${slow.machineStalls.longestMs} ms)`,
+      `outbound: PDD p99 first above ${GOAL_PDD_P99_MS} ms at ${slow.rate} calls/s (${slow.pddMs.p99} ms on the ${slow.pddOn}; gateway /health p99 ${slow.gatewayHealthMs.p99} ms, gateway CPU ${slow.cpu.gatewayPercent}% with its main thread at ${slow.cpu.gatewayThreadsPercent.main ?? 0}%, machine ${slow.cpu.machinePercent}% of ${cores * 100}% with ${slow.cpu.othersPercent}% from other processes; the main thread waited ${slow.cpu.gatewayMainWaitMs} ms for a core and the hypervisor took ${slow.cpu.stolenMs} ms; the whole machine stood still ${slow.machineStalls.count} times for more than 4 ms, ${slow.machineStalls.totalMs} ms in all, the longest ${slow.machineStalls.longestMs} ms)`,
     );
   const goalStep = cleanOut.find((s) => s.rate >= GOAL_RATE);
   const met = goalStep !== undefined && (goalStep.pddMs.p99 ?? Infinity) <= GOAL_PDD_P99_MS;

@@ -7,8 +7,11 @@
  * Outbound: POST Call/ at each rate in turn (keep-alive HTTP, open loop) to a SIPp carrier
  * (fixtures/sipp/carrier-answer.xml) that answers; the answer XML speaks a sentence and hangs
  * up. A call is completed when its hangup callback says 4000; anything else, an HTTP error, a
- * missing callback or a call SIPp failed is a failure. Post-dial delay is the time from writing
- * the POST to the INVITE reaching a UDP tap in front of SIPp, matched by an X-PH-bench header.
+ * missing callback or a call SIPp failed is a failure. Post-dial delay is the time from the POST
+ * on the wire to the INVITE on the wire, from tcpdump's kernel timestamps on loopback, matched
+ * by an X-PH-bench header (wire-capture.ts); the same delay by the generator's clock (the POST
+ * written to the INVITE read by a UDP tap in front of SIPp) is reported beside it, and alone
+ * when tcpdump cannot run (it needs CAP_NET_RAW).
  * Inbound: SIPp (fixtures/sipp/uac-invite.xml) calls a number whose application speaks and
  * waits; SIPp hangs up after a short hold. Each direction stops climbing after the first rate
  * with a failure. The gateway, SIPp, the application and the generator share the machine: the
@@ -32,6 +35,7 @@ import { CpuSampler } from './cpu-sampler.js';
 import { startCallsGateway } from './gateway.js';
 import { HealthProbe } from './health-probe.js';
 import { addInboundNumber, runInboundStep, type InboundStep } from './inbound.js';
+import { startWireCapture, type WireCapture } from './wire-capture.js';
 import { startInviteTap } from './invite-tap.js';
 import { runOutboundStep, type OutboundStep } from './outbound.js';
 import { startRtpSink } from './rtp-sink.js';
@@ -108,6 +112,14 @@ async function main(): Promise<void> {
       `the gateway runs at real-time priority ${gatewayPriority}, not the ${plan.realtimePriority} asked (see its log)`,
     );
   }
+  const wireStart = await startWireCapture({
+    api: Number(new URL(gateway.baseUrl).port),
+    tap: tap.port,
+  });
+  const wire: WireCapture | null = wireStart.ok ? wireStart.capture : null;
+  if (!wireStart.ok)
+    console.log(`post-dial delay by the generator's clock only: ${wireStart.reason}`);
+  let wireDroppedPackets = 0;
   const sampler = new CpuSampler(gateway.pid, sink.pid);
   const health = new HealthProbe(gateway.baseUrl);
   const stalls = startStallWatch();
@@ -124,7 +136,7 @@ async function main(): Promise<void> {
     );
     console.log(`warm-up: ${WARM_UP_RATE} calls/s out, then in, ${plan.warmUpSeconds} s each ...`);
     const warmOut = await runOutboundStep(
-      { gateway, app, tap, rtpPort: sink.port, sampler, health, stalls },
+      { gateway, app, tap, rtpPort: sink.port, sampler, health, stalls, wire },
       WARM_UP_RATE,
       plan.warmUpSeconds,
       n,
@@ -143,7 +155,7 @@ async function main(): Promise<void> {
     for (const rate of plan.outboundRates) {
       console.log(`outbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
       const step = await runOutboundStep(
-        { gateway, app, tap, rtpPort: sink.port, sampler, health, stalls },
+        { gateway, app, tap, rtpPort: sink.port, sampler, health, stalls, wire },
         rate,
         plan.stepSeconds,
         n,
@@ -167,6 +179,7 @@ async function main(): Promise<void> {
     sampler.stop();
     health.stop();
     await stalls.stop();
+    if (wire) wireDroppedPackets = (await wire.stop()).droppedPackets;
     await gateway.stop();
     carrierRtpPackets = await sink.stop();
     await Promise.all([tap.stop(), app.close()]);
@@ -201,6 +214,15 @@ async function main(): Promise<void> {
       sharedMachine:
         'gateway, SIPp, the application, the INVITE tap and the load generator all ran on this machine',
       stallWatch: describeStallWatch(stalls),
+      postDialDelay: wireStart.ok
+        ? {
+            measuredOn: 'wire: tcpdump on loopback, POST to INVITE',
+            droppedPackets: wireDroppedPackets,
+          }
+        : {
+            measuredOn: "generator's clock: POST written to INVITE read by the tap",
+            whyNotWire: wireStart.reason,
+          },
     },
     goal: 'at least 300 calls/s sustained with no failed call, p99 post-dial delay at most 20 ms',
     summary,
