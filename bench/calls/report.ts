@@ -9,6 +9,22 @@ const failuresText = (failures: Record<string, number>) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
 
+/** Where the machine's time went during a step, the same columns for both directions. */
+function loadColumns(s: OutboundStep | InboundStep): Record<string, number | string> {
+  return {
+    'gw cpu%': s.cpu.gatewayPercent,
+    'gw main%': s.cpu.gatewayThreadsPercent.main ?? 0,
+    'health p99': s.gatewayHealthMs.p99 ?? '-',
+    'sipp%': s.cpu.sippPercent,
+    'bench%': s.cpu.benchPercent,
+    'others%': s.cpu.othersPercent,
+    'box%': s.cpu.machinePercent,
+    'stolen ms': s.cpu.stolenMs,
+    'main wait ms': s.cpu.gatewayMainWaitMs,
+    'stall max ms': s.machineStalls.longestMs,
+  };
+}
+
 export function printOutbound(steps: OutboundStep[]): void {
   if (steps.length === 0) return;
   console.log('outbound (POST Call/ -> carrier answers -> Speak, Hangup)');
@@ -25,16 +41,7 @@ export function printOutbound(steps: OutboundStep[]): void {
       'gen pdd p99': s.generatorPddMs.p99 ?? '-',
       'api p99': s.apiMs.p99 ?? '-',
       'call p50': s.callMs.p50 ?? '-',
-      'gw cpu%': s.cpu.gatewayPercent,
-      'gw main%': s.cpu.gatewayThreadsPercent.main ?? 0,
-      'health p99': s.gatewayHealthMs.p99 ?? '-',
-      'sipp%': s.cpu.sippPercent,
-      'bench%': s.cpu.benchPercent,
-      'others%': s.cpu.othersPercent,
-      'box%': s.cpu.machinePercent,
-      'stolen ms': s.cpu.stolenMs,
-      'main wait ms': s.cpu.gatewayMainWaitMs,
-      'stall max ms': s.machineStalls.longestMs,
+      ...loadColumns(s),
       failures: failuresText(s.failures),
     })),
   );
@@ -52,15 +59,7 @@ export function printInbound(steps: InboundStep[]): void {
       failed: s.failed,
       'answer ms': s.meanAnswerMs ?? '-',
       retrans: s.retransmissions,
-      'gw cpu%': s.cpu.gatewayPercent,
-      'gw main%': s.cpu.gatewayThreadsPercent.main ?? 0,
-      'health p99': s.gatewayHealthMs.p99 ?? '-',
-      'sipp%': s.cpu.sippPercent,
-      'others%': s.cpu.othersPercent,
-      'box%': s.cpu.machinePercent,
-      'stolen ms': s.cpu.stolenMs,
-      'main wait ms': s.cpu.gatewayMainWaitMs,
-      'stall max ms': s.machineStalls.longestMs,
+      ...loadColumns(s),
       failures: failuresText(s.failures),
     })),
   );
