@@ -181,3 +181,104 @@ export interface StreamRecord extends Owned {
   /** connected, stopped, timeout or failed: how the stream went (or is going). */
   status: 'connecting' | 'connected' | 'stopped' | 'timeout' | 'failed';
 }
+
+export type MessageDirection = 'inbound' | 'outbound';
+export type MessageType = 'sms' | 'mms' | 'chatapp';
+/** Outbound: queued, sent, failed, delivered, undelivered, read. Inbound: received, delivered, undelivered. */
+export type MessageState =
+  | 'queued'
+  | 'sent'
+  | 'failed'
+  | 'delivered'
+  | 'undelivered'
+  | 'read'
+  | 'received';
+
+/** One SMPP part of an outbound SMS: the carrier's id for it and what its receipt said. */
+export interface MessagePart {
+  /** The carrier's message id from submit_sm_resp; null until it is sent. */
+  carrier_id: string | null;
+  state: 'pending' | 'sent' | 'delivered' | 'undelivered' | 'failed';
+  /** The messaging error code (wire-compat-messaging.md) the part ended with; null while none. */
+  error_code: string | null;
+}
+
+/**
+ * The detail record (MDR) of one message, one record however many parts it went in. Numbers and
+ * text are stored as its `log` setting allows (masked, redacted); what must still be sent sits
+ * in the outbox until it is. Times are ms since the epoch; the API formats them.
+ */
+export interface MessageRecord extends Owned {
+  message_uuid: string;
+  message_direction: MessageDirection;
+  message_type: MessageType;
+  message_state: MessageState;
+  from_number: string;
+  to_number: string;
+  /** The text as `log` allows it to be kept (the redaction marker otherwise). */
+  text: string;
+  units: number;
+  /** Per unit, five decimals. */
+  total_rate: string;
+  total_amount: string;
+  carrier_fees_rate: string;
+  carrier_fees: string;
+  error_code: string | null;
+  error_message: string | null;
+  powerpack_id: string | null;
+  destination_country_iso2: string;
+  destination_network: string | null;
+  requester_ip: string | null;
+  is_domestic: boolean;
+  replaced_sender: string | null;
+  /** true, false, content_only or number_only. */
+  log: string;
+  trackable: boolean;
+  /** optout, optin, help or '' (inbound). */
+  message_intent: string;
+  conversation_id: string | null;
+  conversation_origin: string | null;
+  conversation_expiration_timestamp: number | null;
+  /** The carrier (SMPP route) that took it, by name. */
+  carrier: string | null;
+  sent_time: number | null;
+  delivery_report_time: number | null;
+  updated_time: number;
+  /** When a message not yet handed to the carrier fails with 420. */
+  expires_at: number | null;
+  callback_url: string | null;
+  callback_method: 'GET' | 'POST';
+  /** The Sequence of the last status callback sent. */
+  callback_sequence: number;
+  parts: MessagePart[];
+}
+
+/** What is still to be sent for a queued outbound message: the real numbers and text. */
+export interface OutboxRecord extends Owned {
+  message_uuid: string;
+  src: string;
+  dst: string;
+  text: string;
+  expires_at: number;
+}
+
+/** A pool of sender numbers (Powerpack/). */
+export interface PowerpackRecord extends Owned {
+  uuid: string;
+  name: string;
+  /** E.164 digits without the plus; each a number the account holds. */
+  numbers: string[];
+  sticky_sender: boolean;
+  local_connect: boolean;
+  application_id: string | null;
+  modified: number;
+}
+
+/** An opt-out of a sender from a service number's messages (id `<service>:<sender>`). */
+export interface OptOutRecord extends Owned {
+  id: string;
+  service_number: string;
+  sender: string;
+  /** The keyword that opted out. */
+  keyword: string;
+}

@@ -5,8 +5,12 @@ import type {
   ApplicationRecord,
   CallRecord,
   EndpointRecord,
+  MessageRecord,
   NumberRecord,
+  OptOutRecord,
   OriginationUriRecord,
+  OutboxRecord,
+  PowerpackRecord,
   RegistrationRecord,
   StreamRecord,
   TrunkRecord,
@@ -27,6 +31,10 @@ export interface State {
   registrations: Collection<RegistrationRecord>;
   calls: Collection<CallRecord>;
   streams: Collection<StreamRecord>;
+  messages: Collection<MessageRecord>;
+  outbox: Collection<OutboxRecord>;
+  powerpacks: Collection<PowerpackRecord>;
+  optOuts: Collection<OptOutRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -83,6 +91,22 @@ export function createState(store: DocumentStore): State {
       kind: 'stream',
       id: (s) => s.stream_id,
       indexes: (s) => [`call:${s.call_uuid}`],
+    }),
+    messages: new Collection<MessageRecord>(store, {
+      kind: 'message',
+      id: (m) => m.message_uuid,
+    }),
+    outbox: new Collection<OutboxRecord>(store, {
+      kind: 'outbox',
+      id: (o) => o.message_uuid,
+    }),
+    powerpacks: new Collection<PowerpackRecord>(store, {
+      kind: 'powerpack',
+      id: (p) => p.uuid,
+    }),
+    optOuts: new Collection<OptOutRecord>(store, {
+      kind: 'opt_out',
+      id: (o) => o.id,
     }),
   };
 }
