@@ -3,7 +3,7 @@ import { httpExchange } from './http-exchange.js';
 import { signatureHeaders, type SignedRequest, type SigningTokens } from './signature.js';
 
 export type AttemptOutcome =
-  { ok: true; status: number } | { ok: false; status?: number; error: string };
+  { ok: true; status: number; body?: string } | { ok: false; status?: number; error: string };
 
 interface HttpRequest {
   url: URL;
@@ -45,16 +45,26 @@ export function buildCallbackHttpRequest(
   };
 }
 
-/** One signed attempt. Success is any 2xx; a redirect is not followed and counts as failure. */
+/**
+ * One signed attempt. Success is any 2xx; a redirect is not followed and counts as failure.
+ * With `readBodyBytes` a 2xx body of at most that size is read and returned.
+ */
 export async function attemptCallback(
   request: CallbackRequest,
   tokens: SigningTokens,
   timeoutMs: number,
+  readBodyBytes?: number,
 ): Promise<AttemptOutcome> {
   const { url, init } = buildCallbackHttpRequest(request, tokens);
-  const result = await httpExchange({ url, ...init }, { timeoutMs });
+  const result = await httpExchange(
+    { url, ...init },
+    readBodyBytes ? { timeoutMs, readBody: { maxBytes: readBodyBytes } } : { timeoutMs },
+  );
   if (!result.ok) return result;
   const { status } = result;
-  if (status >= 200 && status < 300) return { ok: true, status };
+  if (status >= 200 && status < 300)
+    return result.body
+      ? { ok: true, status, body: result.body.toString('utf8') }
+      : { ok: true, status };
   return { ok: false, status, error: `HTTP ${status}` };
 }

@@ -29,6 +29,8 @@ export interface CallbackReport {
   status?: number;
   /** Why the last attempt failed. */
   error?: string;
+  /** The body of a 2xx answer, when the delivery reads bodies. */
+  body?: string;
 }
 
 /**
@@ -56,6 +58,8 @@ export interface CallbackDeliveryOptions {
   queue: RetryQueue<CallbackJob>;
   delegate?: CallbackDeliveryDelegate;
   log?: CallbackLog;
+  /** Reads 2xx bodies of at most this many bytes into the delivered report (message XML). */
+  readBodyBytes?: number;
 }
 
 const consoleLog: CallbackLog = {
@@ -72,6 +76,7 @@ export class CallbackDelivery {
   private readonly queue: RetryQueue<CallbackJob>;
   private readonly delegate: CallbackDeliveryDelegate;
   private readonly log: CallbackLog;
+  private readonly readBodyBytes: number | undefined;
   private readonly firstAttempts = new Set<Promise<boolean>>();
   private closing = false;
 
@@ -80,6 +85,7 @@ export class CallbackDelivery {
     this.queue = options.queue;
     this.delegate = options.delegate ?? {};
     this.log = options.log ?? consoleLog;
+    this.readBodyBytes = options.readBodyBytes;
     this.queue.start(async (job) => {
       await this.attempt(job);
     });
@@ -160,7 +166,12 @@ export class CallbackDelivery {
       return { ok: false, error: `signing keys unavailable: ${(error as Error).message}` };
     }
     if (tokens === null) return 'dropped';
-    return attemptCallback(request, tokens, request.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS);
+    return attemptCallback(
+      request,
+      tokens,
+      request.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS,
+      this.readBodyBytes,
+    );
   }
 
   private async scheduleNext(job: CallbackJob, report: CallbackReport): Promise<void> {
@@ -222,8 +233,11 @@ export class CallbackDelivery {
   }
 }
 
-function outcomeFields(outcome: AttemptOutcome): Pick<CallbackReport, 'status' | 'error'> {
-  if (outcome.ok) return { status: outcome.status };
+function outcomeFields(outcome: AttemptOutcome): Pick<CallbackReport, 'status' | 'error' | 'body'> {
+  if (outcome.ok)
+    return outcome.body === undefined
+      ? { status: outcome.status }
+      : { status: outcome.status, body: outcome.body };
   return outcome.status === undefined
     ? { error: outcome.error }
     : { status: outcome.status, error: outcome.error };

@@ -15,6 +15,11 @@ export interface CallbackRequest {
   retryDelaysSeconds?: number[];
   /** How long one attempt waits for the response; 5000 when absent. */
   timeoutMs?: number;
+  /**
+   * What the callback is about, for the delivery's delegate (plain strings, never a secret:
+   * it is queued with the request). Not sent.
+   */
+  context?: Record<string, string>;
 }
 
 /** messaging: "retries three times: 60 s after the original attempt, 120 s after the first
@@ -82,6 +87,7 @@ export function validateCallbackRequest(request: CallbackRequest): CallbackReque
     accountId: request.accountId,
     retryDelaysSeconds: [...delays],
     timeoutMs,
+    ...(request.context ? { context: { ...request.context } } : {}),
   };
 }
 

@@ -60,6 +60,12 @@ export interface DocumentStore {
   remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void>;
   page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>>;
   findUnique(key: UniqueKey): Promise<UniqueOwner | null>;
+  /**
+   * Resolves once every write made so far would survive a restart of this process (the
+   * embedded store writes its pending log lines now instead of a moment later; Redis has
+   * acknowledged every write already).
+   */
+  durable(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -129,6 +129,10 @@ export class EmbeddedStore implements DocumentStore {
     return this.unique.get(uniqueId(key)) ?? null;
   }
 
+  async durable(): Promise<void> {
+    await this.log?.commit();
+  }
+
   async close(): Promise<void> {
     await this.log?.close();
   }

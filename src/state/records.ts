@@ -186,13 +186,7 @@ export type MessageDirection = 'inbound' | 'outbound';
 export type MessageType = 'sms' | 'mms' | 'chatapp';
 /** Outbound: queued, sent, failed, delivered, undelivered, read. Inbound: received, delivered, undelivered. */
 export type MessageState =
-  | 'queued'
-  | 'sent'
-  | 'failed'
-  | 'delivered'
-  | 'undelivered'
-  | 'read'
-  | 'received';
+  'queued' | 'sent' | 'failed' | 'delivered' | 'undelivered' | 'read' | 'received';
 
 /** One SMPP part of an outbound SMS: the carrier's id for it and what its receipt said. */
 export interface MessagePart {

@@ -109,6 +109,10 @@ export class RedisStore implements DocumentStore {
     return text === null ? null : (JSON.parse(text) as UniqueOwner);
   }
 
+  async durable(): Promise<void> {
+    // Every write has been acknowledged by Redis when its promise resolved.
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }

@@ -88,6 +88,15 @@ export class StateLog {
     this.bytes += data.length;
   }
 
+  /**
+   * Writes what is pending now rather than after the flush delay, and resolves when it is
+   * written; changes that arrive meanwhile share the write (one write for many callers).
+   */
+  async commit(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    await this.flush();
+  }
+
   /** Waits for a rewrite under way to finish or give up. For tests. */
   async settled(): Promise<void> {
     await this.flush();
