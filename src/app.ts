@@ -20,6 +20,10 @@ import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { NO_CARRIERS } from './messaging/carrier-network.js';
+import type { SendJob } from './messaging/message-pipeline.js';
+import { SmsCarriers } from './messaging/sms-carriers.js';
+import { MessagingService } from './messaging/messaging-service.js';
 import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
@@ -47,6 +51,8 @@ export interface Gateway {
   media: MediaService;
   /** The calls of this node. */
   calls: CallEngine;
+  /** Messages: sending, receipts, inbound, the SMS carriers. */
+  messaging: MessagingService;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -130,6 +136,43 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     carrierUri: config.carrierUri,
   });
 
+  const messaging = new MessagingService({
+    state,
+    keys: signingKeys(state),
+    sendQueue: config.redisUrl
+      ? new BullMqRetryQueue<SendJob>({
+          redisUrl: config.redisUrl,
+          queueName: 'voxgate-messages',
+          concurrency: 1000,
+          onError: (error) => app.log.warn({ err: error }, 'message send queue'),
+        })
+      : new TimerRetryQueue<SendJob>(),
+    callbackQueue: config.redisUrl
+      ? new BullMqRetryQueue<CallbackJob>({
+          redisUrl: config.redisUrl,
+          queueName: 'voxgate-message-callbacks',
+          onError: (error) => app.log.warn({ err: error }, 'message callback retry queue'),
+        })
+      : new TimerRetryQueue<CallbackJob>(),
+    recoverOutbox: !config.redisUrl,
+    mainAccount: mainAccount.authId,
+    carriers: (handlers) =>
+      config.smppCarriers.length === 0
+        ? NO_CARRIERS
+        : new SmsCarriers(config.smppCarriers, {
+            ...handlers,
+            scheduler,
+            log: app.log,
+            partTimeoutMs: config.smsPartTimeoutMs,
+          }),
+    rateDeck: config.messageRateDeck,
+    smartEncoding: config.smsSmartEncoding,
+    scheduler,
+    log: app.log,
+    registry,
+  });
+  await messaging.start();
+
   const retention = new RecordRetention(state, mainAccount.authId, scheduler, (error) =>
     app.log.warn({ err: error }, 'sweeping expired call records failed'),
   );
@@ -141,6 +184,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     clock,
     sipDomain: config.publicHost,
     calls,
+    messages: messaging.pipeline,
   };
   await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
   await app.ready();
@@ -153,6 +197,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     sip,
     media,
     calls,
+    messaging,
     listen: async () => {
       await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -163,6 +208,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       listening = false;
       retention.stop();
       await calls.close();
+      await messaging.close();
       await sip.close();
       await media.shutdown();
       await callbacks.close();

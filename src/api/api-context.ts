@@ -8,6 +8,7 @@ import type {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { CallEngine } from '../call/call-engine.js';
 import type { Clock } from '../core/clock.js';
+import type { MessagePipeline } from '../messaging/message-pipeline.js';
 import type { State } from '../state/state.js';
 import type { Authenticator } from './auth.js';
 import type { UriBuilder } from './envelope.js';
@@ -22,6 +23,8 @@ export interface ApiContext {
   sipDomain: string;
   /** Places, lists and ends calls. */
   calls: CallEngine;
+  /** Accepts messages to send. */
+  messages: MessagePipeline;
 }
 
 export type TypedApp = FastifyInstance<

@@ -9,6 +9,7 @@ import { callCreateRoutes } from './routes/call-create.js';
 import { applicationRoutes } from './routes/applications.js';
 import { callRoutes } from './routes/calls.js';
 import { liveCallRoutes } from './routes/live-calls.js';
+import { messageRoutes } from './routes/messages.js';
 import { numberRoutes } from './routes/numbers.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
 import { streamRoutes } from './routes/streams.js';
@@ -24,6 +25,7 @@ const RESOURCES: RouteModule[] = [
   callControlRoutes,
   streamRoutes,
   liveCallRoutes,
+  messageRoutes,
 ];
 
 export interface RestApiOptions {

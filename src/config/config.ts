@@ -1,5 +1,6 @@
 import { constants, accessSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
 
 /**
  * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
@@ -47,7 +48,14 @@ export interface Config {
   authId: string | null;
   authToken: string | null;
   carrierUri: string | null;
-  smppUrl: string | null;
+  /** The SMPP carriers of VOXGATE_SMPP_URL (empty: no SMS carrier). */
+  smppCarriers: SmppCarrier[];
+  /** CSV message rate deck (prefix,rate_per_unit,carrier_fee_per_unit,description). */
+  messageRateDeck: string;
+  /** Replaces look-alike characters with GSM ones before an SMS is encoded and counted. */
+  smsSmartEncoding: boolean;
+  /** How long the parts of an inbound concatenated SMS are waited for (ms). */
+  smsPartTimeoutMs: number;
   /** Requests per second allowed per auth id per API endpoint; 0 turns the limit off. */
   rateLimit: number;
   /** CSV rate deck (prefix,rate_per_minute,description) the call records are billed from. */
@@ -176,6 +184,18 @@ function host(env: Env, name: string, fallback: string): string {
 
 /** The bundled deck, relative to the working directory as the data directory is. */
 export const DEFAULT_RATE_DECK = 'fixtures/rate-deck.csv';
+export const DEFAULT_MESSAGE_RATE_DECK = 'fixtures/message-rate-deck.csv';
+
+function smppCarriers(env: Env, name: string): SmppCarrier[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  try {
+    return parseSmppCarriers(raw);
+  } catch (error) {
+    // The value is shown without its passwords.
+    throw new ConfigError(name, (error as Error).message, raw.replace(/:[^:@/\s]*@/g, ':***@'));
+  }
+}
 
 function readableFile(env: Env, name: string, fallback: string): string {
   const raw = env[name];
@@ -320,7 +340,10 @@ export function loadConfig(processEnv: Env = process.env): Config {
     authId,
     authToken,
     carrierUri: url(env, 'VOXGATE_CARRIER_URI', ['sip', 'sips']),
-    smppUrl: url(env, 'VOXGATE_SMPP_URL', ['smpp', 'smpps']),
+    smppCarriers: smppCarriers(env, 'VOXGATE_SMPP_URL'),
+    messageRateDeck: readableFile(env, 'VOXGATE_MESSAGE_RATE_DECK', DEFAULT_MESSAGE_RATE_DECK),
+    smsSmartEncoding: flag(env, 'VOXGATE_SMS_SMART_ENCODING'),
+    smsPartTimeoutMs: whole(env, 'VOXGATE_SMS_PART_TIMEOUT', 60, 1) * 1000,
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
     streamRate: decimal(env, 'VOXGATE_STREAM_RATE', '0.00300'),

@@ -1,3 +1,4 @@
+import type { MessagePipeline } from '../../../src/messaging/message-pipeline.js';
 import type { CallEngine } from '../../../src/call/call-engine.js';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -62,6 +63,7 @@ async function startApp(): Promise<Harness> {
     sipDomain: 'x',
     // The route only fires calls; the rest of the engine is not reached here.
     calls: launcher as unknown as CallEngine,
+    messages: null as unknown as MessagePipeline,
   };
   await app.register(async (scope: TypedApp) => {
     installAuthentication(scope, authenticator);

@@ -1,0 +1,60 @@
+import type { DocumentEntry, DocumentStore } from '../state/document-store.js';
+import { messageIdKeys } from './sms/delivery-receipt.js';
+
+/** Which part of which message a carrier's message id stands for. */
+export interface PartRef {
+  account: string;
+  message_uuid: string;
+  part: number;
+}
+
+const KIND = 'carrier_message_id';
+/** Every carrier id lives under one tenant: a receipt names no account. */
+const TENANT = 'carriers';
+const ENTRY: DocumentEntry = { score: 0, indexes: [], unique: [] };
+/** Ids kept in memory besides the store, newest last; the oldest go first past this. */
+const MEMORY_LIMIT = 200_000;
+
+/**
+ * The carrier message ids of sent parts, so a receipt finds its message on any node and after a
+ * restart. An id is stored under its canonical form (lower case, no leading zeros) and found
+ * through any of the forms a carrier may write it in (hex or decimal). Ids just sent are also
+ * kept in memory, where a receipt that comes right after the submit_sm_resp finds them before
+ * the store write has finished.
+ */
+export class CarrierMessageIds {
+  private readonly recent = new Map<string, PartRef>();
+
+  constructor(private readonly store: DocumentStore) {}
+
+  remember(carrier: string, carrierId: string, ref: PartRef): Promise<void> {
+    const key = `${carrier}:${messageIdKeys(carrierId)[0]}`;
+    this.recent.set(key, ref);
+    if (this.recent.size > MEMORY_LIMIT) {
+      const oldest = this.recent.keys().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
+    return this.store.put(KIND, TENANT, key, ref, ENTRY);
+  }
+
+  async find(carrier: string, carrierId: string): Promise<PartRef | null> {
+    const keys = messageIdKeys(carrierId).map((k) => `${carrier}:${k}`);
+    for (const key of keys) {
+      const ref = this.recent.get(key);
+      if (ref) return ref;
+    }
+    for (const key of keys) {
+      const ref = await this.store.get<PartRef>(KIND, TENANT, key);
+      if (ref) return ref;
+    }
+    return null;
+  }
+
+  async forget(carrier: string, carrierIds: string[]): Promise<void> {
+    for (const id of carrierIds) {
+      const key = `${carrier}:${messageIdKeys(id)[0]}`;
+      this.recent.delete(key);
+      await this.store.remove(KIND, TENANT, key, ENTRY);
+    }
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The `log` setting of a message (wire-compat-messaging.md): `true` keeps number and text;
+ * `false` masks the number's last three digits and replaces the text with a marker;
+ * `number_only` keeps the number and redacts the text; `content_only` keeps the text and masks
+ * the number. Records and log lines follow the same rule.
+ */
+export type LogSetting = 'true' | 'false' | 'content_only' | 'number_only';
+
+export const LOG_SETTINGS: readonly LogSetting[] = ['true', 'false', 'content_only', 'number_only'];
+
+export const REDACTED_TEXT = 'redacted';
+
+export function keepsNumber(log: LogSetting): boolean {
+  return log === 'true' || log === 'number_only';
+}
+
+export function keepsText(log: LogSetting): boolean {
+  return log === 'true' || log === 'content_only';
+}
+
+/** `14155550100` → `14155550xxx` (a sender id shorter than four characters is masked whole). */
+export function maskNumber(number: string): string {
+  if (number.length < 4) return 'x'.repeat(number.length);
+  return `${number.slice(0, -3)}xxx`;
+}
+
+/** The number as the setting allows it to be kept. */
+export function loggedNumber(number: string, log: LogSetting): string {
+  return keepsNumber(log) ? number : maskNumber(number);
+}
+
+/** The text as the setting allows it to be kept. */
+export function loggedText(text: string, log: LogSetting): string {
+  return keepsText(log) ? text : REDACTED_TEXT;
+}
+
+/** Reads a `log` value as clients send it: a string or a JSON boolean. */
+export function parseLogSetting(value: unknown): LogSetting | null {
+  if (value === undefined || value === null || value === true) return 'true';
+  if (value === false) return 'false';
+  const text = String(value).toLowerCase();
+  return (LOG_SETTINGS as readonly string[]).includes(text) ? (text as LogSetting) : null;
+}

@@ -1,0 +1,394 @@
+import type { CallbackDelivery, RetryQueue } from '../callbacks/index.js';
+import { pause, type Scheduler } from '../core/scheduler.js';
+import { countryOf } from '../core/phone-number.js';
+import { newUuid } from '../core/ids.js';
+import { invalidParameter } from '../core/errors.js';
+import type { MessageRecord, OutboxRecord } from '../state/records.js';
+import type { State } from '../state/state.js';
+import type { CarrierNetwork, PartOutcome } from './carrier-network.js';
+import { CarrierMessageIds } from './carrier-message-ids.js';
+import { MessageLocks } from './message-locks.js';
+import { loggedNumber, loggedText } from './message-log.js';
+import type { MessageMetrics } from './message-metrics.js';
+import { chargeUnits, formatRate, type MessageRateDeck } from './message-rate-deck.js';
+import { optOutId } from './opt-out.js';
+import { pickPowerpackSender } from './powerpack-sender.js';
+import type { SendRequest } from './send-request.js';
+import { planSms } from './sms/sms-plan.js';
+import type { DeliveryReceipt } from './sms/delivery-receipt.js';
+import { statusCallback } from './status-callback.js';
+
+/** Who sends: the tenant (main account) and the account acting, main or subaccount. */
+export interface MessageSender {
+  account: string;
+  subaccount: string | null;
+  authId: string;
+  requesterIp: string | null;
+}
+
+/** What the send queue holds: only ids, never a number or a text. */
+export interface SendJob {
+  account: string;
+  message_uuid: string;
+}
+
+export interface MessageLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface MessagePipelineOptions {
+  state: State;
+  /** Status callbacks, with the message retry delays. */
+  callbacks: CallbackDelivery;
+  /** Durable on Redis; on the embedded store the outbox is read again at start. */
+  queue: RetryQueue<SendJob>;
+  /** Whether start() should queue again what the outbox holds (embedded store). */
+  recoverOutbox: boolean;
+  /** The tenant whose outbox is recovered. */
+  mainAccount: string;
+  carriers: CarrierNetwork;
+  deck: MessageRateDeck;
+  scheduler: Scheduler;
+  log: MessageLog;
+  metrics: MessageMetrics;
+  smartEncoding: boolean;
+}
+
+/** Wire-compat error codes for a part the carrier refused, by SMPP command_status. */
+const REFUSAL_CODES = new Map<number, string>([
+  [0x01, '110'], // ESME_RINVMSGLEN
+  [0x0a, '40'], // ESME_RINVSRCADR
+  [0x0b, '50'], // ESME_RINVDSTADR
+  [0x45, '300'], // ESME_RSUBMITFAIL
+  [0x61, '100'], // ESME_RINVSCHED (refused by the carrier's rules)
+  [0x65, '100'], // ESME_RX_R_APPN: permanent refusal
+]);
+
+/** How long an unknown receipt id is looked up again, step by step (2.3 s in all). */
+const RECEIPT_GRACE_MS = [50, 250, 2000];
+
+const FINAL_STATES = new Set(['delivered', 'undelivered', 'failed', 'read']);
+
+/**
+ * The outbound message pipeline: accepts a send (records and outbox written and durable before
+ * the answer), queues it, hands it to the carrier that routes its destination, and follows it
+ * through receipts to its final state, with a status callback at each step.
+ */
+export class MessagePipeline {
+  private readonly state: State;
+  private readonly options: MessagePipelineOptions;
+  private readonly locks = new MessageLocks();
+  readonly carrierIds: CarrierMessageIds;
+  private closed = false;
+
+  constructor(options: MessagePipelineOptions) {
+    this.options = options;
+    this.state = options.state;
+    this.carrierIds = new CarrierMessageIds(options.state.store);
+  }
+
+  async start(): Promise<void> {
+    this.options.queue.start((job) => this.dispatch(job));
+    if (!this.options.recoverOutbox) return;
+    const waiting = await this.state.outbox.all(this.options.mainAccount);
+    for (const entry of waiting.reverse())
+      await this.options.queue.schedule(
+        { account: entry.account, message_uuid: entry.message_uuid },
+        0,
+      );
+    if (waiting.length > 0)
+      this.options.log.info({ messages: waiting.length }, 'queued messages taken up again');
+  }
+
+  /** Stops sending: what is still unsent stays in the outbox. Call before the carriers close. */
+  stopSending(): void {
+    this.closed = true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.options.queue.close();
+  }
+
+  /**
+   * Accepts a checked send request: one record and outbox entry per valid destination, all
+   * written and durable before the uuids are returned. Throws (having written nothing) when the
+   * sender is not the account's.
+   */
+  async accept(sender: MessageSender, request: SendRequest): Promise<string[]> {
+    const sources = await this.resolveSources(sender, request);
+    const now = this.options.scheduler.now();
+    const records: MessageRecord[] = [];
+    const outbox: OutboxRecord[] = [];
+    request.destinations.forEach((destination, k) => {
+      const source = sources[k]!;
+      const plan = planSms(request.text, { smartEncoding: this.options.smartEncoding });
+      const units = plan.parts.length;
+      const rate = this.options.deck.rateFor(destination);
+      const ratePerUnit = rate?.ratePerUnit ?? '0';
+      const fee = rate?.carrierFeePerUnit ?? '0';
+      const uuid = newUuid();
+      const country = countryOf(destination);
+      records.push({
+        account: sender.account,
+        subaccount: sender.subaccount,
+        created: now,
+        message_uuid: uuid,
+        message_direction: 'outbound',
+        message_type: 'sms',
+        message_state: 'queued',
+        from_number: source,
+        to_number: loggedNumber(destination, request.log),
+        text: loggedText(request.text, request.log),
+        units,
+        total_rate: formatRate(ratePerUnit),
+        total_amount: chargeUnits(ratePerUnit, units),
+        carrier_fees_rate: formatRate(fee),
+        carrier_fees: chargeUnits(fee, units),
+        error_code: null,
+        error_message: null,
+        powerpack_id: request.powerpackUuid,
+        destination_country_iso2: country,
+        destination_network: null,
+        requester_ip: sender.requesterIp,
+        is_domestic: country !== '' && country === countryOf(source),
+        replaced_sender: null,
+        log: request.log,
+        trackable: request.trackable,
+        message_intent: '',
+        conversation_id: null,
+        conversation_origin: null,
+        conversation_expiration_timestamp: null,
+        carrier: null,
+        sent_time: null,
+        delivery_report_time: null,
+        updated_time: now,
+        expires_at: now + request.expirySeconds * 1000,
+        callback_url: request.url,
+        callback_method: request.method,
+        callback_sequence: 1,
+        parts: plan.parts.map(() => ({ carrier_id: null, state: 'pending', error_code: null })),
+      });
+      outbox.push({
+        account: sender.account,
+        subaccount: sender.subaccount,
+        created: now,
+        message_uuid: uuid,
+        src: source,
+        dst: destination,
+        text: request.text,
+        expires_at: now + request.expirySeconds * 1000,
+      });
+    });
+    await Promise.all(outbox.map((entry) => this.state.outbox.create(entry)));
+    await Promise.all(records.map((record) => this.state.messages.create(record)));
+    await this.state.store.durable();
+    await Promise.all(
+      records.map((r) =>
+        this.options.queue.schedule({ account: r.account, message_uuid: r.message_uuid }, 0),
+      ),
+    );
+    for (const record of records) {
+      this.options.metrics.accepted(record);
+      this.sendStatus(record);
+    }
+    return records.map((r) => r.message_uuid);
+  }
+
+  /** One queued message to its carrier; runs again harmlessly for a message already sent. */
+  async dispatch(job: SendJob): Promise<void> {
+    const entry = await this.state.outbox.get(job.account, job.message_uuid);
+    if (!entry) return;
+    const now = this.options.scheduler.now();
+    if (now >= entry.expires_at)
+      return this.fail(entry, '420', 'message expired before it was sent');
+    if (await this.state.optOuts.get(entry.account, optOutId(entry.src, entry.dst)))
+      return this.fail(entry, '200', 'the destination opted out of messages from this sender');
+    const carrier = this.options.carriers.route(entry.dst);
+    if (!carrier) return this.fail(entry, '90', 'no carrier route takes this destination');
+
+    const plan = planSms(entry.text, { smartEncoding: this.options.smartEncoding });
+    // The message is held from the first submit until its parts are recorded as sent: a
+    // receipt that comes back at once waits for that record instead of racing it.
+    await this.locks.run(entry.message_uuid, async () => {
+      const remembered: Promise<void>[] = [];
+      const outcomes = await carrier.send({
+        source: entry.src,
+        destination: entry.dst,
+        plan,
+        deadline: entry.expires_at,
+        onPartAccepted: (part, carrierId) => {
+          const ref = { account: entry.account, message_uuid: entry.message_uuid, part };
+          remembered.push(this.carrierIds.remember(carrier.name, carrierId, ref));
+        },
+      });
+      await Promise.all(remembered);
+      // Closing: a submit the carrier link gave back unsent stays in the outbox for the next start.
+      const unsent = outcomes.some((o) => !o.ok && o.commandStatus === null && !o.expired);
+      if (this.closed && unsent) return;
+      await this.recordSent(entry, carrier.name, outcomes);
+    });
+  }
+
+  /** A delivery receipt from `carrier`; an id nobody sent is logged and counted. */
+  async receipt(carrier: string, receipt: DeliveryReceipt): Promise<void> {
+    let ref = await this.carrierIds.find(carrier, receipt.messageId);
+    // Some SMSCs send a receipt before the submit_sm_resp that names its id: give the answer
+    // a moment to arrive before calling the receipt unknown.
+    for (const waitMs of RECEIPT_GRACE_MS) {
+      if (ref) break;
+      await pause(this.options.scheduler, waitMs);
+      ref = await this.carrierIds.find(carrier, receipt.messageId);
+    }
+    if (!ref) {
+      this.options.metrics.receipt(false);
+      this.options.log.warn(
+        { carrier, carrierId: receipt.messageId, stat: receipt.stat },
+        'delivery receipt for a message id nobody sent',
+      );
+      return;
+    }
+    this.options.metrics.receipt(true);
+    if (receipt.outcome === 'pending') return;
+    await this.locks.run(ref.message_uuid, async () => {
+      const current = await this.state.messages.get(ref.account, ref.message_uuid);
+      if (!current || FINAL_STATES.has(current.message_state)) return;
+      const part = current.parts[ref.part];
+      if (!part || part.state === 'delivered' || part.state === 'undelivered') return;
+      const parts = current.parts.map((p, k) =>
+        k === ref.part ? { ...p, state: receipt.outcome, error_code: receipt.errorCode } : p,
+      );
+      const failedPart = parts.find((p) => p.state === 'undelivered' || p.state === 'failed');
+      const allDelivered = parts.every((p) => p.state === 'delivered');
+      const now = this.options.scheduler.now();
+      let next: MessageRecord = { ...current, parts, updated_time: now };
+      if (failedPart || allDelivered) {
+        next = {
+          ...next,
+          message_state: failedPart ? 'undelivered' : 'delivered',
+          error_code: failedPart ? failedPart.error_code : '000',
+          error_message: failedPart ? `delivery receipt ${receipt.stat}` : null,
+          delivery_report_time: now,
+        };
+      }
+      await this.save(next, current);
+      if (next.message_state !== current.message_state) {
+        this.options.metrics.finished(next);
+        await this.carrierIds.forget(
+          carrier,
+          parts.map((p) => p.carrier_id).filter((id): id is string => id !== null),
+        );
+      }
+    });
+  }
+
+  private async recordSent(entry: OutboxRecord, carrier: string, outcomes: PartOutcome[]) {
+    const current = await this.state.messages.get(entry.account, entry.message_uuid);
+    await this.state.outbox.remove(entry);
+    if (!current) return;
+    const now = this.options.scheduler.now();
+    const refused = outcomes.find((o) => !o.ok);
+    // A message_payload submit is one PDU, one id and one receipt for the whole text: the
+    // record then follows one part, whatever its units.
+    const tracked = current.parts.slice(0, Math.max(1, outcomes.length));
+    const parts = tracked.map((part, k) => {
+      const outcome = outcomes[k];
+      if (!outcome) return part;
+      return outcome.ok
+        ? { ...part, carrier_id: outcome.messageId, state: 'sent' as const }
+        : { ...part, state: 'failed' as const, error_code: refusalCode(outcome) };
+    });
+    const next: MessageRecord = {
+      ...current,
+      carrier,
+      parts,
+      updated_time: now,
+      sent_time: outcomes.some((o) => o.ok) ? now : null,
+      message_state: refused ? 'failed' : 'sent',
+      error_code: refused ? refusalCode(refused) : null,
+      error_message: refused && !refused.ok ? refused.error : null,
+    };
+    await this.save(next, current);
+    if (refused) this.options.metrics.finished(next);
+    else this.options.metrics.sent(next);
+  }
+
+  private async fail(entry: OutboxRecord, code: string, reason: string): Promise<void> {
+    await this.locks.run(entry.message_uuid, async () => {
+      const current = await this.state.messages.get(entry.account, entry.message_uuid);
+      await this.state.outbox.remove(entry);
+      if (!current || FINAL_STATES.has(current.message_state)) return;
+      const now = this.options.scheduler.now();
+      const next: MessageRecord = {
+        ...current,
+        message_state: 'failed',
+        error_code: code,
+        error_message: reason,
+        updated_time: now,
+        parts: current.parts.map((p) => ({ ...p, state: 'failed', error_code: code })),
+      };
+      await this.save(next, current);
+      this.options.metrics.finished(next);
+      this.options.log.info(
+        {
+          message_uuid: entry.message_uuid,
+          to: loggedNumber(entry.dst, current.log as never),
+          code,
+        },
+        `message failed: ${reason}`,
+      );
+    });
+  }
+
+  /** Writes a change of state and sends its status callback (Sequence counts per message). */
+  private async save(next: MessageRecord, current: MessageRecord): Promise<void> {
+    const changed = next.message_state !== current.message_state;
+    const record = changed ? { ...next, callback_sequence: current.callback_sequence + 1 } : next;
+    await this.state.messages.update(record, current);
+    if (changed) this.sendStatus(record);
+  }
+
+  private sendStatus(record: MessageRecord): void {
+    if (this.closed) return;
+    const request = statusCallback(record, record.callback_sequence);
+    if (!request) return;
+    this.options.callbacks.send(request).catch((error: Error) => {
+      this.options.log.warn(
+        { message_uuid: record.message_uuid, err: error.message },
+        'status callback not sent',
+      );
+    });
+  }
+
+  /** The sender of each destination: src itself, or a number of the powerpack's pool. */
+  private async resolveSources(sender: MessageSender, request: SendRequest): Promise<string[]> {
+    if (request.src !== null) {
+      if (request.senderKind === 'number') {
+        const number = await this.state.numbers.get(sender.account, request.src);
+        const visible =
+          number && (sender.subaccount === null || number.subaccount === sender.subaccount);
+        if (!visible) throw invalidParameter(`src ${request.src} is not a number of this account`);
+      }
+      return request.destinations.map(() => request.src!);
+    }
+    const powerpack = await this.state.powerpacks.get(sender.account, request.powerpackUuid!);
+    if (!powerpack || (sender.subaccount !== null && powerpack.subaccount !== sender.subaccount))
+      throw invalidParameter(
+        `powerpack_uuid ${request.powerpackUuid} is not a powerpack of this account`,
+      );
+    const sources: string[] = [];
+    for (const destination of request.destinations) {
+      const number = await pickPowerpackSender(this.state, powerpack, destination);
+      if (!number) throw invalidParameter(`powerpack ${powerpack.uuid} has no number to send from`);
+      sources.push(number);
+    }
+    return sources;
+  }
+}
+
+function refusalCode(outcome: PartOutcome): string {
+  if (outcome.ok) return '000';
+  if (outcome.expired) return '420';
+  return (outcome.commandStatus !== null && REFUSAL_CODES.get(outcome.commandStatus)) || '300';
+}

@@ -1,0 +1,99 @@
+import type { Registry } from 'prom-client';
+import type { CallbackJob, RetryQueue, SigningKeys } from '../callbacks/index.js';
+import { CallbackDelivery } from '../callbacks/index.js';
+import type { Scheduler } from '../core/scheduler.js';
+import type { State } from '../state/state.js';
+import { InboundMessages } from './inbound-messages.js';
+import { prometheusMessageMetrics } from './message-metrics.js';
+import { MessagePipeline, type MessageLog, type SendJob } from './message-pipeline.js';
+import { MessageRateDeck } from './message-rate-deck.js';
+import type { CarrierHandlers, CarrierSet } from './carrier-network.js';
+
+export interface MessagingServiceOptions {
+  state: State;
+  keys: SigningKeys;
+  /** Where send jobs wait: durable on Redis (BullMQ); timers with the embedded store. */
+  sendQueue: RetryQueue<SendJob>;
+  /** Where status and message_url callbacks wait for their retries. */
+  callbackQueue: RetryQueue<CallbackJob>;
+  /** True on the embedded store: the outbox is queued again at start. */
+  recoverOutbox: boolean;
+  mainAccount: string;
+  /** Builds the carriers, handing what they deliver to the handlers given. */
+  carriers(handlers: CarrierHandlers): CarrierSet;
+  rateDeck: string;
+  smartEncoding: boolean;
+  scheduler: Scheduler;
+  log: MessageLog & { error?(fields: Record<string, unknown>, message: string): void };
+  registry: Registry;
+}
+
+/** The largest message_url answer read for `<Message>` replies. */
+const REPLY_MAX_BYTES = 64 * 1024;
+
+/**
+ * Messaging as the rest of the gateway sees it: the pipeline that sends, the inbound side, the
+ * carriers, and their own callback delivery (message retries, answers read for replies).
+ */
+export class MessagingService {
+  readonly pipeline: MessagePipeline;
+  readonly inbound: InboundMessages;
+  readonly carriers: CarrierSet;
+  private readonly callbacks: CallbackDelivery;
+
+  constructor(options: MessagingServiceOptions) {
+    const { log, scheduler, state } = options;
+    const metrics = prometheusMessageMetrics(options.registry);
+    const report = (what: string) => (error: Error) =>
+      log.warn({ err: error.message }, `inbound message ${what} not recorded`);
+    this.callbacks = new CallbackDelivery({
+      keys: options.keys,
+      queue: options.callbackQueue,
+      log,
+      readBodyBytes: REPLY_MAX_BYTES,
+      delegate: {
+        onDelivered: (r) => void this.inbound.delivered(r).catch(report('delivery')),
+        onGiveUp: (r) => void this.inbound.gaveUp(r).catch(report('failure')),
+      },
+    });
+    this.carriers = options.carriers({
+      onReceipt: (carrier, receipt) => this.pipeline.receipt(carrier, receipt),
+      onInbound: (sms) => this.inbound.receive(sms),
+    });
+    metrics.watchBinds(() => this.carriers.status());
+    this.pipeline = new MessagePipeline({
+      state,
+      callbacks: this.callbacks,
+      queue: options.sendQueue,
+      recoverOutbox: options.recoverOutbox,
+      mainAccount: options.mainAccount,
+      carriers: this.carriers,
+      deck: MessageRateDeck.load(options.rateDeck),
+      scheduler,
+      log,
+      metrics,
+      smartEncoding: options.smartEncoding,
+    });
+    this.inbound = new InboundMessages({
+      state,
+      callbacks: this.callbacks,
+      pipeline: this.pipeline,
+      scheduler,
+      log,
+      metrics,
+    });
+  }
+
+  async start(): Promise<void> {
+    this.carriers.start();
+    await this.pipeline.start();
+  }
+
+  async close(): Promise<void> {
+    // Sends waiting for a carrier end when it closes; the queue then closes with nothing running.
+    this.pipeline.stopSending();
+    await this.carriers.close();
+    await this.pipeline.close();
+    await this.callbacks.close();
+  }
+}
