@@ -11,6 +11,7 @@ import { callRoutes } from './routes/calls.js';
 import { liveCallRoutes } from './routes/live-calls.js';
 import { messageRoutes } from './routes/messages.js';
 import { numberRoutes } from './routes/numbers.js';
+import { powerpackRoutes } from './routes/powerpacks.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
 import { streamRoutes } from './routes/streams.js';
 
@@ -26,6 +27,7 @@ const RESOURCES: RouteModule[] = [
   streamRoutes,
   liveCallRoutes,
   messageRoutes,
+  powerpackRoutes,
 ];
 
 export interface RestApiOptions {

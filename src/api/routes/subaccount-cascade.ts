@@ -17,6 +17,7 @@ export async function reassignSubaccountResources(
     state.endpoints,
     state.originationUris,
     state.trunks,
+    state.powerpacks,
   ] as unknown as Collection<Owned>[];
   for (const collection of collections) {
     for (const doc of await collection.all(tenant, index)) {

@@ -1,0 +1,130 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import type { Collection, Owned } from '../state/collection.js';
+import type { ApiContext, TypedApp } from './api-context.js';
+import type { Principal } from './auth.js';
+import { findVisible, listVisible } from './owned-resources.js';
+import { errorResponses, ListBody, ListQuery, MessageBody, WithApiId } from './schemas.js';
+
+/**
+ * What one REST resource owned by accounts declares; resourceRoutes() gives it create, list,
+ * get, update and delete under `/v1/Account/{auth_id}/{path}/`, with their schemas for /docs.
+ */
+export interface ResourceSpec<
+  T extends Owned,
+  V extends TSchema,
+  C extends TSchema,
+  U extends TSchema,
+> {
+  /** `Powerpack`, `SipTrunk/URI`... */
+  path: string;
+  tag: string;
+  /** The name the answers and 404s give it: `powerpack`. */
+  what: string;
+  collection: Collection<T>;
+  view: V;
+  createBody: C;
+  updateBody: U;
+  present(principal: Principal, record: T): Static<V>;
+  /** Checks the body and builds the record to store; throws an ApiError naming the field. */
+  create(principal: Principal, body: Static<C>): Promise<T>;
+  /** The 201 answer beside api_id. */
+  created(record: T): Record<string, unknown>;
+  update(principal: Principal, current: T, body: Static<U>): Promise<T>;
+  /** The 200 answer's message. */
+  updated: string;
+  /** May refuse a delete (409 naming what holds the record). */
+  beforeDelete?(record: T): Promise<void>;
+}
+
+export function resourceRoutes<
+  T extends Owned,
+  V extends TSchema,
+  C extends TSchema,
+  U extends TSchema,
+>(app: TypedApp, { uris }: ApiContext, spec: ResourceSpec<T, V, C, U>): void {
+  const base = `/v1/Account/:auth_id/${spec.path}/`;
+  const IdParams = Type.Object({ auth_id: Type.String(), id: Type.String() });
+  const AuthIdParams = Type.Object({ auth_id: Type.String() });
+  const tags = [spec.tag];
+  const find = (principal: Principal, id: string) =>
+    findVisible(spec.collection, principal, id, spec.what);
+
+  app.post(base, {
+    schema: {
+      tags,
+      params: AuthIdParams,
+      body: spec.createBody,
+      response: {
+        201: Type.Record(Type.String(), Type.Unknown()),
+        ...errorResponses(400, 401, 409, 422),
+      },
+    },
+    handler: async (request, reply) => {
+      const record = await spec.create(request.principal, request.body as Static<C>);
+      await spec.collection.create(record);
+      reply.code(201);
+      return { api_id: request.id, ...spec.created(record) };
+    },
+  });
+
+  app.get(base, {
+    schema: {
+      tags,
+      params: AuthIdParams,
+      querystring: ListQuery,
+      response: { 200: ListBody(spec.view), ...errorResponses(400, 401) },
+    },
+    handler: async (request) => {
+      const { principal } = request;
+      const { limit, offset } = request.query;
+      const page = await listVisible(spec.collection, principal, { limit, offset });
+      // The view schema is the resource's own: TypeScript cannot follow it through the generic.
+      return uris.list(
+        request,
+        { limit, offset, total: page.total },
+        page.items.map((r) => spec.present(principal, r)),
+      ) as never;
+    },
+  });
+
+  app.get(`${base}:id/`, {
+    schema: {
+      tags,
+      params: IdParams,
+      response: { 200: WithApiId(spec.view) as TSchema, ...errorResponses(401, 404) },
+    },
+    handler: async (request) => {
+      const found = await find(request.principal, request.params.id);
+      return { api_id: request.id, ...(spec.present(request.principal, found) as object) } as never;
+    },
+  });
+
+  app.post(`${base}:id/`, {
+    schema: {
+      tags,
+      params: IdParams,
+      body: spec.updateBody,
+      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409) },
+    },
+    handler: async (request) => {
+      const current = await find(request.principal, request.params.id);
+      const next = await spec.update(request.principal, current, request.body as Static<U>);
+      await spec.collection.update(next, current);
+      return { api_id: request.id, message: spec.updated };
+    },
+  });
+
+  app.delete(`${base}:id/`, {
+    schema: {
+      tags,
+      params: IdParams,
+      response: { 204: Type.Null(), ...errorResponses(401, 404, 409) },
+    },
+    handler: async (request, reply) => {
+      const found = await find(request.principal, request.params.id);
+      await spec.beforeDelete?.(found);
+      await spec.collection.remove(found);
+      return reply.code(204).send(null);
+    },
+  });
+}
