@@ -376,8 +376,9 @@ export class SmppBind {
   }
 
   private pump(): void {
-    if (this.current !== 'bound' || this.timers.pump) return;
+    // Also while unbound: a message must expire on time even when the carrier is down.
     this.sweepExpired();
+    if (this.current !== 'bound' || this.timers.pump) return;
     const now = this.scheduler.now();
     if (now < this.pausedUntil) return this.pumpLater(this.pausedUntil - now);
     while (this.queue.length > 0 && this.inFlightSubmits < this.carrier.window) {

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, type AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +8,7 @@ import { encodeGsm7 } from '../../../src/messaging/sms/gsm7.js';
 import { ClientApp, paramsOf } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
+import { makeTestCertificate } from '../../support/tls-certificate.js';
 import { describeEachStore } from '../../support/stores.js';
 import { until } from '../../support/wait.js';
 
@@ -242,6 +245,24 @@ describe('SMS over SMPP: a carrier that misbehaves', () => {
     expect(gw.logs.join('\n')).toContain('malformed PDU from the carrier');
   });
 
+  it('fails a message with 420 when it expires before the carrier takes it', async () => {
+    smsc = await SmscSimulator.start();
+    const down = smsc.url();
+    await smsc.stop();
+    gw = await startGateway({ env: { VOXGATE_SMPP_URL: down } });
+    base = `/v1/Account/${gw.main.id}`;
+    await gw.request('POST', `${base}/Number/`, {
+      json: { numbers: US, carrier: 'c', region: 'r' },
+    });
+    const res = await gw.request('POST', `${base}/Message/`, {
+      json: { src: US, dst: UK, text: 'too late', message_expiry: 5 },
+    });
+    const uuid = res.body.message_uuid[0];
+    await until(async () => (await stateOf(gw, base, uuid)).message_state === 'failed', 10_000);
+    expect(await stateOf(gw, base, uuid)).toMatchObject({ error_code: '420' });
+    smsc = await SmscSimulator.start();
+  });
+
   it('binds again after ESME_RALYBND', async () => {
     smsc = await SmscSimulator.start();
     smsc.alreadyBoundNext(1);
@@ -300,6 +321,81 @@ describe('SMS over SMPP: a carrier that misbehaves', () => {
       expect(smsc.submits.map((s) => s.destinationAddr).sort()).toEqual([...dst].sort());
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SMS over SMPP: carrier settings', () => {
+  let smsc: SmscSimulator;
+  let gw: TestGateway;
+  let base: string;
+  afterEach(async () => {
+    await gw?.close();
+    await smsc?.stop();
+  });
+
+  const sendLong = () =>
+    gw.request('POST', `${base}/Message/`, {
+      json: { src: US, dst: UK, text: 'ж'.repeat(100) },
+    });
+
+  it('sends long messages with the SAR TLVs when the carrier asks for sar', async () => {
+    smsc = await SmscSimulator.start();
+    ({ gw, base } = await gatewayWith(smsc, { parameters: 'long=sar' }));
+    await sendLong();
+    await smsc.waitForSubmits(2);
+    const [a, b] = smsc.submits;
+    expect(a!.esmClass).toBe(0);
+    expect(a!.dataCoding).toBe(8);
+    expect(a!.shortMessage.length).toBe(134);
+    expect(a!.sar).toMatchObject({ total: 2, sequence: 1 });
+    expect(b!.sar).toMatchObject({ reference: a!.sar!.reference, total: 2, sequence: 2 });
+  });
+
+  it('sends the whole text in message_payload when the carrier asks for payload', async () => {
+    smsc = await SmscSimulator.start();
+    ({ gw, base } = await gatewayWith(smsc, { parameters: 'long=payload' }));
+    const res = await sendLong();
+    await smsc.waitForSubmits(1);
+    expect(smsc.submits[0]!.shortMessage.length).toBe(0);
+    expect(smsc.submits[0]!.messagePayload!.length).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(smsc.submits).toHaveLength(1);
+    const record = await stateOf(gw, base, res.body.message_uuid[0]);
+    expect(record).toMatchObject({ message_state: 'sent', units: 2 });
+  });
+
+  it('binds over TLS (ssmpp://)', async () => {
+    smsc = await SmscSimulator.start();
+    const certificate = await makeTestCertificate();
+    // TLS in front of the simulator, as a carrier's TLS endpoint would be.
+    const front = createTlsServer({ cert: certificate.cert, key: certificate.key }, (socket) => {
+      const inner = connect(smsc.port, '127.0.0.1');
+      socket.pipe(inner).pipe(socket);
+      socket.on('error', () => inner.destroy());
+      inner.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    try {
+      const port = (front.address() as AddressInfo).port;
+      gw = await startGateway({
+        env: { VOXGATE_SMPP_URL: `ssmpp://voxgate:secret@127.0.0.1:${port}?tls_insecure=true` },
+      });
+      base = `/v1/Account/${gw.main.id}`;
+      await gw.request('POST', `${base}/Number/`, {
+        json: { numbers: US, carrier: 'c', region: 'r' },
+      });
+      await smsc.waitForBind();
+      await gw.request('POST', `${base}/Message/`, {
+        json: { src: US, dst: UK, text: 'over TLS' },
+      });
+      await smsc.waitForSubmits(1);
+      expect(smsc.submits[0]!.destinationAddr).toBe(UK);
+    } finally {
+      await gw?.close();
+      gw = undefined as unknown as TestGateway;
+      front.close();
+      await certificate.remove();
     }
   });
 });
