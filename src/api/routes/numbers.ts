@@ -1,6 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { Type, type Static } from 'typebox';
 import { UniqueViolation, conflict, invalidParameter } from '../../core/errors.js';
+import { normaliseE164 } from '../../core/phone-number.js';
 import type { NumberRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
@@ -62,12 +63,6 @@ const PhoneNumber = Type.Object({
 
 const NumberParams = Type.Object({ auth_id: Type.String(), number: Type.String() });
 
-/** `+14155550100` or `14155550100` → `14155550100`, if it is a valid E.164 number. */
-export function normaliseE164(raw: string): string | null {
-  const digits = raw.trim().replace(/^\+/, '');
-  if (!/^[1-9]\d{6,14}$/.test(digits)) return null;
-  return parsePhoneNumberFromString(`+${digits}`)?.isValid() ? digits : null;
-}
 
 export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext): void {
   const present = (principal: Principal, n: NumberRecord): Static<typeof PhoneNumber> => ({
