@@ -4,6 +4,7 @@ import { parseFilterTime, recordTime } from '../../messaging/message-times.js';
 import { parseSendRequest } from '../../messaging/send-request.js';
 import type { MessageRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
+import { DEFAULT_CALL_WINDOW_MS, MAX_CALL_WINDOW_MS } from './calls.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listIndex } from '../owned-resources.js';
 import {
@@ -15,10 +16,9 @@ import {
   WithApiId,
 } from '../schemas.js';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** As for call records: a list reads the last 7 days by default and at most 30 days. */
-export const DEFAULT_MESSAGE_WINDOW_MS = 7 * DAY_MS;
-export const MAX_MESSAGE_WINDOW_MS = 30 * DAY_MS;
+/** The rule: a message list reads the default and at most the maximum window of calls. */
+const DEFAULT_MESSAGE_WINDOW_MS = DEFAULT_CALL_WINDOW_MS;
+const MAX_MESSAGE_WINDOW_MS = MAX_CALL_WINDOW_MS;
 
 const Message = Type.Object({
   message_uuid: Type.String(),
