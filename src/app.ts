@@ -154,7 +154,6 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           onError: (error) => app.log.warn({ err: error }, 'message callback retry queue'),
         })
       : new TimerRetryQueue<CallbackJob>(),
-    recoverOutbox: !config.redisUrl,
     mainAccount: mainAccount.authId,
     carriers: (handlers) =>
       config.smppCarriers.length === 0

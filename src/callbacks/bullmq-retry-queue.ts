@@ -52,7 +52,7 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     this.queue.on('error', this.reportError);
   }
 
-  async schedule(job: T, delayMs: number): Promise<void> {
+  async schedule(job: T, delayMs: number, id?: string): Promise<void> {
     // With `maxRetriesPerRequest: null` a command waits for Redis forever; a caller must learn
     // that its retry was not stored instead of hanging.
     let timer: NodeJS.Timeout | undefined;
@@ -63,7 +63,8 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
       );
     });
     try {
-      await Promise.race([this.queue.add('retry', job, { delay: delayMs }), timeout]);
+      const options = id === undefined ? { delay: delayMs } : { delay: delayMs, jobId: id };
+      await Promise.race([this.queue.add('retry', job, options), timeout]);
     } finally {
       clearTimeout(timer);
     }

@@ -43,8 +43,6 @@ export interface MessagePipelineOptions {
   callbacks: CallbackDelivery;
   /** Durable on Redis; on the embedded store the outbox is read again at start. */
   queue: RetryQueue<SendJob>;
-  /** Whether start() should queue again what the outbox holds (embedded store). */
-  recoverOutbox: boolean;
   /** The tenant whose outbox is recovered. */
   mainAccount: string;
   carriers: CarrierNetwork;
@@ -88,15 +86,15 @@ export class MessagePipeline {
     this.carrierIds = new CarrierMessageIds(options.state.store);
   }
 
+  /**
+   * Starts sending, and queues again what the outbox holds: on the embedded store everything
+   * queued before a restart; on Redis what a stopping gateway gave back unsent (a message whose
+   * job still waits in BullMQ is not queued twice: one job per message).
+   */
   async start(): Promise<void> {
     this.options.queue.start((job) => this.dispatch(job));
-    if (!this.options.recoverOutbox) return;
     const waiting = await this.state.outbox.all(this.options.mainAccount);
-    for (const entry of waiting.reverse())
-      await this.options.queue.schedule(
-        { account: entry.account, message_uuid: entry.message_uuid },
-        0,
-      );
+    for (const entry of waiting.reverse()) await this.enqueue(entry.account, entry.message_uuid);
     if (waiting.length > 0)
       this.options.log.info({ messages: waiting.length }, 'queued messages taken up again');
   }
@@ -184,16 +182,17 @@ export class MessagePipeline {
     await Promise.all(outbox.map((entry) => this.state.outbox.create(entry)));
     await Promise.all(records.map((record) => this.state.messages.create(record)));
     await this.state.store.durable();
-    await Promise.all(
-      records.map((r) =>
-        this.options.queue.schedule({ account: r.account, message_uuid: r.message_uuid }, 0),
-      ),
-    );
+    await Promise.all(records.map((r) => this.enqueue(r.account, r.message_uuid)));
     for (const record of records) {
       this.options.metrics.accepted(record);
       this.sendStatus(record);
     }
     return records.map((r) => r.message_uuid);
+  }
+
+  /** One job per message, whoever queues it (a send, or a start that finds it in the outbox). */
+  private enqueue(account: string, uuid: string): Promise<void> {
+    return this.options.queue.schedule({ account, message_uuid: uuid }, 0, `message-${uuid}`);
   }
 
   /** One queued message to its carrier; runs again harmlessly for a message already sent. */

@@ -16,8 +16,6 @@ export interface MessagingServiceOptions {
   sendQueue: RetryQueue<SendJob>;
   /** Where status and message_url callbacks wait for their retries. */
   callbackQueue: RetryQueue<CallbackJob>;
-  /** True on the embedded store: the outbox is queued again at start. */
-  recoverOutbox: boolean;
   mainAccount: string;
   /** Builds the carriers, handing what they deliver to the handlers given. */
   carriers(handlers: CarrierHandlers): CarrierSet;
@@ -65,7 +63,6 @@ export class MessagingService {
       state,
       callbacks: this.callbacks,
       queue: options.sendQueue,
-      recoverOutbox: options.recoverOutbox,
       mainAccount: options.mainAccount,
       carriers: this.carriers,
       deck: MessageRateDeck.load(options.rateDeck),

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { encodeGsm7 } from '../../../src/messaging/sms/gsm7.js';
 import { ClientApp, paramsOf } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startRedis } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { makeTestCertificate } from '../../support/tls-certificate.js';
 import { describeEachStore } from '../../support/stores.js';
@@ -297,32 +298,44 @@ describe('SMS over SMPP: a carrier that misbehaves', () => {
     expect(gw.logs.join('\n')).toContain('delivery receipt for a message id nobody sent');
   });
 
-  it('sends what was queued before a restart once, after it', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-messages-'));
-    try {
-      smsc = await SmscSimulator.start();
-      const down = smsc.url();
-      await smsc.stop();
-      // The carrier is down: the messages wait in the outbox when the gateway stops.
-      gw = await startGateway({ env: { VOXGATE_SMPP_URL: down, VOXGATE_DATA_DIR: dataDir } });
-      base = `/v1/Account/${gw.main.id}`;
-      await gw.request('POST', `${base}/Number/`, {
-        json: { numbers: US, carrier: 'c', region: 'r' },
-      });
-      const { uuids, dst } = await burst(3);
-      await gw.close();
-      smsc = await SmscSimulator.start();
-      gw = await startGateway({ env: { VOXGATE_SMPP_URL: smsc.url(), VOXGATE_DATA_DIR: dataDir } });
-      base = `/v1/Account/${gw.main.id}`;
-      await smsc.waitForSubmits(3);
-      for (const uuid of uuids)
-        await until(async () => (await stateOf(gw, base, uuid)).message_state === 'sent');
-      await new Promise((r) => setTimeout(r, 300));
-      expect(smsc.submits.map((s) => s.destinationAddr).sort()).toEqual([...dst].sort());
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  for (const store of ['embedded', 'redis'] as const)
+    it(`sends what was queued before a restart once, after it (${store} store)`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-messages-'));
+      const redis = store === 'redis' ? await startRedis() : null;
+      const where = redis ? { redisUrl: redis.url } : {};
+      try {
+        smsc = await SmscSimulator.start();
+        const down = smsc.url();
+        await smsc.stop();
+        // The carrier is down: the messages wait in the outbox when the gateway stops.
+        gw = await startGateway({
+          ...where,
+          env: { VOXGATE_SMPP_URL: down, VOXGATE_DATA_DIR: dataDir },
+        });
+        base = `/v1/Account/${gw.main.id}`;
+        await gw.request('POST', `${base}/Number/`, {
+          json: { numbers: US, carrier: 'c', region: 'r' },
+        });
+        const { uuids, dst } = await burst(3);
+        await gw.close();
+        smsc = await SmscSimulator.start();
+        gw = await startGateway({
+          ...where,
+          env: { VOXGATE_SMPP_URL: smsc.url(), VOXGATE_DATA_DIR: dataDir },
+        });
+        base = `/v1/Account/${gw.main.id}`;
+        await smsc.waitForSubmits(3);
+        for (const uuid of uuids)
+          await until(async () => (await stateOf(gw, base, uuid)).message_state === 'sent');
+        await new Promise((r) => setTimeout(r, 300));
+        expect(smsc.submits.map((s) => s.destinationAddr).sort()).toEqual([...dst].sort());
+      } finally {
+        await gw.close();
+        gw = undefined as unknown as TestGateway;
+        await redis?.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
 });
 
 describe('SMS over SMPP: carrier settings', () => {
