@@ -119,10 +119,9 @@ export class MessagePipeline {
     const now = this.options.scheduler.now();
     const records: MessageRecord[] = [];
     const outbox: OutboxRecord[] = [];
+    const units = planSms(request.text, { smartEncoding: this.options.smartEncoding }).parts.length;
     request.destinations.forEach((destination, k) => {
       const source = sources[k]!;
-      const plan = planSms(request.text, { smartEncoding: this.options.smartEncoding });
-      const units = plan.parts.length;
       const rate = this.options.deck.rateFor(destination);
       const ratePerUnit = rate?.ratePerUnit ?? '0';
       const fee = rate?.carrierFeePerUnit ?? '0';
@@ -166,7 +165,11 @@ export class MessagePipeline {
         callback_url: request.url,
         callback_method: request.method,
         callback_sequence: 1,
-        parts: plan.parts.map(() => ({ carrier_id: null, state: 'pending', error_code: null })),
+        parts: Array.from({ length: units }, () => ({
+          carrier_id: null,
+          state: 'pending' as const,
+          error_code: null,
+        })),
       });
       outbox.push({
         account: sender.account,
