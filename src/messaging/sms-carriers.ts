@@ -109,8 +109,11 @@ export class SmsCarriers implements CarrierSet {
           networkErrorCode: tlvValue(pdu.tlvs, TAG.network_error_code),
         });
         if (!receipt) {
+          // A receipt's `text:` field quotes the message: it stays out of the log.
+          const quote = f.short_message.indexOf('text:');
+          const raw = quote < 0 ? f.short_message : f.short_message.subarray(0, quote);
           this.options.log.warn(
-            { carrier, raw: f.short_message.subarray(0, 160).toString('hex') },
+            { carrier, raw: raw.subarray(0, 160).toString('hex') },
             'delivery receipt that cannot be read: ignored',
           );
           return;
