@@ -109,7 +109,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           redisUrl: config.redisUrl,
           onError: (error) => app.log.warn({ err: error }, 'callback retry queue'),
         })
-      : new TimerRetryQueue<CallbackJob>(),
+      : new TimerRetryQueue<CallbackJob>(scheduler),
     log: app.log,
   });
 
@@ -146,14 +146,14 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           concurrency: 1000,
           onError: (error) => app.log.warn({ err: error }, 'message send queue'),
         })
-      : new TimerRetryQueue<SendJob>(),
+      : new TimerRetryQueue<SendJob>(scheduler),
     callbackQueue: config.redisUrl
       ? new BullMqRetryQueue<CallbackJob>({
           redisUrl: config.redisUrl,
           queueName: 'voxgate-message-callbacks',
           onError: (error) => app.log.warn({ err: error }, 'message callback retry queue'),
         })
-      : new TimerRetryQueue<CallbackJob>(),
+      : new TimerRetryQueue<CallbackJob>(scheduler),
     mainAccount: mainAccount.authId,
     carriers: (handlers) =>
       config.smppCarriers.length === 0

@@ -1,3 +1,4 @@
+import { systemScheduler, type Scheduler, type TimerHandle } from '../core/scheduler.js';
 import type { RetryHandler, RetryQueue } from './retry-queue.js';
 
 /**
@@ -5,21 +6,24 @@ import type { RetryHandler, RetryQueue } from './retry-queue.js';
  * stops are lost; the Redis-backed queue is the one that survives a restart.
  */
 export class TimerRetryQueue<T> implements RetryQueue<T> {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<TimerHandle>();
   private readonly running = new Set<Promise<void>>();
   /** Jobs that fell due before start(). */
   private readonly due: T[] = [];
   private handler: RetryHandler<T> | undefined;
   private closed = false;
 
+  /** `scheduler` tells the time: the gateway's, or a test's that moves by hand. */
+  constructor(private readonly scheduler: Scheduler = systemScheduler) {}
+
   async schedule(job: T, delayMs: number): Promise<void> {
     if (this.closed) throw new Error('Cannot schedule a retry: the retry queue is closed');
     // A copy, as the durable queue stores a serialised copy: later changes to `job` do not leak.
     const data = structuredClone(job);
-    const timer = setTimeout(() => {
+    const timer = this.scheduler.after(delayMs, () => {
       this.timers.delete(timer);
       this.run(data);
-    }, delayMs);
+    });
     this.timers.add(timer);
   }
 
@@ -31,7 +35,7 @@ export class TimerRetryQueue<T> implements RetryQueue<T> {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers) timer.cancel();
     this.timers.clear();
     this.due.length = 0;
     await Promise.all(this.running);
