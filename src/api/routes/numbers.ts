@@ -63,7 +63,6 @@ const PhoneNumber = Type.Object({
 
 const NumberParams = Type.Object({ auth_id: Type.String(), number: Type.String() });
 
-
 export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext): void {
   const present = (principal: Principal, n: NumberRecord): Static<typeof PhoneNumber> => ({
     number: n.number,
