@@ -34,7 +34,8 @@ export async function startGatewayProcess(options: {
   });
   const server = await startServerProcess({
     name: options.redisUrl ? 'gateway (redis)' : 'gateway (embedded)',
-    args: [MAIN_JS],
+    // BENCH_GATEWAY_NODE_ARGS: flags for the gateway's node, e.g. --cpu-prof to profile it.
+    args: [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []), MAIN_JS],
     env,
     baseUrl: `http://127.0.0.1:${port}`,
     readyPath: '/health',

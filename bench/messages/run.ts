@@ -3,10 +3,11 @@
  * the gateway → an SMSC simulator in another process (answers at once, DELIVRD receipt per
  * part) → receipts → delivered status callbacks to a receiver here. Once on the embedded store
  * and once on Redis. Reports messages/s with none lost, the REST request to submit_sm and the
- * submit_sm to delivered callback (receipt sent right after the answer) at p50/p99, and gateway
- * CPU per message.
+ * submit_sm to delivered callback (receipt sent right after the answer) at p50/p99, and CPU per
+ * message (the gateway's, the SMSC's and this process's, which share the machine), then
+ * the same at a paced rate well below saturation for latencies without queueing.
  *
- * Usage: npm run build && npm run bench:messages [-- --messages 10000 --concurrency 64]
+ * Usage: npm run build && npm run bench:messages [-- --messages 10000 --concurrency 64 --rate 200]
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { startRedis } from '../../test/support/redis-server.js';
 import { startGatewayProcess } from '../api/gateway-process.js';
 import { describeMachine } from '../api/machine.js';
+import { probeMachineSpeed } from '../api/machine-speed.js';
 import { processCpuSeconds } from '../api/process-cpu.js';
 import { percentiles } from '../calls/stats.js';
 
@@ -28,10 +30,14 @@ const { values } = parseArgs({
     messages: { type: 'string', default: '10000' },
     concurrency: { type: 'string', default: '64' },
     store: { type: 'string', default: 'both' },
+    /** The paced step: messages/s well below saturation, where latencies are not queueing. */
+    rate: { type: 'string', default: '200' },
   },
 });
 const MESSAGES = Number(values.messages);
 const CONCURRENCY = Number(values.concurrency);
+const PACED_RATE = Number(values.rate);
+const PACED_MESSAGES = PACED_RATE * 10;
 const SRC = '14155550100';
 const now = () => performance.timeOrigin + performance.now();
 
@@ -44,6 +50,16 @@ interface Result {
   restToSubmitMs: ReturnType<typeof percentiles>;
   submitToCallbackMs: ReturnType<typeof percentiles>;
   gatewayCpuMsPerMessage: number;
+  /** The SMSC simulator's process and this one (REST client and callback receiver). */
+  smscCpuMsPerMessage: number;
+  harnessCpuMsPerMessage: number;
+  /** The same messages sent at PACED_RATE: latencies without queueing. */
+  paced: {
+    perSecond: number;
+    lost: number;
+    restToSubmitMs: ReturnType<typeof percentiles>;
+    submitToCallbackMs: ReturnType<typeof percentiles>;
+  };
 }
 
 async function startSmsc(file: string) {
@@ -60,6 +76,7 @@ async function startSmsc(file: string) {
   const port = Number(/port (\d+)/.exec(out)![1]);
   return {
     port,
+    pid: child.pid!,
     read: async () => {
       out = '';
       child.kill('SIGUSR2');
@@ -115,98 +132,152 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
     });
   await post('Number/', { numbers: SRC, carrier: 'bench', region: 'bench' });
   await new Promise((r) => setTimeout(r, 1500)); // the bind comes up
-  const destination = (k: number) => `447400${String(1_000_000 + k).slice(1)}`;
   // Warm-up, not counted.
   for (let k = 0; k < 200; k++)
-    await post('Message/', {
-      src: SRC,
-      dst: `447401${String(1_000_000 + k).slice(1)}`,
-      text: 'warm up',
-    });
+    await post('Message/', { src: SRC, dst: numberIn('447401', k), text: 'warm up' });
   await new Promise((r) => setTimeout(r, 1000));
 
   const sentAt = new Map<string, number>();
-  const cpuBefore = processCpuSeconds(gateway.pid);
+  const send = async (dst: string) => {
+    sentAt.set(dst, now());
+    const status = await post('Message/', {
+      src: SRC,
+      dst,
+      text: 'Your code is 123456 @ voxgate',
+      url: callbackUrl,
+    });
+    return status === 202;
+  };
+  const waitDelivered = async (destinations: string[]) => {
+    const deadline = now() + 60_000;
+    while (destinations.some((d) => !delivered.has(d)) && now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+  };
+
+  // Saturated: CONCURRENCY requests in flight for MESSAGES messages.
+  const saturated = Array.from({ length: MESSAGES }, (_, k) => numberIn('447400', k));
+  const cpuBefore = cpuNow(gateway.pid, smsc.pid);
   const started = now();
   let next = 0;
   let failures = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < MESSAGES) {
-        const dst = destination(next++);
-        sentAt.set(dst, now());
-        const status = await post('Message/', {
-          src: SRC,
-          dst,
-          text: 'Your code is 123456 @ voxgate',
-          url: callbackUrl,
-        });
-        if (status !== 202) failures++;
-      }
+      while (next < MESSAGES) if (!(await send(saturated[next++]!))) failures++;
     }),
   );
-  const deadline = now() + 60_000;
-  while (delivered.size < MESSAGES && now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  const finished = Math.max(...delivered.values());
-  const cpuAfter = processCpuSeconds(gateway.pid);
-  const smscData = await smsc.read();
-  const submitted = new Map(smscData.submitted);
-  const restToSubmit: number[] = [];
-  const submitToCallback: number[] = [];
-  for (const [dst, at] of sentAt) {
-    const sub = submitted.get(dst);
-    const cb = delivered.get(dst);
-    if (sub !== undefined) restToSubmit.push(sub - at);
-    if (sub !== undefined && cb !== undefined) submitToCallback.push(cb - sub);
-  }
+  await waitDelivered(saturated);
+  const cpuAfter = cpuNow(gateway.pid, smsc.pid);
+  const finished = Math.max(...saturated.map((d) => delivered.get(d) ?? 0));
   const seconds = (finished - started) / 1000;
+
+  // Paced: one request every 1/PACED_RATE s, whatever the answers.
+  const paced = Array.from({ length: PACED_MESSAGES }, (_, k) => numberIn('447402', k));
+  let pacedFailures = 0;
+  const pacedStart = now();
+  const sends: Promise<void>[] = [];
+  for (let k = 0; k < paced.length; k++) {
+    const due = pacedStart + (k * 1000) / PACED_RATE;
+    while (now() < due) await new Promise((r) => setTimeout(r, Math.max(0, due - now() - 1)));
+    sends.push(send(paced[k]!).then((ok) => void (ok || pacedFailures++)));
+  }
+  await Promise.all(sends);
+  await waitDelivered(paced);
+  const pacedFinished = Math.max(...paced.map((d) => delivered.get(d) ?? 0));
+
+  const submitted = new Map((await smsc.read()).submitted);
+  const latencies = (destinations: string[]) => {
+    const restToSubmit: number[] = [];
+    const submitToCallback: number[] = [];
+    for (const dst of destinations) {
+      const at = sentAt.get(dst)!;
+      const sub = submitted.get(dst);
+      const cb = delivered.get(dst);
+      if (sub !== undefined) restToSubmit.push(sub - at);
+      if (sub !== undefined && cb !== undefined) submitToCallback.push(cb - sub);
+    }
+    return {
+      restToSubmitMs: percentiles(restToSubmit),
+      submitToCallbackMs: percentiles(submitToCallback),
+    };
+  };
+  const deliveredOf = (destinations: string[]) => destinations.filter((d) => delivered.has(d));
   await gateway.stop();
   smsc.stop();
   await redis?.stop();
   receiver.close();
   agent.destroy();
   rmSync(dir, { recursive: true, force: true });
+  const perMessage = (before: number, after: number) => round(((after - before) * 1000) / MESSAGES);
   return {
     store,
     messages: MESSAGES,
     seconds: round(seconds),
-    perSecond: Math.round(delivered.size / seconds),
-    lost: MESSAGES - delivered.size + failures,
-    restToSubmitMs: percentiles(restToSubmit),
-    submitToCallbackMs: percentiles(submitToCallback),
-    gatewayCpuMsPerMessage: round(((cpuAfter - cpuBefore) * 1000) / MESSAGES),
+    perSecond: Math.round(deliveredOf(saturated).length / seconds),
+    lost: MESSAGES - deliveredOf(saturated).length + failures,
+    ...latencies(saturated),
+    gatewayCpuMsPerMessage: perMessage(cpuBefore.gateway, cpuAfter.gateway),
+    smscCpuMsPerMessage: perMessage(cpuBefore.smsc, cpuAfter.smsc),
+    harnessCpuMsPerMessage: perMessage(cpuBefore.harness, cpuAfter.harness),
+    paced: {
+      perSecond: Math.round(deliveredOf(paced).length / ((pacedFinished - pacedStart) / 1000)),
+      lost: PACED_MESSAGES - deliveredOf(paced).length + pacedFailures,
+      ...latencies(paced),
+    },
+  };
+}
+
+/** The k-th number of a block of a million under `prefix`. */
+const numberIn = (prefix: string, k: number) => `${prefix}${String(1_000_000 + k).slice(1)}`;
+
+function cpuNow(gatewayPid: number, smscPid: number) {
+  const own = process.cpuUsage();
+  return {
+    gateway: processCpuSeconds(gatewayPid),
+    smsc: processCpuSeconds(smscPid),
+    harness: (own.user + own.system) / 1e6,
   };
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
 const machine = describeMachine();
+const speed = probeMachineSpeed();
 const stores =
   values.store === 'both'
     ? (['embedded', 'redis'] as const)
     : [values.store as 'embedded' | 'redis'];
 const results: Result[] = [];
 for (const store of stores) results.push(await runOne(store));
+const ms = (p: ReturnType<typeof percentiles>) => `${p.p50?.toFixed(1)} / ${p.p99?.toFixed(1)} ms`;
 console.log(
-  `bench:messages, ${MESSAGES} messages, ${CONCURRENCY} requests in flight; ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}`,
+  `bench:messages, ${MESSAGES} messages, ${CONCURRENCY} requests in flight; ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}; speed probe ${JSON.stringify(speed)}`,
 );
 console.log(
-  '| store | messages/s end to end | lost | REST → submit_sm p50 / p99 | submit_sm → delivered callback p50 / p99 | gateway CPU per message |',
+  '| store | messages/s end to end | lost | REST → submit_sm p50 / p99 | submit_sm → delivered callback p50 / p99 | CPU per message: gateway / SMSC / REST client and receiver |',
 );
-console.log(
-  '| ----- | --------------------- | ---- | -------------------------- | ---------------------------------------- | ----------------------- |',
-);
+console.log('| --- | --- | --- | --- | --- | --- |');
 for (const r of results)
   console.log(
-    `| ${r.store} | ${r.perSecond} | ${r.lost} | ${r.restToSubmitMs.p50?.toFixed(1)} / ${r.restToSubmitMs.p99?.toFixed(1)} ms | ${r.submitToCallbackMs.p50?.toFixed(1)} / ${r.submitToCallbackMs.p99?.toFixed(1)} ms | ${r.gatewayCpuMsPerMessage} ms |`,
+    `| ${r.store} | ${r.perSecond} | ${r.lost} | ${ms(r.restToSubmitMs)} | ${ms(r.submitToCallbackMs)} | ${r.gatewayCpuMsPerMessage} / ${r.smscCpuMsPerMessage} / ${r.harnessCpuMsPerMessage} ms |`,
+  );
+console.log(`\nPaced at ${PACED_RATE} messages/s (${PACED_MESSAGES} messages):`);
+console.log(
+  '| store | messages/s | lost | REST → submit_sm p50 / p99 | submit_sm → delivered callback p50 / p99 |',
+);
+console.log('| --- | --- | --- | --- | --- |');
+for (const r of results)
+  console.log(
+    `| ${r.store} | ${r.paced.perSecond} | ${r.paced.lost} | ${ms(r.paced.restToSubmitMs)} | ${ms(r.paced.submitToCallbackMs)} |`,
   );
 const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19) + 'Z';
 const json = JSON.stringify(
   {
     date: new Date().toISOString(),
     machine,
+    speed,
     messages: MESSAGES,
     concurrency: CONCURRENCY,
+    pacedRate: PACED_RATE,
     results,
   },
   null,

@@ -1,6 +1,5 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { formatTime } from '../core/record-time.js';
-import { remembered } from '../core/remembered.js';
+import { countryOf as countryOfDigits } from '../core/phone-number.js';
 import type { Collection } from '../state/collection.js';
 import type {
   CallDirection,
@@ -110,12 +109,6 @@ export function countryOf(party: string): string {
   if (digits === '') return '';
   return countryOfDigits(digits);
 }
-
-/** libphonenumber's full metadata is slow to search: numbers already looked up are kept. */
-const countryOfDigits = remembered(
-  (digits) => parsePhoneNumberFromString(`+${digits}`)?.country ?? '',
-  10_000,
-);
 
 function wholeSeconds(time: Date | number): number {
   const ms = typeof time === 'number' ? time : time.getTime();

@@ -55,14 +55,23 @@ export function signatureV2(authToken: string, url: string, nonce: string): stri
 
 /** The string V3 signs, before `"." + nonce` is appended. */
 export function signatureV3Payload(request: SignedRequest): string {
-  const url = new URL(request.url);
+  return v3Payload(new URL(request.url), request.method, request.params);
+}
+
+function v3Payload(
+  url: URL,
+  method: CallbackMethod,
+  requestParams: Readonly<Record<string, string>>,
+): string {
   const base = urlWithoutQuery(url);
   const queryPairs: Pair[] = [...url.searchParams];
-  const params: Pair[] = Object.entries(request.params);
+  const params: Pair[] = Object.entries(requestParams);
 
-  if (request.method === 'GET') {
+  if (method === 'GET' || params.length === 0) {
     // wire-compat: "GET: URL, then if there are query parameters `?` + all of them sorted by
     // key then value, joined `k=v&k=v`."
+    // With no POST parameters at all the client SDKs that validate these headers sign the URL
+    // as for a GET (no `?`, no `.`), so an empty form is signed that way to stay verifiable.
     const query = sortedQuery([...queryPairs, ...params]);
     return query === '' ? base : `${base}?${query}`;
   }
@@ -70,11 +79,8 @@ export function signatureV3Payload(request: SignedRequest): string {
   // wire-compat: "POST: URL + `?`; if the URL has a query string, its parameters sorted and
   // joined `k=v&...` followed by `.`; then the POST parameters sorted by key, concatenated as
   // `keyvalue` with no separators."
-  // With no POST parameters at all the client SDKs that validate these headers sign the URL as
-  // for a GET (no `?`, no `.`), so an empty form is signed that way to stay verifiable.
-  if (params.length === 0) return signatureV3Payload({ ...request, method: 'GET' });
   const query = sortedQuery(queryPairs);
-  const body = [...params]
+  const body = params
     .sort(byKeyThenValue)
     .map(([k, v]) => k + v)
     .join('');
@@ -97,8 +103,9 @@ export function signatureHeaders(
 ): Record<string, string> {
   // Each message is built once and signed with both tokens; a main account's own callbacks
   // (both tokens the same) need each HMAC once.
-  const v2Message = urlWithoutQuery(new URL(request.url)) + nonce;
-  const v3Message = `${signatureV3Payload(request)}.${nonce}`;
+  const url = new URL(request.url);
+  const v2Message = urlWithoutQuery(url) + nonce;
+  const v3Message = `${v3Payload(url, request.method, request.params)}.${nonce}`;
   const sameToken = tokens.accountToken === tokens.mainToken;
   const v2 = hmacBase64(tokens.accountToken, v2Message);
   const v3 = hmacBase64(tokens.accountToken, v3Message);

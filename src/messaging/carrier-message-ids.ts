@@ -1,3 +1,4 @@
+import type { Scheduler } from '../core/scheduler.js';
 import type { DocumentEntry, DocumentStore } from '../state/document-store.js';
 import { messageIdKeys } from './sms/delivery-receipt.js';
 
@@ -24,12 +25,18 @@ const MEMORY_LIMIT = 200_000;
  */
 export class CarrierMessageIds {
   private readonly recent = new Map<string, PartRef>();
+  /** Receipts waiting for an id this node is about to remember, by key. */
+  private readonly waiters = new Map<string, Set<() => void>>();
 
-  constructor(private readonly store: DocumentStore) {}
+  constructor(
+    private readonly store: DocumentStore,
+    private readonly scheduler: Scheduler,
+  ) {}
 
   remember(carrier: string, carrierId: string, ref: PartRef): Promise<void> {
     const key = `${carrier}:${messageIdKeys(carrierId)[0]}`;
     this.recent.set(key, ref);
+    for (const wake of this.waiters.get(key) ?? []) wake();
     if (this.recent.size > MEMORY_LIMIT) {
       const oldest = this.recent.keys().next().value;
       if (oldest !== undefined) this.recent.delete(oldest);
@@ -48,6 +55,33 @@ export class CarrierMessageIds {
       if (ref) return ref;
     }
     return null;
+  }
+
+  /**
+   * Resolves when this node remembers `carrierId` (a receipt read in the same turn as the
+   * submit_sm_resp that names it), or after `ms` at the latest.
+   */
+  rememberedOrAfter(carrier: string, carrierId: string, ms: number): Promise<void> {
+    const keys = messageIdKeys(carrierId).map((k) => `${carrier}:${k}`);
+    // Remembered while the caller was still looking it up in the store.
+    if (keys.some((key) => this.recent.has(key))) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        timer.cancel();
+        for (const key of keys) {
+          const set = this.waiters.get(key);
+          set?.delete(wake);
+          if (set?.size === 0) this.waiters.delete(key);
+        }
+        resolve();
+      };
+      const timer = this.scheduler.after(ms, wake);
+      for (const key of keys) {
+        let set = this.waiters.get(key);
+        if (!set) this.waiters.set(key, (set = new Set()));
+        set.add(wake);
+      }
+    });
   }
 
   async forget(carrier: string, carrierIds: string[]): Promise<void> {

@@ -1,5 +1,5 @@
 import type { CallbackDelivery, RetryQueue } from '../callbacks/index.js';
-import { pause, type Scheduler } from '../core/scheduler.js';
+import type { Scheduler } from '../core/scheduler.js';
 import { countryOf } from '../core/phone-number.js';
 import { newUuid } from '../core/ids.js';
 import { invalidParameter } from '../core/errors.js';
@@ -83,7 +83,7 @@ export class MessagePipeline {
   constructor(options: MessagePipelineOptions) {
     this.options = options;
     this.state = options.state;
-    this.carrierIds = new CarrierMessageIds(options.state.store);
+    this.carrierIds = new CarrierMessageIds(options.state.store, options.scheduler);
   }
 
   /**
@@ -236,11 +236,12 @@ export class MessagePipeline {
   /** A delivery receipt from `carrier`; an id nobody sent is logged and counted. */
   async receipt(carrier: string, receipt: DeliveryReceipt): Promise<void> {
     let ref = await this.carrierIds.find(carrier, receipt.messageId);
-    // Some SMSCs send a receipt before the submit_sm_resp that names its id: give the answer
-    // a moment to arrive before calling the receipt unknown.
+    // Some SMSCs send a receipt before the submit_sm_resp that names its id, or in the same
+    // segment, read before the answer is handled: give the answer a moment to arrive before
+    // calling the receipt unknown.
     for (const waitMs of RECEIPT_GRACE_MS) {
       if (ref) break;
-      await pause(this.options.scheduler, waitMs);
+      await this.carrierIds.rememberedOrAfter(carrier, receipt.messageId, waitMs);
       ref = await this.carrierIds.find(carrier, receipt.messageId);
     }
     if (!ref) {

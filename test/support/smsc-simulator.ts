@@ -36,6 +36,8 @@ export interface SmscOptions {
   autoReceipt?: ReceiptStat | null;
   /** Receipt style: TLVs and text (default), text only, or TLVs only. */
   receiptStyle?: 'both' | 'text' | 'tlv';
+  /** With autoReceipt: the receipt goes out before the submit_sm_resp, as some SMSCs do. */
+  receiptFirst?: boolean;
 }
 
 /** smpp's session, as far as the simulator uses it. */
@@ -67,6 +69,7 @@ export class SmscSimulator {
       ids: 'hex',
       autoReceipt: null,
       receiptStyle: 'both',
+      receiptFirst: false,
       ...options,
     };
     this.server = smpp.createServer({}, (session: Session) => this.accept(session));
@@ -193,6 +196,9 @@ export class SmscSimulator {
   }
 
   private accept(session: Session): void {
+    // As a carrier's SMSC would: an answer and the receipt after it are not held back by
+    // Nagle's algorithm waiting for the gateway's delayed ACK.
+    session.socket.setNoDelay(true);
     session.on('error', () => session.socket.destroy());
     session.on('close', () => this.sessions.delete(session));
     session.on('bind_transceiver', (pdu: PduObject) => {
@@ -251,9 +257,13 @@ export class SmscSimulator {
               },
         messageId,
       });
+      const receipt = () => {
+        if (this.options.autoReceipt)
+          void this.receipt(messageId, this.options.autoReceipt).catch(() => undefined);
+      };
+      if (this.options.receiptFirst) receipt();
       session.send(pdu.response({ message_id: messageId }));
-      if (this.options.autoReceipt)
-        void this.receipt(messageId, this.options.autoReceipt).catch(() => undefined);
+      if (!this.options.receiptFirst) receipt();
     };
     if (this.held) this.held.push(answer);
     else answer();

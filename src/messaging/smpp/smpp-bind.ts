@@ -471,6 +471,12 @@ export class SmppBind {
   private send(pdu: Pdu): void {
     const socket = this.socket;
     if (!socket || socket.destroyed) return;
+    // The PDUs of one turn of the event loop (a window of submits, the answers to a burst of
+    // receipts) leave in one system call.
+    if (socket.writableCorked === 0) {
+      socket.cork();
+      setImmediate(() => socket.uncork());
+    }
     try {
       socket.write(encodePdu(pdu));
     } catch (error) {

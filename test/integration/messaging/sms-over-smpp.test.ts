@@ -272,6 +272,15 @@ describe('SMS over SMPP: a carrier that misbehaves', () => {
     expect(gw.logs.join('\n')).toContain('already bound');
   });
 
+  it('follows a receipt the SMSC sends before the submit_sm_resp that names its id', async () => {
+    smsc = await SmscSimulator.start({ autoReceipt: 'DELIVRD', receiptFirst: true });
+    ({ gw, base } = await gatewayWith(smsc));
+    const { uuids } = await burst(3);
+    for (const uuid of uuids)
+      await until(async () => (await stateOf(gw, base, uuid)).message_state === 'delivered');
+    expect(gw.logs.join('\n')).not.toContain('delivery receipt for a message id nobody sent');
+  });
+
   it('matches receipts whatever way the carrier writes the id, and maps errors', async () => {
     smsc = await SmscSimulator.start({ ids: 'decimal' });
     ({ gw, base } = await gatewayWith(smsc));
