@@ -13,6 +13,7 @@ import {
   type CallbackJob,
   type SigningKeys,
 } from './callbacks/index.js';
+import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
 import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
 import { RecordRetention } from './call/record-retention.js';
@@ -102,8 +103,9 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   let listening = false;
   const registry = new Registry();
   const scheduler = options.scheduler ?? systemScheduler;
+  const keys = recentSigningKeys(signingKeys(state), scheduler);
   const callbacks = new CallbackDelivery({
-    keys: signingKeys(state),
+    keys,
     queue: config.redisUrl
       ? new BullMqRetryQueue<CallbackJob>({
           redisUrl: config.redisUrl,
@@ -138,7 +140,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
 
   const messaging = new MessagingService({
     state,
-    keys: signingKeys(state),
+    keys,
     sendQueue: config.redisUrl
       ? new BullMqRetryQueue<SendJob>({
           redisUrl: config.redisUrl,

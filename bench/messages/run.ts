@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import { startRedis } from '../../test/support/redis-server.js';
 import { startGatewayProcess } from '../api/gateway-process.js';
 import { describeMachine } from '../api/machine.js';
@@ -53,6 +54,11 @@ interface Result {
   /** The SMSC simulator's process and this one (REST client and callback receiver). */
   smscCpuMsPerMessage: number;
   harnessCpuMsPerMessage: number;
+  /** redis-server's CPU and commands per message (Redis store only). */
+  redisCpuMsPerMessage: number | null;
+  redisCommandsPerMessage: number | null;
+  /** The commands behind that figure, the most frequent first. */
+  redisCommandMix: Record<string, number> | null;
   /** The same messages sent at PACED_RATE: latencies without queueing. */
   paced: {
     perSecond: number;
@@ -156,6 +162,7 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
 
   // Saturated: CONCURRENCY requests in flight for MESSAGES messages.
   const saturated = Array.from({ length: MESSAGES }, (_, k) => numberIn('447400', k));
+  const redisBefore = redis ? await redisUsage(redis.url) : null;
   const cpuBefore = cpuNow(gateway.pid, smsc.pid);
   const started = now();
   let next = 0;
@@ -167,6 +174,7 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
   );
   await waitDelivered(saturated);
   const cpuAfter = cpuNow(gateway.pid, smsc.pid);
+  const redisAfter = redis ? await redisUsage(redis.url) : null;
   const finished = Math.max(...saturated.map((d) => delivered.get(d) ?? 0));
   const seconds = (finished - started) / 1000;
 
@@ -218,12 +226,47 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
     gatewayCpuMsPerMessage: perMessage(cpuBefore.gateway, cpuAfter.gateway),
     smscCpuMsPerMessage: perMessage(cpuBefore.smsc, cpuAfter.smsc),
     harnessCpuMsPerMessage: perMessage(cpuBefore.harness, cpuAfter.harness),
+    redisCpuMsPerMessage:
+      redisBefore && redisAfter ? perMessage(redisBefore.cpu, redisAfter.cpu) : null,
+    redisCommandsPerMessage:
+      redisBefore && redisAfter
+        ? round((redisAfter.commands - redisBefore.commands) / MESSAGES)
+        : null,
+    redisCommandMix:
+      redisBefore && redisAfter
+        ? Object.fromEntries(
+            Object.entries(redisAfter.byCommand)
+              .map(
+                ([k, v]) => [k, round((v - (redisBefore.byCommand[k] ?? 0)) / MESSAGES)] as const,
+              )
+              .filter(([, v]) => v > 0)
+              .sort((a, b) => b[1] - a[1]),
+          )
+        : null,
     paced: {
       perSecond: Math.round(deliveredOf(paced).length / ((pacedFinished - pacedStart) / 1000)),
       lost: PACED_MESSAGES - deliveredOf(paced).length + pacedFailures,
       ...latencies(paced),
     },
   };
+}
+
+/** redis-server's CPU seconds and commands processed so far. */
+async function redisUsage(url: string) {
+  const client = new Redis(url);
+  try {
+    const info = await client.info('all');
+    const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)![1]);
+    return {
+      cpu: field('used_cpu_sys') + field('used_cpu_user'),
+      commands: field('total_commands_processed'),
+      byCommand: Object.fromEntries(
+        [...info.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
+      ),
+    };
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** The k-th number of a block of a million under `prefix`. */
@@ -253,12 +296,12 @@ console.log(
   `bench:messages, ${MESSAGES} messages, ${CONCURRENCY} requests in flight; ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}; speed probe ${JSON.stringify(speed)}`,
 );
 console.log(
-  '| store | messages/s end to end | lost | REST → submit_sm p50 / p99 | submit_sm → delivered callback p50 / p99 | CPU per message: gateway / SMSC / REST client and receiver |',
+  '| store | messages/s end to end | lost | REST → submit_sm p50 / p99 | submit_sm → delivered callback p50 / p99 | CPU per message: gateway / SMSC / REST client and receiver / redis-server | Redis commands per message |',
 );
-console.log('| --- | --- | --- | --- | --- | --- |');
+console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results)
   console.log(
-    `| ${r.store} | ${r.perSecond} | ${r.lost} | ${ms(r.restToSubmitMs)} | ${ms(r.submitToCallbackMs)} | ${r.gatewayCpuMsPerMessage} / ${r.smscCpuMsPerMessage} / ${r.harnessCpuMsPerMessage} ms |`,
+    `| ${r.store} | ${r.perSecond} | ${r.lost} | ${ms(r.restToSubmitMs)} | ${ms(r.submitToCallbackMs)} | ${r.gatewayCpuMsPerMessage} / ${r.smscCpuMsPerMessage} / ${r.harnessCpuMsPerMessage} / ${r.redisCpuMsPerMessage ?? '-'} ms | ${r.redisCommandsPerMessage ?? '-'} |`,
   );
 console.log(`\nPaced at ${PACED_RATE} messages/s (${PACED_MESSAGES} messages):`);
 console.log(

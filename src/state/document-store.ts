@@ -75,15 +75,24 @@ export function uniqueId(key: UniqueKey): string {
   return `${key.space}:${key.value}`;
 }
 
-/** The unique keys and indexes of `previous` that `next` no longer holds, and the new ones. */
+/**
+ * What a write changes against `previous` (the entry of the document it replaces): unique keys
+ * claimed and released, indexes to write (all of them for a new document or a new score, else
+ * only those `previous` did not hold) and indexes to leave.
+ */
 export function entryChanges(next: DocumentEntry, previous?: DocumentEntry) {
   const prevUnique = new Set((previous?.unique ?? []).map(uniqueId));
   const nextUnique = new Set(next.unique.map(uniqueId));
   const prevIndexes = new Set(previous?.indexes ?? []);
   const nextIndexes = new Set(next.indexes);
+  const all = [ALL_INDEX, ...next.indexes];
   return {
     claimed: next.unique.filter((u) => !prevUnique.has(uniqueId(u))),
     released: (previous?.unique ?? []).filter((u) => !nextUnique.has(uniqueId(u))),
+    writtenIndexes:
+      previous === undefined || previous.score !== next.score
+        ? all
+        : all.filter((i) => i !== ALL_INDEX && !prevIndexes.has(i)),
     droppedIndexes: [...prevIndexes].filter((i) => !nextIndexes.has(i)),
   };
 }

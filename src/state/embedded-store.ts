@@ -66,7 +66,7 @@ export class EmbeddedStore implements DocumentStore {
     previous?: DocumentEntry,
   ): Promise<void> {
     const owner = { tenant, id };
-    const { claimed, released, droppedIndexes } = entryChanges(entry, previous);
+    const { claimed, released, writtenIndexes, droppedIndexes } = entryChanges(entry, previous);
     for (const key of claimed) {
       // A key this document did not hold before is taken if anyone holds it, this very id
       // included: creating a document whose id already exists is a clash, not an overwrite.
@@ -77,15 +77,13 @@ export class EmbeddedStore implements DocumentStore {
     for (const unique of claimed) this.unique.set(uniqueId(unique), owner);
     for (const unique of released) this.unique.delete(uniqueId(unique));
     this.docs.set(key, text);
-    for (const index of [ALL_INDEX, ...entry.indexes]) {
-      this.index(kind, tenant, index).set(id, entry.score);
-    }
+    for (const index of writtenIndexes) this.index(kind, tenant, index).set(id, entry.score);
     for (const index of droppedIndexes) this.index(kind, tenant, index).delete(id);
     if (!this.log) return;
     let lines = docLine(key, text);
     for (const unique of claimed) lines += uniqueLine(uniqueId(unique), owner);
     for (const unique of released) lines += line(['U', uniqueId(unique)]);
-    for (const index of [ALL_INDEX, ...entry.indexes]) {
+    for (const index of writtenIndexes) {
       lines += line(['i', indexKey(kind, tenant, index), id, entry.score]);
     }
     for (const index of droppedIndexes) lines += line(['I', indexKey(kind, tenant, index), id]);

@@ -45,7 +45,7 @@ export class RedisStore implements DocumentStore {
     entry: DocumentEntry,
     previous?: DocumentEntry,
   ): Promise<void> {
-    const { claimed, released, droppedIndexes } = entryChanges(entry, previous);
+    const { claimed, released, writtenIndexes, droppedIndexes } = entryChanges(entry, previous);
     const taken: UniqueKey[] = [];
     const owner = JSON.stringify({ tenant, id });
     for (const key of claimed) {
@@ -59,12 +59,16 @@ export class RedisStore implements DocumentStore {
       if (taken.length > 0) await this.redis.del(...taken.map(uniqueKey));
       throw new UniqueViolation(key.space, key.value);
     }
-    const multi = this.redis.multi().set(docKey(kind, tenant, id), JSON.stringify(doc));
-    for (const index of [ALL_INDEX, ...entry.indexes]) {
-      multi.zadd(indexKey(kind, tenant, index), entry.score, id);
+    if (writtenIndexes.length === 0 && droppedIndexes.length === 0) {
+      // Only the document changes: one command, atomic on its own.
+      await this.redis.set(docKey(kind, tenant, id), JSON.stringify(doc));
+    } else {
+      const multi = this.redis.multi().set(docKey(kind, tenant, id), JSON.stringify(doc));
+      for (const index of writtenIndexes)
+        multi.zadd(indexKey(kind, tenant, index), entry.score, id);
+      for (const index of droppedIndexes) multi.zrem(indexKey(kind, tenant, index), id);
+      await multi.exec();
     }
-    for (const index of droppedIndexes) multi.zrem(indexKey(kind, tenant, index), id);
-    await multi.exec();
     if (released.length > 0) await this.releaseUnique(released, tenant, id);
   }
 

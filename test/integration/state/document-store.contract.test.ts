@@ -112,6 +112,19 @@ describe.each(targets)('DocumentStore contract: %s', (_name, open) => {
     await store.put('thing', 'MA2', 'b', {}, entry(1, [], ['alice']));
   });
 
+  it('keeps index entries through updates that change only the document, and moves them with a new score', async () => {
+    await store.put('thing', 'MA1', 'a', { v: 1 }, entry(5, ['tag:red']));
+    await store.put('thing', 'MA1', 'b', { v: 1 }, entry(7, ['tag:red']));
+    await store.put('thing', 'MA1', 'a', { v: 2 }, entry(5, ['tag:red']), entry(5, ['tag:red']));
+    const red = () => store.page('thing', 'MA1', { index: 'tag:red', offset: 0, limit: 0 });
+    const all = () => store.page('thing', 'MA1', { offset: 0, limit: 0, ascending: true });
+    expect((await red()).items).toEqual([{ v: 1 }, { v: 2 }]);
+    expect((await all()).items).toEqual([{ v: 2 }, { v: 1 }]);
+    await store.put('thing', 'MA1', 'a', { v: 3 }, entry(9, ['tag:red']), entry(5, ['tag:red']));
+    expect((await all()).items).toEqual([{ v: 1 }, { v: 3 }]);
+    expect((await red()).items).toEqual([{ v: 3 }, { v: 1 }]);
+  });
+
   it('removes a document with its index entries and unique keys', async () => {
     await store.put('thing', 'MA1', 'a', { v: 1 }, entry(1, ['tag:red'], ['alice']));
     await store.remove('thing', 'MA1', 'a', entry(1, ['tag:red'], ['alice']));
