@@ -27,13 +27,26 @@ export interface ResourceSpec<
   present(principal: Principal, record: T): Static<V>;
   /** Checks the body and builds the record to store; throws an ApiError naming the field. */
   create(principal: Principal, body: Static<C>): Promise<T>;
-  /** The 201 answer beside api_id. */
+  /** The 201 answer beside api_id, and its schema (any object when not given). */
   created(record: T): Record<string, unknown>;
+  createdAnswer?: TSchema;
   update(principal: Principal, current: T, body: Static<U>): Promise<T>;
-  /** The 200 answer's message. */
-  updated: string;
+  /** The 200 answer to an update beside api_id, and its schema (`message` when not given). */
+  updated(record: T): Record<string, unknown>;
+  updatedAnswer?: TSchema;
   /** May refuse a delete (409 naming what holds the record). */
   beforeDelete?(record: T): Promise<void>;
+  /** What a write or a delete changes elsewhere (other records that pointed at this one). */
+  afterWrite?(record: T): Promise<void>;
+  afterDelete?(record: T): Promise<void>;
+  /** List filters besides limit and offset: their schema, and the filter a query makes. */
+  listFilters?: {
+    query: TSchema;
+    filter(query: Record<string, string | undefined>): {
+      subaccount?: string;
+      match?: (record: T) => boolean;
+    };
+  };
 }
 
 export function resourceRoutes<
@@ -55,13 +68,14 @@ export function resourceRoutes<
       params: AuthIdParams,
       body: spec.createBody,
       response: {
-        201: Type.Record(Type.String(), Type.Unknown()),
+        201: spec.createdAnswer ?? Type.Record(Type.String(), Type.Unknown()),
         ...errorResponses(400, 401, 409, 422),
       },
     },
     handler: async (request, reply) => {
       const record = await spec.create(request.principal, request.body as Static<C>);
       await spec.collection.create(record);
+      await spec.afterWrite?.(record);
       reply.code(201);
       return { api_id: request.id, ...spec.created(record) };
     },
@@ -71,13 +85,23 @@ export function resourceRoutes<
     schema: {
       tags,
       params: AuthIdParams,
-      querystring: ListQuery,
+      querystring: spec.listFilters
+        ? Type.Intersect([ListQuery, spec.listFilters.query])
+        : ListQuery,
       response: { 200: ListBody(spec.view), ...errorResponses(400, 401) },
     },
     handler: async (request) => {
       const { principal } = request;
       const { limit, offset } = request.query;
-      const page = await listVisible(spec.collection, principal, { limit, offset });
+      const { subaccount, match } =
+        spec.listFilters?.filter(request.query as unknown as Record<string, string | undefined>) ??
+        {};
+      const page = await listVisible(
+        spec.collection,
+        principal,
+        { limit, offset, ...(subaccount === undefined ? {} : { subaccount }) },
+        match,
+      );
       // The view schema is the resource's own: TypeScript cannot follow it through the generic.
       return uris.list(
         request,
@@ -104,13 +128,17 @@ export function resourceRoutes<
       tags,
       params: IdParams,
       body: spec.updateBody,
-      response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409) },
+      response: {
+        200: spec.updatedAnswer ?? MessageBody,
+        ...errorResponses(400, 401, 404, 409, 422),
+      },
     },
     handler: async (request) => {
       const current = await find(request.principal, request.params.id);
       const next = await spec.update(request.principal, current, request.body as Static<U>);
       await spec.collection.update(next, current);
-      return { api_id: request.id, message: spec.updated };
+      await spec.afterWrite?.(next);
+      return { api_id: request.id, ...spec.updated(next) } as never;
     },
   });
 
@@ -124,6 +152,7 @@ export function resourceRoutes<
       const found = await find(request.principal, request.params.id);
       await spec.beforeDelete?.(found);
       await spec.collection.remove(found);
+      await spec.afterDelete?.(found);
       return reply.code(204).send(null);
     },
   });

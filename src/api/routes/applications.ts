@@ -5,19 +5,9 @@ import type { ApplicationRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { formatTime } from '../../core/record-time.js';
-import { findVisible, listVisible } from '../owned-resources.js';
 import { resolveSubaccount } from '../ownership.js';
-import {
-  AuthIdParams,
-  errorResponses,
-  HttpMethod,
-  HttpUrl,
-  ListBody,
-  ListQuery,
-  MessageBody,
-  Nullable,
-  WithApiId,
-} from '../schemas.js';
+import { resourceRoutes } from '../resource-routes.js';
+import { HttpMethod, HttpUrl, Nullable } from '../schemas.js';
 
 const AppName = Type.String({
   pattern: '^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$',
@@ -70,8 +60,6 @@ const Application = Type.Object({
   resource_uri: Type.String(),
 });
 
-const AppParams = Type.Object({ auth_id: Type.String(), app_id: Type.String() });
-
 export function applicationRoutes(app: TypedApp, context: ApiContext): void {
   const { state, uris, clock, sipDomain } = context;
 
@@ -96,9 +84,6 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
     resource_uri: uris.account(principal.authId, 'Application', a.app_id),
   });
 
-  const find = (principal: Principal, id: string) =>
-    findVisible(state.applications, principal, id, 'application');
-
   /** At most one default number app and one default endpoint app per (sub)account. */
   const clearOtherDefaults = async (chosen: ApplicationRecord) => {
     if (!chosen.default_number_app && !chosen.default_endpoint_app) return;
@@ -119,22 +104,20 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
     }
   };
 
-  app.post('/v1/Account/:auth_id/Application/', {
-    schema: {
-      tags: ['Application'],
-      params: AuthIdParams,
-      body: CreateBody,
-      response: {
-        201: Type.Object({ api_id: Type.String(), message: Type.String(), app_id: Type.String() }),
-        ...errorResponses(400, 401, 422),
-      },
-    },
-    handler: async (request, reply) => {
-      const b = request.body;
+  resourceRoutes(app, context, {
+    path: 'Application',
+    tag: 'Application',
+    what: 'application',
+    collection: state.applications,
+    view: Application,
+    createBody: CreateBody,
+    updateBody: UpdateBody,
+    present,
+    create: async (principal, b) => {
       const now = clock.now();
-      const record: ApplicationRecord = {
-        account: request.principal.tenant,
-        subaccount: await resolveSubaccount(state, request.principal, b.subaccount),
+      return {
+        account: principal.tenant,
+        subaccount: await resolveSubaccount(state, principal, b.subaccount),
         created: now,
         modified: now,
         app_id: newNumericId(17),
@@ -151,107 +134,39 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
         default_number_app: b.default_number_app ?? false,
         default_endpoint_app: b.default_endpoint_app ?? false,
       };
-      await state.applications.create(record);
-      await clearOtherDefaults(record);
-      reply.code(201);
-      return { api_id: request.id, message: 'created', app_id: record.app_id };
     },
-  });
-
-  app.get('/v1/Account/:auth_id/Application/', {
-    schema: {
-      tags: ['Application'],
-      params: AuthIdParams,
-      querystring: Type.Intersect([
-        ListQuery,
-        Type.Object({
-          app_name: Type.Optional(Type.String({ description: 'text the name contains' })),
-          subaccount: Type.Optional(Type.String()),
-        }),
-      ]),
-      response: { 200: ListBody(Application), ...errorResponses(400, 401) },
-    },
-    handler: async (request) => {
-      const { limit, offset, app_name, subaccount } = request.query;
-      const principal = request.principal;
-      const needle = app_name?.toLowerCase();
-      const { items: apps, total } = await listVisible(
-        state.applications,
-        principal,
-        { limit, offset, subaccount },
-        needle ? (a) => a.app_name.toLowerCase().includes(needle) : undefined,
-      );
-      return uris.list(
-        request,
-        { limit, offset, total },
-        apps.map((a) => present(principal, a)),
-      );
-    },
-  });
-
-  app.get('/v1/Account/:auth_id/Application/:app_id/', {
-    schema: {
-      tags: ['Application'],
-      params: AppParams,
-      response: {
-        200: WithApiId(Application),
-        ...errorResponses(401, 404),
-      },
-    },
-    handler: async (request) => {
-      const found = await find(request.principal, request.params.app_id);
-      return { api_id: request.id, ...present(request.principal, found) };
-    },
-  });
-
-  app.post('/v1/Account/:auth_id/Application/:app_id/', {
-    schema: {
-      tags: ['Application'],
-      params: AppParams,
-      body: UpdateBody,
-      response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
-    },
-    handler: async (request) => {
-      const current = await find(request.principal, request.params.app_id);
-      const b = request.body;
-      const next: ApplicationRecord = {
-        ...current,
-        subaccount:
-          b.subaccount === undefined
-            ? current.subaccount
-            : await resolveSubaccount(state, request.principal, b.subaccount),
-        modified: clock.now(),
-        app_name: b.app_name ?? current.app_name,
-        answer_url: b.answer_url ?? current.answer_url,
-        answer_method: b.answer_method ?? current.answer_method,
-        hangup_url: b.hangup_url === undefined ? current.hangup_url : b.hangup_url || null,
-        hangup_method: b.hangup_method ?? current.hangup_method,
-        fallback_answer_url:
-          b.fallback_answer_url === undefined
-            ? current.fallback_answer_url
-            : b.fallback_answer_url || null,
-        fallback_method: b.fallback_method ?? current.fallback_method,
-        message_url: b.message_url === undefined ? current.message_url : b.message_url || null,
-        message_method: b.message_method ?? current.message_method,
-        default_number_app: b.default_number_app ?? current.default_number_app,
-        default_endpoint_app: b.default_endpoint_app ?? current.default_endpoint_app,
-      };
-      await state.applications.update(next, current);
-      await clearOtherDefaults(next);
-      return { api_id: request.id, message: 'changed' };
-    },
-  });
-
-  app.delete('/v1/Account/:auth_id/Application/:app_id/', {
-    schema: {
-      tags: ['Application'],
-      params: AppParams,
-      response: { 204: Type.Null(), ...errorResponses(401, 404) },
-    },
-    handler: async (request, reply) => {
-      const found = await find(request.principal, request.params.app_id);
-      await state.applications.remove(found);
-      // Numbers and endpoints that pointed at it are left without an application.
+    created: (a) => ({ message: 'created', app_id: a.app_id }),
+    createdAnswer: Type.Object({
+      api_id: Type.String(),
+      message: Type.String(),
+      app_id: Type.String(),
+    }),
+    update: async (principal, current, b) => ({
+      ...current,
+      subaccount:
+        b.subaccount === undefined
+          ? current.subaccount
+          : await resolveSubaccount(state, principal, b.subaccount),
+      modified: clock.now(),
+      app_name: b.app_name ?? current.app_name,
+      answer_url: b.answer_url ?? current.answer_url,
+      answer_method: b.answer_method ?? current.answer_method,
+      hangup_url: b.hangup_url === undefined ? current.hangup_url : b.hangup_url || null,
+      hangup_method: b.hangup_method ?? current.hangup_method,
+      fallback_answer_url:
+        b.fallback_answer_url === undefined
+          ? current.fallback_answer_url
+          : b.fallback_answer_url || null,
+      fallback_method: b.fallback_method ?? current.fallback_method,
+      message_url: b.message_url === undefined ? current.message_url : b.message_url || null,
+      message_method: b.message_method ?? current.message_method,
+      default_number_app: b.default_number_app ?? current.default_number_app,
+      default_endpoint_app: b.default_endpoint_app ?? current.default_endpoint_app,
+    }),
+    updated: () => ({ message: 'changed' }),
+    afterWrite: clearOtherDefaults,
+    // Numbers and endpoints that pointed at it are left without an application.
+    afterDelete: async (found) => {
       const attached = `app:${found.app_id}`;
       for (const n of await state.numbers.all(found.account, attached)) {
         await state.numbers.update({ ...n, app_id: null }, n);
@@ -259,7 +174,19 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
       for (const e of await state.endpoints.all(found.account, attached)) {
         await state.endpoints.update({ ...e, app_id: null }, e);
       }
-      return reply.code(204).send(null);
+    },
+    listFilters: {
+      query: Type.Object({
+        app_name: Type.Optional(Type.String({ description: 'text the name contains' })),
+        subaccount: Type.Optional(Type.String()),
+      }),
+      filter: ({ app_name, subaccount }) => {
+        const needle = app_name?.toLowerCase();
+        return {
+          subaccount,
+          match: needle ? (a) => a.app_name.toLowerCase().includes(needle) : undefined,
+        };
+      },
     },
   });
 }

@@ -120,7 +120,7 @@ export function powerpackRoutes(app: TypedApp, context: ApiContext): void {
         modified: clock.now(),
       };
     },
-    updated: 'changed',
+    updated: () => ({ message: 'changed' }),
   });
 
   const findPool = (principal: Principal, id: string) =>

@@ -5,15 +5,9 @@ import type { TrunkRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { findVisible, listVisible, visibleTo } from '../owned-resources.js';
-import {
-  AuthIdParams,
-  errorResponses,
-  ListBody,
-  ListQuery,
-  Nullable,
-  WithApiId,
-} from '../schemas.js';
+import { visibleTo } from '../owned-resources.js';
+import { resourceRoutes } from '../resource-routes.js';
+import { Nullable } from '../schemas.js';
 
 const Name = Type.String({ maxLength: 100, description: 'at most 100 characters' });
 const Direction = Type.Literal('inbound', {
@@ -28,8 +22,6 @@ const FallbackUri = Type.String({
   maxLength: 64,
   description: 'the uri_uuid of one of your origination URIs, or empty for none',
 });
-
-const TrunkParams = Type.Object({ auth_id: Type.String(), trunk_id: Type.String() });
 
 const Trunk = Type.Object({
   trunk_id: Type.String(),
@@ -99,35 +91,42 @@ async function checkDestinations(
   );
 }
 
-export function trunkRoutes(app: TypedApp, { state, uris, clock }: ApiContext): void {
-  const present = (principal: Principal, t: TrunkRecord) => ({
-    trunk_id: t.trunk_id,
-    name: t.name,
-    trunk_direction: t.trunk_direction,
-    primary_uri_uuid: t.primary_uri_uuid,
-    fallback_uri_uuid: t.fallback_uri_uuid,
-    resource_uri: uris.account(principal.authId, 'SipTrunk', 'Trunk', t.trunk_id),
-  });
-  const findTrunk = (principal: Principal, id: string): Promise<TrunkRecord> =>
-    findVisible(state.trunks, principal, id, 'trunk');
+const CreateBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    trunk_direction: Direction,
+    primary_uri_uuid: PrimaryUri,
+    fallback_uri_uuid: Type.Optional(FallbackUri),
+  },
+  { required: ['trunk_direction', 'primary_uri_uuid'] },
+);
 
-  app.post('/v1/Account/:auth_id/SipTrunk/Trunk/', {
-    schema: {
-      tags: ['Trunk'],
-      params: AuthIdParams,
-      body: Type.Object(
-        {
-          name: Type.Optional(Name),
-          trunk_direction: Direction,
-          primary_uri_uuid: PrimaryUri,
-          fallback_uri_uuid: Type.Optional(FallbackUri),
-        },
-        { required: ['trunk_direction', 'primary_uri_uuid'] },
-      ),
-      response: { 201: TrunkChanged, ...errorResponses(400, 401, 422) },
-    },
-    handler: async (request, reply) => {
-      const { principal, body } = request;
+const UpdateBody = Type.Object({
+  name: Type.Optional(Name),
+  trunk_direction: Type.Optional(Direction),
+  primary_uri_uuid: Type.Optional(PrimaryUri),
+  fallback_uri_uuid: Type.Optional(FallbackUri),
+});
+
+export function trunkRoutes(app: TypedApp, context: ApiContext): void {
+  const { state, uris, clock } = context;
+  resourceRoutes(app, context, {
+    path: 'SipTrunk/Trunk',
+    tag: 'Trunk',
+    what: 'trunk',
+    collection: state.trunks,
+    view: Trunk,
+    createBody: CreateBody,
+    updateBody: UpdateBody,
+    present: (principal, t) => ({
+      trunk_id: t.trunk_id,
+      name: t.name,
+      trunk_direction: t.trunk_direction,
+      primary_uri_uuid: t.primary_uri_uuid,
+      fallback_uri_uuid: t.fallback_uri_uuid,
+      resource_uri: uris.account(principal.authId, 'SipTrunk', 'Trunk', t.trunk_id),
+    }),
+    create: async (principal, body) => {
       const record: TrunkRecord = {
         account: principal.tenant,
         subaccount: principal.isMain ? null : principal.authId,
@@ -139,65 +138,11 @@ export function trunkRoutes(app: TypedApp, { state, uris, clock }: ApiContext): 
         fallback_uri_uuid: body.fallback_uri_uuid || null,
       };
       await checkDestinations(state, principal, record);
-      await state.trunks.create(record);
-      reply.code(201);
-      return {
-        api_id: request.id,
-        message: 'Trunk created successfully.',
-        trunk_id: record.trunk_id,
-      };
+      return record;
     },
-  });
-
-  app.get('/v1/Account/:auth_id/SipTrunk/Trunk/', {
-    schema: {
-      tags: ['Trunk'],
-      params: AuthIdParams,
-      querystring: ListQuery,
-      response: { 200: ListBody(Trunk), ...errorResponses(400, 401) },
-    },
-    handler: async (request) => {
-      const { principal } = request;
-      const { limit, offset } = request.query;
-      const page = await listVisible(state.trunks, principal, { limit, offset });
-      return uris.list(
-        request,
-        { limit, offset, total: page.total },
-        page.items.map((t) => present(principal, t)),
-      );
-    },
-  });
-
-  app.get('/v1/Account/:auth_id/SipTrunk/Trunk/:trunk_id/', {
-    schema: {
-      tags: ['Trunk'],
-      params: TrunkParams,
-      response: {
-        200: WithApiId(Trunk),
-        ...errorResponses(401, 404),
-      },
-    },
-    handler: async (request) => {
-      const found = await findTrunk(request.principal, request.params.trunk_id);
-      return { api_id: request.id, ...present(request.principal, found) };
-    },
-  });
-
-  app.post('/v1/Account/:auth_id/SipTrunk/Trunk/:trunk_id/', {
-    schema: {
-      tags: ['Trunk'],
-      params: TrunkParams,
-      body: Type.Object({
-        name: Type.Optional(Name),
-        trunk_direction: Type.Optional(Direction),
-        primary_uri_uuid: Type.Optional(PrimaryUri),
-        fallback_uri_uuid: Type.Optional(FallbackUri),
-      }),
-      response: { 200: TrunkChanged, ...errorResponses(400, 401, 404) },
-    },
-    handler: async (request) => {
-      const { principal, body } = request;
-      const current = await findTrunk(principal, request.params.trunk_id);
+    created: (t) => ({ message: 'Trunk created successfully.', trunk_id: t.trunk_id }),
+    createdAnswer: TrunkChanged,
+    update: async (principal, current, body) => {
       const next: TrunkRecord = {
         ...current,
         name: body.name ?? current.name,
@@ -208,25 +153,9 @@ export function trunkRoutes(app: TypedApp, { state, uris, clock }: ApiContext): 
             : body.fallback_uri_uuid || null,
       };
       await checkDestinations(state, principal, next);
-      await state.trunks.update(next, current);
-      return {
-        api_id: request.id,
-        message: 'Trunk updated successfully.',
-        trunk_id: current.trunk_id,
-      };
+      return next;
     },
-  });
-
-  app.delete('/v1/Account/:auth_id/SipTrunk/Trunk/:trunk_id/', {
-    schema: {
-      tags: ['Trunk'],
-      params: TrunkParams,
-      response: { 204: Type.Null(), ...errorResponses(401, 404) },
-    },
-    handler: async (request, reply) => {
-      const found = await findTrunk(request.principal, request.params.trunk_id);
-      await state.trunks.remove(found);
-      return reply.code(204).send(null);
-    },
+    updated: (t) => ({ message: 'Trunk updated successfully.', trunk_id: t.trunk_id }),
+    updatedAnswer: TrunkChanged,
   });
 }
