@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { URI_FORMATS } from '../../../src/api/routes/origination-uris.js';
+import { URI_FORMATS } from '../../../src/sip/origination-uri-format.js';
 import { startGateway, UUID, type Credentials, type TestGateway } from '../../support/gateway.js';
 import { describeEachStore } from '../../support/stores.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { originationUriProblem } from '../../../src/api/routes/origination-uris.js';
+import { originationUriProblem } from '../../../src/sip/origination-uri-format.js';
 
 describe('origination URI formats', () => {
   it.each([
