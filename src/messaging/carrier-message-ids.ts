@@ -12,7 +12,16 @@ export interface PartRef {
 const KIND = 'carrier_message_id';
 /** Every carrier id lives under one tenant: a receipt names no account. */
 const TENANT = 'carriers';
-const ENTRY: DocumentEntry = { score: 0, indexes: [], unique: [] };
+/** Scored by when the part was sent, so that ids whose receipt never came can be swept. */
+const entry = (sentAt: number): DocumentEntry => ({ score: sentAt, indexes: [], unique: [] });
+/** How long a sent part's id waits for its receipt (carriers keep trying for two or three days). */
+export const CARRIER_ID_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const SWEEP_BATCH = 500;
+
+/** What the store keeps: the part and its own key, for the sweep. */
+interface StoredRef extends PartRef {
+  key: string;
+}
 /** Ids kept in memory besides the store, newest last; the oldest go first past this. */
 const MEMORY_LIMIT = 200_000;
 
@@ -41,7 +50,8 @@ export class CarrierMessageIds {
       const oldest = this.recent.keys().next().value;
       if (oldest !== undefined) this.recent.delete(oldest);
     }
-    return this.store.put(KIND, TENANT, key, ref, ENTRY);
+    const stored: StoredRef = { ...ref, key };
+    return this.store.put(KIND, TENANT, key, stored, entry(this.scheduler.now()));
   }
 
   async find(carrier: string, carrierId: string): Promise<PartRef | null> {
@@ -51,8 +61,9 @@ export class CarrierMessageIds {
       if (ref) return ref;
     }
     for (const key of keys) {
-      const ref = await this.store.get<PartRef>(KIND, TENANT, key);
-      if (ref) return ref;
+      const stored = await this.store.get<StoredRef>(KIND, TENANT, key);
+      if (stored)
+        return { account: stored.account, message_uuid: stored.message_uuid, part: stored.part };
     }
     return null;
   }
@@ -88,7 +99,26 @@ export class CarrierMessageIds {
     for (const id of carrierIds) {
       const key = `${carrier}:${messageIdKeys(id)[0]}`;
       this.recent.delete(key);
-      await this.store.remove(KIND, TENANT, key, ENTRY);
+      await this.store.remove(KIND, TENANT, key, entry(0));
     }
+  }
+
+  /**
+   * Removes one batch of ids sent before `now` - CARRIER_ID_RETENTION_MS (their receipt never
+   * came; one that still comes is logged as unknown); resolves with how many went.
+   */
+  async sweep(now: number): Promise<number> {
+    const { items } = await this.store.page<StoredRef>(KIND, TENANT, {
+      scoreMax: now - CARRIER_ID_RETENTION_MS,
+      ascending: true,
+      offset: 0,
+      limit: SWEEP_BATCH,
+    });
+    const keyed = items.filter((item) => typeof item.key === 'string');
+    for (const item of keyed) {
+      this.recent.delete(item.key);
+      await this.store.remove(KIND, TENANT, item.key, entry(0));
+    }
+    return keyed.length;
   }
 }

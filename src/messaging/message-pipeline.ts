@@ -1,4 +1,5 @@
 import type { CallbackDelivery, RetryQueue } from '../callbacks/index.js';
+import { PeriodicSweep } from '../core/periodic-sweep.js';
 import type { Scheduler } from '../core/scheduler.js';
 import { countryOf } from '../core/phone-number.js';
 import { newUuid } from '../core/ids.js';
@@ -66,6 +67,9 @@ const REFUSAL_CODES = new Map<number, string>([
 /** How long an unknown receipt id is looked up again, step by step (2.3 s in all). */
 const RECEIPT_GRACE_MS = [50, 250, 2000];
 
+/** How often the ids of parts whose receipt never came are swept. */
+const CARRIER_ID_SWEEP_EVERY_MS = 60 * 60 * 1000;
+
 const FINAL_STATES = new Set(['delivered', 'undelivered', 'failed', 'read']);
 
 /**
@@ -78,12 +82,19 @@ export class MessagePipeline {
   private readonly options: MessagePipelineOptions;
   private readonly locks = new MessageLocks();
   readonly carrierIds: CarrierMessageIds;
+  private readonly carrierIdSweep: PeriodicSweep;
   private closed = false;
 
   constructor(options: MessagePipelineOptions) {
     this.options = options;
     this.state = options.state;
     this.carrierIds = new CarrierMessageIds(options.state.store, options.scheduler);
+    this.carrierIdSweep = new PeriodicSweep(
+      (now) => this.carrierIds.sweep(now),
+      options.scheduler,
+      CARRIER_ID_SWEEP_EVERY_MS,
+      (error) => options.log.warn({ err: error.message }, 'sweeping old carrier ids failed'),
+    );
   }
 
   /**
@@ -93,6 +104,7 @@ export class MessagePipeline {
    */
   async start(): Promise<void> {
     this.options.queue.start((job) => this.dispatch(job));
+    this.carrierIdSweep.start();
     const waiting = await this.state.outbox.all(this.options.mainAccount);
     for (const entry of waiting.reverse()) await this.enqueue(entry.account, entry.message_uuid);
     if (waiting.length > 0)
@@ -102,10 +114,11 @@ export class MessagePipeline {
   /** Stops sending: what is still unsent stays in the outbox. Call before the carriers close. */
   stopSending(): void {
     this.closed = true;
+    this.carrierIdSweep.stop();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.stopSending();
     await this.options.queue.close();
   }
 
