@@ -185,14 +185,22 @@ export class SmscSimulator {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Sends enquire_link to the first bound session; resolves with its answer's name and status. */
+  enquireLink(): Promise<{ command: string; status: number }> {
+    return this.request('enquire_link', {}).then((answer) => ({
+      command: answer.command,
+      status: answer.command_status,
+    }));
+  }
+
   private deliver(options: Record<string, unknown>): Promise<number> {
+    return this.request('deliver_sm', options).then((answer) => answer.command_status);
+  }
+
+  private request(command: string, options: Record<string, unknown>): Promise<PduObject> {
     const [session] = this.sessions;
-    if (!session) return Promise.reject(new Error('no bound session to deliver to'));
-    return new Promise((resolve) =>
-      session.send(new smpp.PDU('deliver_sm', options), (answer: PduObject) =>
-        resolve(answer.command_status),
-      ),
-    );
+    if (!session) return Promise.reject(new Error(`no bound session to send ${command} to`));
+    return new Promise((resolve) => session.send(new smpp.PDU(command, options), resolve));
   }
 
   private accept(session: Session): void {

@@ -88,6 +88,25 @@ describeEachStore('SMS over SMPP', (target) => {
     expect(record).toMatchObject({ message_state: 'delivered', error_code: '000', units: 1 });
   });
 
+  it('counts messages, parts and receipts in /metrics, shows the bind, and answers the SMSC’s enquire_link', async () => {
+    const res = await send({ dst: UK, text: 'x'.repeat(161) });
+    const uuid = res.body.message_uuid[0];
+    await until(async () => (await stateOf(gw, base, uuid)).message_state === 'delivered');
+    expect(await smsc.enquireLink()).toEqual({ command: 'enquire_link_resp', status: 0 });
+    const metrics = (await gw.gateway.app.inject({ method: 'GET', url: '/metrics' })).body;
+    for (const state of ['queued', 'sent', 'delivered'])
+      expect(metrics).toContain(
+        `voxgate_messages_total{direction="outbound",type="sms",state="${state}"} 1`,
+      );
+    expect(metrics).toContain('voxgate_message_parts_total 2');
+    expect(metrics).toContain('voxgate_message_receipts_total{matched="true"} 2');
+    expect(metrics).toContain(
+      'voxgate_smpp_bind_state{carrier="carrier1",bind="1",state="bound"} 1',
+    );
+    expect(metrics).toContain('voxgate_smpp_window_in_use{carrier="carrier1",bind="1"} 0');
+    expect(metrics).toMatch(/voxgate_smpp_window_size\{carrier="carrier1",bind="1"\} [1-9]/);
+  });
+
   it('sends Greek and an emoji as UCS-2 (data_coding 8, UTF-16BE with a surrogate pair)', async () => {
     await send({ dst: UK, text: 'γειά 😀' });
     await smsc.waitForSubmits(1);
@@ -305,6 +324,9 @@ describe('SMS over SMPP: a carrier that misbehaves', () => {
     expect(first).toMatchObject({ message_state: 'delivered', error_code: '000' });
     expect(second).toMatchObject({ message_state: 'undelivered', error_code: '50' });
     expect(gw.logs.join('\n')).toContain('delivery receipt for a message id nobody sent');
+    const metrics = (await gw.gateway.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain('voxgate_message_receipts_total{matched="false"} 1');
+    expect(metrics).toContain('voxgate_message_receipts_total{matched="true"} 2');
   });
 
   for (const store of ['embedded', 'redis'] as const)
