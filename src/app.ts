@@ -5,6 +5,7 @@ import { UriBuilder } from './api/envelope.js';
 import { operationalRoutes } from './api/operational-routes.js';
 import type { TypedApp } from './api/api-context.js';
 import { buildHttpApp } from './api/http-app.js';
+import { chatAppWebhookRoutes } from './api/routes/chatapp-webhook.js';
 import { restApi } from './api/rest-api.js';
 import {
   BullMqRetryQueue,
@@ -22,6 +23,9 @@ import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { NO_CARRIERS } from './messaging/carrier-network.js';
+import { ChatAppTemplates } from './messaging/chatapp/chatapp-templates.js';
+import { ChatAppWebhooks } from './messaging/chatapp/chatapp-webhooks.js';
+import { GraphClient } from './messaging/chatapp/graph-client.js';
 import type { SendJob } from './messaging/message-pipeline.js';
 import { SmsCarriers } from './messaging/sms-carriers.js';
 import { MessagingService } from './messaging/messaging-service.js';
@@ -178,6 +182,16 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     app.log.warn({ err: error }, 'sweeping expired call records failed'),
   );
   operationalRoutes(app, { isReady: () => listening, registry });
+  const chatAppTemplates = new ChatAppTemplates({
+    state,
+    graph: new GraphClient({ baseUrl: config.chatAppGraphUrl, timeoutMs: config.chatAppTimeoutMs }),
+    callbacks,
+    clock,
+  });
+  await chatAppWebhookRoutes(
+    app,
+    new ChatAppWebhooks({ state, templates: chatAppTemplates, log: app.log }),
+  );
   const context = {
     state,
     uris: new UriBuilder(config.publicUrl),
@@ -186,6 +200,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     sipDomain: config.publicHost,
     calls,
     messages: messaging.pipeline,
+    chatAppTemplates,
   };
   await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
   await app.ready();

@@ -12,6 +12,7 @@ import type { MessagePipeline } from '../messaging/message-pipeline.js';
 import type { State } from '../state/state.js';
 import type { Authenticator } from './auth.js';
 import type { UriBuilder } from './envelope.js';
+import type { ChatAppTemplates } from '../messaging/chatapp/chatapp-templates.js';
 
 /** What route modules are given: the repositories and the conventions of the API. */
 export interface ApiContext {
@@ -25,6 +26,8 @@ export interface ApiContext {
   calls: CallEngine;
   /** Accepts messages to send. */
   messages: MessagePipeline;
+  /** Chat-app templates, mirrored upstream. */
+  chatAppTemplates: ChatAppTemplates;
 }
 
 export type TypedApp = FastifyInstance<

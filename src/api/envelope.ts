@@ -9,6 +9,11 @@ export class UriBuilder {
     return `${this.base}/v1/Account/${authId}/${parts.map((p) => `${encodeURIComponent(p)}/`).join('')}`;
   }
 
+  /** `/v1/` + the parts, each followed by a slash: paths outside any account. */
+  service(...parts: string[]): string {
+    return `${this.base}/v1/${parts.map((p) => `${encodeURIComponent(p)}/`).join('')}`;
+  }
+
   list<T>(
     request: FastifyRequest,
     page: { limit: number; offset: number; total: number },

@@ -8,6 +8,8 @@ import { callControlRoutes } from './routes/call-control.js';
 import { callCreateRoutes } from './routes/call-create.js';
 import { applicationRoutes } from './routes/applications.js';
 import { callRoutes } from './routes/calls.js';
+import { chatAppAccountRoutes } from './routes/chatapp-accounts.js';
+import { chatAppTemplateRoutes } from './routes/chatapp-templates.js';
 import { liveCallRoutes } from './routes/live-calls.js';
 import { messageRoutes } from './routes/messages.js';
 import { numberRoutes } from './routes/numbers.js';
@@ -28,6 +30,8 @@ const RESOURCES: RouteModule[] = [
   liveCallRoutes,
   messageRoutes,
   powerpackRoutes,
+  chatAppAccountRoutes,
+  chatAppTemplateRoutes,
 ];
 
 export interface RestApiOptions {

@@ -56,6 +56,10 @@ export interface Config {
   smsSmartEncoding: boolean;
   /** How long the parts of an inbound concatenated SMS are waited for (ms). */
   smsPartTimeoutMs: number;
+  /** The chat-app upstream (the Cloud API's Graph base URL with its version), no trailing slash. */
+  chatAppGraphUrl: string;
+  /** How long a request upstream may take before it answers 502 (ms). */
+  chatAppTimeoutMs: number;
   /** Requests per second allowed per auth id per API endpoint; 0 turns the limit off. */
   rateLimit: number;
   /** CSV rate deck (prefix,rate_per_minute,description) the call records are billed from. */
@@ -185,6 +189,8 @@ function host(env: Env, name: string, fallback: string): string {
 /** The bundled deck, relative to the working directory as the data directory is. */
 export const DEFAULT_RATE_DECK = 'fixtures/rate-deck.csv';
 export const DEFAULT_MESSAGE_RATE_DECK = 'fixtures/message-rate-deck.csv';
+/** The public Graph API, at the version the chat-app client was written against. */
+export const DEFAULT_CHATAPP_GRAPH_URL = 'https://graph.facebook.com/v21.0';
 
 function smppCarriers(env: Env, name: string): SmppCarrier[] {
   const raw = env[name];
@@ -344,6 +350,10 @@ export function loadConfig(processEnv: Env = process.env): Config {
     messageRateDeck: readableFile(env, 'VOXGATE_MESSAGE_RATE_DECK', DEFAULT_MESSAGE_RATE_DECK),
     smsSmartEncoding: flag(env, 'VOXGATE_SMS_SMART_ENCODING'),
     smsPartTimeoutMs: whole(env, 'VOXGATE_SMS_PART_TIMEOUT', 60, 1) * 1000,
+    chatAppGraphUrl: (
+      url(env, 'VOXGATE_CHATAPP_GRAPH_URL', ['http', 'https']) ?? DEFAULT_CHATAPP_GRAPH_URL
+    ).replace(/\/+$/, ''),
+    chatAppTimeoutMs: whole(env, 'VOXGATE_CHATAPP_TIMEOUT', 10, 1) * 1000,
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
     streamRate: decimal(env, 'VOXGATE_STREAM_RATE', '0.00300'),

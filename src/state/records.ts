@@ -268,6 +268,56 @@ export interface PowerpackRecord extends Owned {
   modified: number;
 }
 
+/** A phone number of a chat-app business account, with the id upstream gives it. */
+export interface ChatAppPhoneNumber {
+  /** E.164 digits, a number the account holds. */
+  number: string;
+  phone_number_id: string;
+}
+
+/**
+ * A chat-app (WhatsApp Business) account connected to voxgate. The access token, app secret
+ * and verify token are secrets: they go upstream or check what comes from there, and never
+ * appear in an answer, a log line or a callback.
+ */
+export interface ChatAppAccountRecord extends Owned {
+  /** The upstream business account id (WABA id): the record's id, unique across tenants. */
+  biz_account_id: string;
+  name: string | null;
+  access_token: string;
+  app_secret: string;
+  /** What upstream's subscription check must present (`hub.verify_token`). */
+  verify_token: string;
+  /** Where template review events are forwarded, signed; null forwards nothing. */
+  webhook_url: string | null;
+  webhook_method: 'GET' | 'POST';
+  phone_numbers: ChatAppPhoneNumber[];
+  modified: number;
+}
+
+/** A chat-app message template, mirrored from upstream (which issues its id and reviews it). */
+export interface ChatAppTemplateRecord extends Owned {
+  template_id: string;
+  biz_account_id: string;
+  name: string;
+  language: string;
+  category: string;
+  allow_category_change: boolean;
+  /** As the client sent them (checked), in order. */
+  components: unknown[];
+  status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
+  quality_score: { score: string } | null;
+  rejected_reason: string;
+  modified: number;
+}
+
+/** A template name deleted from a business account: not to be used again for 30 days. */
+export interface ChatAppDeletedNameRecord extends Owned {
+  /** `<biz_account_id>:<name>` */
+  id: string;
+  deleted_at: number;
+}
+
 /** An opt-out of a sender from a service number's messages (id `<service>:<sender>`). */
 export interface OptOutRecord extends Owned {
   id: string;

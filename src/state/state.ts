@@ -4,6 +4,9 @@ import type {
   AccountRecord,
   ApplicationRecord,
   CallRecord,
+  ChatAppAccountRecord,
+  ChatAppDeletedNameRecord,
+  ChatAppTemplateRecord,
   EndpointRecord,
   MessageRecord,
   NumberRecord,
@@ -35,6 +38,9 @@ export interface State {
   outbox: Collection<OutboxRecord>;
   powerpacks: Collection<PowerpackRecord>;
   optOuts: Collection<OptOutRecord>;
+  chatAppAccounts: Collection<ChatAppAccountRecord>;
+  chatAppTemplates: Collection<ChatAppTemplateRecord>;
+  chatAppDeletedNames: Collection<ChatAppDeletedNameRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -107,6 +113,30 @@ export function createState(store: DocumentStore): State {
     optOuts: new Collection<OptOutRecord>(store, {
       kind: 'opt_out',
       id: (o) => o.id,
+    }),
+    chatAppAccounts: new Collection<ChatAppAccountRecord>(store, {
+      kind: 'chatapp_account',
+      id: (a) => a.biz_account_id,
+      // Upstream's webhooks name the business account and its phone-number ids, not a tenant;
+      // a number answers on one chat-app account.
+      unique: (a) => [
+        { space: 'chatapp_account', value: a.biz_account_id },
+        ...a.phone_numbers.flatMap((p) => [
+          { space: 'chatapp_phone_id', value: p.phone_number_id },
+          { space: 'chatapp_number', value: p.number },
+        ]),
+      ],
+    }),
+    chatAppTemplates: new Collection<ChatAppTemplateRecord>(store, {
+      kind: 'chatapp_template',
+      id: (t) => t.template_id,
+      indexes: (t) => [`biz:${t.biz_account_id}`],
+      // Review events name the template by upstream's id alone.
+      unique: (t) => [{ space: 'chatapp_template', value: t.template_id }],
+    }),
+    chatAppDeletedNames: new Collection<ChatAppDeletedNameRecord>(store, {
+      kind: 'chatapp_deleted_name',
+      id: (d) => d.id,
     }),
   };
 }

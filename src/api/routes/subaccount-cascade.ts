@@ -18,6 +18,9 @@ export async function reassignSubaccountResources(
     state.originationUris,
     state.trunks,
     state.powerpacks,
+    state.chatAppAccounts,
+    state.chatAppTemplates,
+    state.chatAppDeletedNames,
   ] as unknown as Collection<Owned>[];
   for (const collection of collections) {
     for (const doc of await collection.all(tenant, index)) {

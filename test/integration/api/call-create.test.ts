@@ -1,3 +1,4 @@
+import type { ChatAppTemplates } from '../../../src/messaging/chatapp/chatapp-templates.js';
 import type { MessagePipeline } from '../../../src/messaging/message-pipeline.js';
 import type { CallEngine } from '../../../src/call/call-engine.js';
 import { Writable } from 'node:stream';
@@ -64,6 +65,7 @@ async function startApp(): Promise<Harness> {
     // The route only fires calls; the rest of the engine is not reached here.
     calls: launcher as unknown as CallEngine,
     messages: null as unknown as MessagePipeline,
+    chatAppTemplates: null as unknown as ChatAppTemplates,
   };
   await app.register(async (scope: TypedApp) => {
     installAuthentication(scope, authenticator);
