@@ -46,3 +46,12 @@ export async function listVisible<T extends Owned>(
   const matches = (await collection.all(principal.tenant, index)).filter(filter);
   return { items: matches.slice(offset, offset + limit), total: matches.length };
 }
+
+/** The owner fields of a resource the principal creates now: its tenant, and its own id when it is a subaccount. */
+export function ownedBy(principal: Principal, now: number): Owned {
+  return {
+    account: principal.tenant,
+    subaccount: principal.isMain ? null : principal.authId,
+    created: now,
+  };
+}

@@ -6,7 +6,7 @@ import { formatTime } from '../../core/record-time.js';
 import type { ChatAppAccountRecord, ChatAppPhoneNumber } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { visibleTo } from '../owned-resources.js';
+import { ownedBy, visibleTo } from '../owned-resources.js';
 import { resourceRoutes } from '../resource-routes.js';
 import { HttpMethod, HttpUrl, Nullable } from '../schemas.js';
 
@@ -125,9 +125,7 @@ export function chatAppAccountRoutes(app: TypedApp, context: ApiContext): void {
     create: async (principal, body): Promise<ChatAppAccountRecord> => {
       const now = clock.now();
       return {
-        account: principal.tenant,
-        subaccount: principal.isMain ? null : principal.authId,
-        created: now,
+        ...ownedBy(principal, now),
         modified: now,
         biz_account_id: body.biz_account_id,
         name: body.name ?? null,

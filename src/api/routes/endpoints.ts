@@ -7,7 +7,7 @@ import type { BindingRecord, EndpointRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { findVisible, listVisible } from '../owned-resources.js';
+import { findVisible, listVisible, ownedBy } from '../owned-resources.js';
 import { resolveApplication } from '../ownership.js';
 import {
   AuthIdParams,
@@ -149,9 +149,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
       const record = await createUnderFreshUsername(
         state,
         {
-          account: principal.tenant,
-          subaccount: principal.isMain ? null : principal.authId,
-          created: clock.now(),
+          ...ownedBy(principal, clock.now()),
           endpoint_id: newNumericId(14),
           alias,
           app_id: app_id || null,

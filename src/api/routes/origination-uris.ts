@@ -3,6 +3,7 @@ import { conflict, invalidParameter, missingParameter } from '../../core/errors.
 import { newUuid } from '../../core/ids.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import { originationUriProblem, URI_FORMATS } from '../../sip/origination-uri-format.js';
+import { ownedBy } from '../owned-resources.js';
 import { resourceRoutes } from '../resource-routes.js';
 import { Nullable } from '../schemas.js';
 
@@ -97,9 +98,7 @@ export function originationUriRoutes(app: TypedApp, context: ApiContext): void {
     create: async (principal, body) => {
       checkUri(body.uri);
       return {
-        account: principal.tenant,
-        subaccount: principal.isMain ? null : principal.authId,
-        created: clock.now(),
+        ...ownedBy(principal, clock.now()),
         uri_uuid: newUuid(),
         name: body.name ?? null,
         uri: body.uri,

@@ -6,7 +6,7 @@ import { formatTime } from '../../core/record-time.js';
 import type { PowerpackRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { findVisible, listIndex, visibleTo } from '../owned-resources.js';
+import { findVisible, listIndex, ownedBy, visibleTo } from '../owned-resources.js';
 import { resolveApplication } from '../ownership.js';
 import { resourceRoutes } from '../resource-routes.js';
 import { errorResponses, ListBody, ListQuery, Nullable, WithApiId } from '../schemas.js';
@@ -96,9 +96,7 @@ export function powerpackRoutes(app: TypedApp, context: ApiContext): void {
       await checkName(principal, body.name);
       const now = clock.now();
       return {
-        account: principal.tenant,
-        subaccount: principal.isMain ? null : principal.authId,
-        created: now,
+        ...ownedBy(principal, now),
         modified: now,
         uuid: newUuid(),
         name: body.name,

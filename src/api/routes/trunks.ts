@@ -5,7 +5,7 @@ import type { TrunkRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { visibleTo } from '../owned-resources.js';
+import { ownedBy, visibleTo } from '../owned-resources.js';
 import { resourceRoutes } from '../resource-routes.js';
 import { Nullable } from '../schemas.js';
 
@@ -128,9 +128,7 @@ export function trunkRoutes(app: TypedApp, context: ApiContext): void {
     }),
     create: async (principal, body) => {
       const record: TrunkRecord = {
-        account: principal.tenant,
-        subaccount: principal.isMain ? null : principal.authId,
-        created: clock.now(),
+        ...ownedBy(principal, clock.now()),
         trunk_id: newUuid(),
         name: body.name ?? null,
         trunk_direction: body.trunk_direction,
