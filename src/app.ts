@@ -142,6 +142,10 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     carrierUri: config.carrierUri,
   });
 
+  const graph = new GraphClient({
+    baseUrl: config.chatAppGraphUrl,
+    timeoutMs: config.chatAppTimeoutMs,
+  });
   const messaging = new MessagingService({
     state,
     keys,
@@ -172,6 +176,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           }),
     rateDeck: config.messageRateDeck,
     smartEncoding: config.smsSmartEncoding,
+    graph,
     scheduler,
     log: app.log,
     registry,
@@ -184,13 +189,18 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   operationalRoutes(app, { isReady: () => listening, registry });
   const chatAppTemplates = new ChatAppTemplates({
     state,
-    graph: new GraphClient({ baseUrl: config.chatAppGraphUrl, timeoutMs: config.chatAppTimeoutMs }),
+    graph,
     callbacks,
     clock,
   });
   await chatAppWebhookRoutes(
     app,
-    new ChatAppWebhooks({ state, templates: chatAppTemplates, log: app.log }),
+    new ChatAppWebhooks({
+      state,
+      templates: chatAppTemplates,
+      onStatus: (status) => messaging.pipeline.chatAppStatus(status),
+      log: app.log,
+    }),
   );
   const context = {
     state,

@@ -4,7 +4,7 @@ import type { Scheduler } from '../core/scheduler.js';
 import { countryOf } from '../core/phone-number.js';
 import { newUuid } from '../core/ids.js';
 import { invalidParameter } from '../core/errors.js';
-import type { MessageRecord, OutboxRecord } from '../state/records.js';
+import type { ChatAppAccountRecord, MessageRecord, OutboxRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { CarrierNetwork, PartOutcome } from './carrier-network.js';
 import { CarrierMessageIds } from './carrier-message-ids.js';
@@ -14,7 +14,13 @@ import type { MessageMetrics } from './message-metrics.js';
 import { chargeUnits, formatRate, type MessageRateDeck } from './message-rate-deck.js';
 import { optOutId } from './opt-out.js';
 import { pickPowerpackSender } from './powerpack-sender.js';
-import type { SendRequest } from './send-request.js';
+import type { ChatAppSendRequest, SendRequest } from './send-request.js';
+import { CHATAPP_CARRIER, type ChatAppChannel } from './chatapp/chatapp-channel.js';
+import {
+  describeContent,
+  templateParameterProblem,
+  type ChatAppContent,
+} from './chatapp/chatapp-send.js';
 import { planSms } from './sms/sms-plan.js';
 import type { DeliveryReceipt } from './sms/delivery-receipt.js';
 import { statusCallback } from './status-callback.js';
@@ -52,7 +58,20 @@ export interface MessagePipelineOptions {
   log: MessageLog;
   metrics: MessageMetrics;
   smartEncoding: boolean;
+  /** Chat-app messages go upstream through it; null refuses them. */
+  chatApp: ChatAppChannel | null;
 }
+
+/** A chat-app status from upstream's webhook (`statuses[]`). */
+export interface ChatAppStatus {
+  id: string;
+  status: string;
+  errors?: { code?: unknown; title?: unknown; message?: unknown }[];
+  conversation?: { id?: unknown; expiration_timestamp?: unknown; origin?: { type?: unknown } };
+}
+
+/** Chat-app states in the order a message goes through them; none moves back. */
+const CHATAPP_ORDER = ['queued', 'sent', 'delivered', 'read'];
 
 /** Wire-compat error codes for a part the carrier refused, by SMPP command_status. */
 const REFUSAL_CODES = new Map<number, string>([
@@ -127,38 +146,129 @@ export class MessagePipeline {
    * written and durable before the uuids are returned. Throws (having written nothing) when the
    * sender is not the account's.
    */
-  async accept(sender: MessageSender, request: SendRequest): Promise<string[]> {
+  async accept(
+    sender: MessageSender,
+    request: SendRequest | ChatAppSendRequest,
+  ): Promise<string[]> {
+    if (request.type === 'chatapp') return this.acceptChatApp(sender, request);
     const sources = await this.resolveSources(sender, request);
-    const now = this.options.scheduler.now();
-    const records: MessageRecord[] = [];
-    const outbox: OutboxRecord[] = [];
     const units = planSms(request.text, { smartEncoding: this.options.smartEncoding }).parts.length;
-    request.destinations.forEach((destination, k) => {
-      const source = sources[k]!;
+    const admitted = request.destinations.map((destination, k) => {
       const rate = this.options.deck.rateFor(destination);
-      const ratePerUnit = rate?.ratePerUnit ?? '0';
-      const fee = rate?.carrierFeePerUnit ?? '0';
-      const uuid = newUuid();
-      const country = countryOf(destination);
-      records.push({
-        account: sender.account,
-        subaccount: sender.subaccount,
-        created: now,
+      return this.newMessage(sender, request, {
+        type: 'sms',
+        source: sources[k]!,
+        destination,
+        text: request.text,
+        units,
+        ratePerUnit: rate?.ratePerUnit ?? '0',
+        feePerUnit: rate?.carrierFeePerUnit ?? '0',
+        powerpackUuid: request.powerpackUuid,
+      });
+    });
+    return this.admit(admitted);
+  }
+
+  /** A chat-app send: from a number of a business account of the sender, one unit each. */
+  private async acceptChatApp(
+    sender: MessageSender,
+    request: ChatAppSendRequest,
+  ): Promise<string[]> {
+    if (!this.options.chatApp) throw invalidParameter('chat-app messages are not configured');
+    const account = await this.state.chatAppAccounts.findByUnique({
+      space: 'chatapp_number',
+      value: request.src,
+    });
+    const visible =
+      account &&
+      account.account === sender.account &&
+      (sender.subaccount === null || account.subaccount === sender.subaccount);
+    if (!visible)
+      throw invalidParameter(
+        `src ${request.src} is not a number of a chat-app business account of this account`,
+      );
+    if (request.content.kind === 'template') await this.checkTemplate(account, request.content);
+    const text = describeContent(request.content);
+    const admitted = request.destinations.map((destination) => {
+      const message = this.newMessage(sender, request, {
+        type: 'chatapp',
+        source: request.src,
+        destination,
+        text,
+        units: 1,
+        ratePerUnit: '0',
+        feePerUnit: '0',
+        powerpackUuid: null,
+      });
+      message.outbox.chatapp = request.content as OutboxRecord['chatapp'];
+      return message;
+    });
+    return this.admit(admitted);
+  }
+
+  /** A template message names a template of the business account that upstream approved. */
+  private async checkTemplate(
+    account: ChatAppAccountRecord,
+    content: Extract<ChatAppContent, { kind: 'template' }>,
+  ): Promise<void> {
+    const templates = await this.state.chatAppTemplates.all(
+      account.account,
+      `biz:${account.biz_account_id}`,
+    );
+    const template = templates.find(
+      (t) => t.name === content.name && t.language === content.language,
+    );
+    if (!template)
+      throw invalidParameter(
+        `template ${content.name} (${content.language}) is not a template of business account ${account.biz_account_id}`,
+      );
+    if (template.status !== 'APPROVED')
+      throw invalidParameter(
+        `template ${content.name} (${content.language}) is ${template.status}: only an APPROVED template can be sent`,
+      );
+    const problem = templateParameterProblem(content.components, template.components);
+    if (problem) throw invalidParameter(problem);
+  }
+
+  /** The record and outbox entry of one accepted message, queued. */
+  private newMessage(
+    sender: MessageSender,
+    request: SendRequest | ChatAppSendRequest,
+    message: {
+      type: 'sms' | 'chatapp';
+      source: string;
+      destination: string;
+      text: string;
+      units: number;
+      ratePerUnit: string;
+      feePerUnit: string;
+      powerpackUuid: string | null;
+    },
+  ): { record: MessageRecord; outbox: OutboxRecord } {
+    const now = this.options.scheduler.now();
+    const uuid = newUuid();
+    const { source, destination, units } = message;
+    const country = countryOf(destination);
+    const owner = { account: sender.account, subaccount: sender.subaccount, created: now };
+    const expires = now + request.expirySeconds * 1000;
+    return {
+      record: {
+        ...owner,
         message_uuid: uuid,
         message_direction: 'outbound',
-        message_type: 'sms',
+        message_type: message.type,
         message_state: 'queued',
         from_number: source,
         to_number: loggedNumber(destination, request.log),
-        text: loggedText(request.text, request.log),
+        text: loggedText(message.text, request.log),
         units,
-        total_rate: formatRate(ratePerUnit),
-        total_amount: chargeUnits(ratePerUnit, units),
-        carrier_fees_rate: formatRate(fee),
-        carrier_fees: chargeUnits(fee, units),
+        total_rate: formatRate(message.ratePerUnit),
+        total_amount: chargeUnits(message.ratePerUnit, units),
+        carrier_fees_rate: formatRate(message.feePerUnit),
+        carrier_fees: chargeUnits(message.feePerUnit, units),
         error_code: null,
         error_message: null,
-        powerpack_id: request.powerpackUuid,
+        powerpack_id: message.powerpackUuid,
         destination_country_iso2: country,
         destination_network: null,
         requester_ip: sender.requesterIp,
@@ -174,7 +284,7 @@ export class MessagePipeline {
         sent_time: null,
         delivery_report_time: null,
         updated_time: now,
-        expires_at: now + request.expirySeconds * 1000,
+        expires_at: expires,
         callback_url: request.url,
         callback_method: request.method,
         callback_sequence: 1,
@@ -183,27 +293,29 @@ export class MessagePipeline {
           state: 'pending' as const,
           error_code: null,
         })),
-      });
-      outbox.push({
-        account: sender.account,
-        subaccount: sender.subaccount,
-        created: now,
+      },
+      outbox: {
+        ...owner,
         message_uuid: uuid,
         src: source,
         dst: destination,
-        text: request.text,
-        expires_at: now + request.expirySeconds * 1000,
-      });
-    });
-    await Promise.all(outbox.map((entry) => this.state.outbox.create(entry)));
-    await Promise.all(records.map((record) => this.state.messages.create(record)));
+        text: message.text,
+        expires_at: expires,
+      },
+    };
+  }
+
+  /** Writes the records and outbox entries, durable before the answer, then queues them. */
+  private async admit(messages: { record: MessageRecord; outbox: OutboxRecord }[]) {
+    await Promise.all(messages.map((m) => this.state.outbox.create(m.outbox)));
+    await Promise.all(messages.map((m) => this.state.messages.create(m.record)));
     await this.state.store.durable();
-    await Promise.all(records.map((r) => this.enqueue(r.account, r.message_uuid)));
-    for (const record of records) {
+    await Promise.all(messages.map((m) => this.enqueue(m.record.account, m.record.message_uuid)));
+    for (const { record } of messages) {
       this.options.metrics.accepted(record);
       this.sendStatus(record);
     }
-    return records.map((r) => r.message_uuid);
+    return messages.map((m) => m.record.message_uuid);
   }
 
   /** One job per message, whoever queues it (a send, or a start that finds it in the outbox). */
@@ -218,6 +330,7 @@ export class MessagePipeline {
     const now = this.options.scheduler.now();
     if (now >= entry.expires_at)
       return this.fail(entry, '420', 'message expired before it was sent');
+    if (entry.chatapp) return this.dispatchChatApp(entry, entry.chatapp as ChatAppContent);
     if (await this.state.optOuts.get(entry.account, optOutId(entry.src, entry.dst)))
       return this.fail(entry, '200', 'the destination opted out of messages from this sender');
     const carrier = this.options.carriers.route(entry.dst);
@@ -246,17 +359,78 @@ export class MessagePipeline {
     });
   }
 
+  /** A chat-app message upstream; its id (wamid) is kept for the statuses that follow. */
+  private async dispatchChatApp(entry: OutboxRecord, content: ChatAppContent): Promise<void> {
+    const channel = this.options.chatApp;
+    if (!channel) return this.fail(entry, '300', 'chat-app messages are not configured');
+    await this.locks.run(entry.message_uuid, async () => {
+      const outcome = await channel.send(entry, content);
+      if (outcome.ok) {
+        const ref = { account: entry.account, message_uuid: entry.message_uuid, part: 0 };
+        await this.carrierIds.remember(CHATAPP_CARRIER, outcome.messageId, ref);
+      }
+      await this.recordSent(entry, CHATAPP_CARRIER, [outcome]);
+    });
+  }
+
+  /**
+   * A status from upstream for a chat-app message. Statuses come in any order: a message never
+   * moves back, and one read before it was reported delivered goes through delivered (with its
+   * callback) first. Its id is kept after read, as late statuses still come (the sweep ends it).
+   */
+  async chatAppStatus(status: ChatAppStatus): Promise<void> {
+    const ref = await this.findRef(CHATAPP_CARRIER, status.id);
+    if (!ref) {
+      this.options.log.warn(
+        { carrierId: status.id, status: status.status },
+        'chat-app status for a message id nobody sent',
+      );
+      return;
+    }
+    await this.locks.run(ref.message_uuid, async () => {
+      let current = await this.state.messages.get(ref.account, ref.message_uuid);
+      if (!current) return;
+      const from = CHATAPP_ORDER.indexOf(current.message_state);
+      const steps =
+        status.status === 'failed'
+          ? from >= 0 && from < CHATAPP_ORDER.indexOf('delivered')
+            ? ['failed']
+            : []
+          : from >= 0
+            ? CHATAPP_ORDER.slice(from + 1, CHATAPP_ORDER.indexOf(status.status) + 1)
+            : [];
+      const conversation = conversationOf(status, current);
+      if (steps.length === 0 && conversation.conversation_id !== current.conversation_id)
+        await this.save({ ...current, ...conversation }, current);
+      for (const step of steps) {
+        const now = this.options.scheduler.now();
+        const failed = step === 'failed';
+        const error = status.errors?.[0];
+        const next: MessageRecord = {
+          ...current,
+          ...conversation,
+          message_state: step as MessageRecord['message_state'],
+          updated_time: now,
+          delivery_report_time: step === 'delivered' || failed ? now : current.delivery_report_time,
+          error_code: failed ? '1000' : step === 'sent' ? current.error_code : '000',
+          error_message: failed
+            ? `upstream error ${String(error?.code ?? '')}: ${String(error?.title ?? error?.message ?? 'failed')}`
+            : current.error_message,
+          parts: current.parts.map((p, k) =>
+            k === 0 && step !== 'read' && step !== 'sent'
+              ? { ...p, state: failed ? 'failed' : 'delivered' }
+              : p,
+          ),
+        };
+        current = await this.save(next, current);
+        if (failed || step === 'delivered') this.options.metrics.finished(current);
+      }
+    });
+  }
+
   /** A delivery receipt from `carrier`; an id nobody sent is logged and counted. */
   async receipt(carrier: string, receipt: DeliveryReceipt): Promise<void> {
-    let ref = await this.carrierIds.find(carrier, receipt.messageId);
-    // Some SMSCs send a receipt before the submit_sm_resp that names its id, or in the same
-    // segment, read before the answer is handled: give the answer a moment to arrive before
-    // calling the receipt unknown.
-    for (const waitMs of RECEIPT_GRACE_MS) {
-      if (ref) break;
-      await this.carrierIds.rememberedOrAfter(carrier, receipt.messageId, waitMs);
-      ref = await this.carrierIds.find(carrier, receipt.messageId);
-    }
+    const ref = await this.findRef(carrier, receipt.messageId);
     if (!ref) {
       this.options.metrics.receipt(false);
       this.options.log.warn(
@@ -297,6 +471,22 @@ export class MessagePipeline {
         );
       }
     });
+  }
+
+  /**
+   * The part a carrier id stands for. Some SMSCs send a receipt before the submit_sm_resp that
+   * names its id, or in the same segment, read before the answer is handled (and upstream may
+   * report a status before its answer to the send is read): the answer gets a moment to arrive
+   * before the id is called unknown.
+   */
+  private async findRef(carrier: string, carrierId: string) {
+    let ref = await this.carrierIds.find(carrier, carrierId);
+    for (const waitMs of RECEIPT_GRACE_MS) {
+      if (ref) break;
+      await this.carrierIds.rememberedOrAfter(carrier, carrierId, waitMs);
+      ref = await this.carrierIds.find(carrier, carrierId);
+    }
+    return ref;
   }
 
   private async recordSent(entry: OutboxRecord, carrier: string, outcomes: PartOutcome[]) {
@@ -358,11 +548,12 @@ export class MessagePipeline {
   }
 
   /** Writes a change of state and sends its status callback (Sequence counts per message). */
-  private async save(next: MessageRecord, current: MessageRecord): Promise<void> {
+  private async save(next: MessageRecord, current: MessageRecord): Promise<MessageRecord> {
     const changed = next.message_state !== current.message_state;
     const record = changed ? { ...next, callback_sequence: current.callback_sequence + 1 } : next;
     await this.state.messages.update(record, current);
     if (changed) this.sendStatus(record);
+    return record;
   }
 
   private sendStatus(record: MessageRecord): void {
@@ -407,4 +598,21 @@ function refusalCode(outcome: PartOutcome): string {
   if (outcome.ok) return '000';
   if (outcome.expired) return '420';
   return (outcome.commandStatus !== null && REFUSAL_CODES.get(outcome.commandStatus)) || '300';
+}
+
+/** The conversation upstream reports with a status, over what the record had. */
+function conversationOf(status: ChatAppStatus, current: MessageRecord) {
+  const conversation = status.conversation;
+  const expires = Number(conversation?.expiration_timestamp);
+  return {
+    conversation_id:
+      typeof conversation?.id === 'string' ? conversation.id : current.conversation_id,
+    conversation_origin:
+      typeof conversation?.origin?.type === 'string'
+        ? conversation.origin.type
+        : current.conversation_origin,
+    conversation_expiration_timestamp: Number.isFinite(expires)
+      ? expires * 1000
+      : current.conversation_expiration_timestamp,
+  };
 }

@@ -3,6 +3,8 @@ import type { CallbackJob, RetryQueue, SigningKeys } from '../callbacks/index.js
 import { CallbackDelivery } from '../callbacks/index.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { State } from '../state/state.js';
+import { ChatAppChannel } from './chatapp/chatapp-channel.js';
+import type { GraphClient } from './chatapp/graph-client.js';
 import { InboundMessages } from './inbound-messages.js';
 import { prometheusMessageMetrics } from './message-metrics.js';
 import { MessagePipeline, type MessageLog, type SendJob } from './message-pipeline.js';
@@ -21,6 +23,8 @@ export interface MessagingServiceOptions {
   carriers(handlers: CarrierHandlers): CarrierSet;
   rateDeck: string;
   smartEncoding: boolean;
+  /** The chat-app upstream; null refuses chat-app sends. */
+  graph: GraphClient | null;
   scheduler: Scheduler;
   log: MessageLog & { error?(fields: Record<string, unknown>, message: string): void };
   registry: Registry;
@@ -70,6 +74,7 @@ export class MessagingService {
       log,
       metrics,
       smartEncoding: options.smartEncoding,
+      chatApp: options.graph ? new ChatAppChannel(state, options.graph) : null,
     });
     this.inbound = new InboundMessages({
       state,

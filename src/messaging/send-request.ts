@@ -1,5 +1,6 @@
 import { invalidParameter, missingParameter } from '../core/errors.js';
 import { normaliseE164 } from '../core/phone-number.js';
+import { parseChatAppContent, type ChatAppContent } from './chatapp/chatapp-send.js';
 import { parseLogSetting, type LogSetting } from './message-log.js';
 import { smsLengthError } from './sms/sms-plan.js';
 
@@ -31,6 +32,20 @@ export interface SendRequest {
   trackable: boolean;
 }
 
+/** A chat-app send checked and normalised: `src` is a number of a business account. */
+export interface ChatAppSendRequest {
+  type: 'chatapp';
+  src: string;
+  destinations: string[];
+  invalid: string[];
+  content: ChatAppContent;
+  url: string | null;
+  method: 'GET' | 'POST';
+  expirySeconds: number;
+  log: LogSetting;
+  trackable: boolean;
+}
+
 /** wire-compat-messaging.md: "an alphanumeric sender id (at most 11 characters, letters and
  * digits, at least one letter)". */
 const ALPHANUMERIC_SENDER = /^(?=.*[A-Za-z])[A-Za-z0-9]{1,11}$/;
@@ -38,10 +53,10 @@ const SHORT_CODE = /^\d{3,8}$/;
 const SEPARATORS = /[\s\-.()]/g;
 
 /** Reads a `POST Message/` body (JSON or form fields); throws a 400 or 422 naming the field. */
-export function parseSendRequest(body: Record<string, unknown>): SendRequest {
+export function parseSendRequest(body: Record<string, unknown>): SendRequest | ChatAppSendRequest {
   const type = optionalString(body, 'type')?.toLowerCase() ?? 'sms';
-  if (type === 'mms' || type === 'chatapp' || type === 'whatsapp')
-    throw invalidParameter(`type ${type} is not supported yet: only sms can be sent`);
+  if (type === 'chatapp' || type === 'whatsapp') return parseChatAppSend(body);
+  if (type === 'mms') throw invalidParameter(`type mms is not supported yet`);
   if (type !== 'sms') throw invalidParameter(`type must be one of sms, mms, chatapp or whatsapp`);
 
   const rawSrc = optionalString(body, 'src');
@@ -50,7 +65,44 @@ export function parseSendRequest(body: Record<string, unknown>): SendRequest {
   if (rawSrc && powerpackUuid)
     throw invalidParameter('src and powerpack_uuid cannot both be given: use one of them');
   const sender = rawSrc ? parseSender(rawSrc) : null;
+  const { destinations, invalid } = parseDestinations(body);
 
+  const text = optionalString(body, 'text', false);
+  if (text === undefined || text === '') throw missingParameter('missing required parameter: text');
+  const tooLong = smsLengthError(text);
+  if (tooLong) throw invalidParameter(tooLong);
+
+  return {
+    type: 'sms',
+    src: sender?.value ?? null,
+    senderKind: sender?.kind ?? null,
+    powerpackUuid,
+    destinations,
+    invalid,
+    text,
+    ...parseDelivery(body),
+  };
+}
+
+function parseChatAppSend(body: Record<string, unknown>): ChatAppSendRequest {
+  const rawSrc = optionalString(body, 'src');
+  if (!rawSrc) throw missingParameter('missing required parameter: src');
+  if (optionalString(body, 'powerpack_uuid'))
+    throw invalidParameter('powerpack_uuid is for sms: a chat-app message is sent from src');
+  const src = normaliseE164(rawSrc);
+  if (!src) throw invalidParameter(`src ${rawSrc} is not a chat-app business number (E.164)`);
+  const { destinations, invalid } = parseDestinations(body);
+  return {
+    type: 'chatapp',
+    src,
+    destinations,
+    invalid,
+    content: parseChatAppContent(body),
+    ...parseDelivery(body),
+  };
+}
+
+function parseDestinations(body: Record<string, unknown>) {
   const rawDst = optionalString(body, 'dst');
   if (!rawDst) throw missingParameter('missing required parameter: dst');
   const given = rawDst
@@ -71,20 +123,12 @@ export function parseSendRequest(body: Record<string, unknown>): SendRequest {
   }
   if (destinations.length === 0)
     throw invalidParameter(`dst: ${invalid.join(', ')} is not a valid E.164 number`);
+  return { destinations, invalid };
+}
 
-  const text = optionalString(body, 'text', false);
-  if (text === undefined || text === '') throw missingParameter('missing required parameter: text');
-  const tooLong = smsLengthError(text);
-  if (tooLong) throw invalidParameter(tooLong);
-
+/** The status callback, expiry, logging and tracking settings every type shares. */
+function parseDelivery(body: Record<string, unknown>) {
   return {
-    type: 'sms',
-    src: sender?.value ?? null,
-    senderKind: sender?.kind ?? null,
-    powerpackUuid,
-    destinations,
-    invalid,
-    text,
     url: parseUrl(body),
     method: parseMethod(body),
     expirySeconds: parseExpiry(body),

@@ -254,6 +254,8 @@ export interface OutboxRecord extends Owned {
   dst: string;
   text: string;
   expires_at: number;
+  /** A chat-app message's content (text, template...); absent for SMS. */
+  chatapp?: { kind: string } & Record<string, unknown>;
 }
 
 /** A pool of sender numbers (Powerpack/). */

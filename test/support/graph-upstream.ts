@@ -249,3 +249,38 @@ export function postWebhook(
     req.end(body);
   });
 }
+
+/** Statuses of sent messages (`messages` field, `statuses[]`), as upstream reports them. */
+export function messageStatuses(
+  waba: string,
+  phone: { id: string; display: string },
+  statuses: {
+    id: string;
+    status: 'sent' | 'delivered' | 'read' | 'failed';
+    recipient: string;
+    conversation?: { id: string; origin: string; expires: number };
+    error?: { code: number; title: string };
+  }[],
+): string {
+  return webhookBody(waba, 'messages', {
+    messaging_product: 'whatsapp',
+    metadata: { display_phone_number: phone.display, phone_number_id: phone.id },
+    statuses: statuses.map((s) => ({
+      id: s.id,
+      status: s.status,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      recipient_id: s.recipient,
+      ...(s.conversation
+        ? {
+            conversation: {
+              id: s.conversation.id,
+              expiration_timestamp: String(s.conversation.expires),
+              origin: { type: s.conversation.origin },
+            },
+            pricing: { billable: true, pricing_model: 'CBP', category: s.conversation.origin },
+          }
+        : {}),
+      ...(s.error ? { errors: [{ code: s.error.code, title: s.error.title }] } : {}),
+    })),
+  });
+}

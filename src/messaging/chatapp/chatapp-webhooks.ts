@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ChatAppAccountRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
-import type { MessageLog } from '../message-pipeline.js';
+import type { ChatAppStatus, MessageLog } from '../message-pipeline.js';
 import type { ChatAppTemplates } from './chatapp-templates.js';
 
 export type WebhookOutcome = 'accepted' | 'unauthorized' | 'malformed';
@@ -14,6 +14,8 @@ interface Change {
 export interface ChatAppWebhooksOptions {
   state: State;
   templates: ChatAppTemplates;
+  /** A sent message's status (statuses[] of the messages field); resolves once recorded. */
+  onStatus(status: ChatAppStatus): Promise<void>;
   log: MessageLog;
 }
 
@@ -96,6 +98,18 @@ export class ChatAppWebhooks {
           qualityScore: value.new_quality_score,
         });
         return;
+      case 'messages': {
+        const statuses = Array.isArray(value.statuses) ? (value.statuses as ChatAppStatus[]) : [];
+        for (const status of statuses)
+          if (typeof status?.id === 'string' && typeof status.status === 'string')
+            await this.options.onStatus(status);
+        if (Array.isArray(value.messages) && value.messages.length > 0)
+          this.options.log.info(
+            { biz_account_id: account.biz_account_id, messages: value.messages.length },
+            'inbound chat-app messages are not routed yet',
+          );
+        return;
+      }
       default:
         this.options.log.info(
           { biz_account_id: account.biz_account_id, field: String(change.field) },

@@ -5,6 +5,7 @@ import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import {
   GraphUpstream,
+  messageStatuses,
   postWebhook,
   templateReview,
   webhookBody,
@@ -278,5 +279,170 @@ describeEachStore('chat-app business accounts and templates', (target) => {
 
     const unknown = await gw.request('GET', `${base}/ChatApp/Template/123/`);
     expect(unknown.status).toBe(404);
+  });
+
+  const CUSTOMER = '447400123456';
+  const sendChat = (body: Record<string, unknown>) =>
+    gw.request('POST', `${base}/Message/`, {
+      json: {
+        type: 'chatapp',
+        src: NUMBER,
+        dst: CUSTOMER,
+        url: `${client.baseUrl}/status`,
+        ...body,
+      },
+    });
+  const recordOf = (uuid: string) => gw.gateway.state.messages.get(gw.main.id, uuid);
+  const sentMessages = () => upstream.requestsTo(`/${PHONE_ID}/messages`);
+
+  it('sends text, and a template only once upstream approved it, keeping upstream’s message id', async () => {
+    const text = await sendChat({ text: 'Your table is ready' });
+    expect(text.status).toBe(202);
+    await until(() => sentMessages().length === 1);
+    expect(sentMessages()[0]).toMatchObject({
+      authorization: `Bearer ${ACCESS_TOKEN}`,
+      body: {
+        messaging_product: 'whatsapp',
+        to: CUSTOMER,
+        type: 'text',
+        text: { body: 'Your table is ready' },
+      },
+    });
+    await until(async () => (await recordOf(text.body.message_uuid[0]))?.message_state === 'sent');
+    const record = await recordOf(text.body.message_uuid[0]);
+    expect(record).toMatchObject({ message_type: 'chatapp', from_number: NUMBER, units: 1 });
+    expect(record!.parts[0]!.carrier_id).toMatch(/^wamid\./);
+
+    const id = (await createTemplate()).body.template_id as string;
+    const template = {
+      name: 'order_update',
+      language: 'en_US',
+      components: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'Ana' },
+            { type: 'text', text: 'A-7' },
+          ],
+        },
+      ],
+    };
+    const pending = await sendChat({ template });
+    expect(pending.status).toBe(400);
+    expect(pending.body.error).toBe(
+      'template order_update (en_US) is PENDING: only an APPROVED template can be sent',
+    );
+    await review(id, 'APPROVED');
+    const short = await sendChat({
+      template: { ...template, components: [{ type: 'body', parameters: [] }] },
+    });
+    expect(short.status).toBe(400);
+    expect(short.body.error).toMatch(/2 placeholder\(s\) and 0 body parameter/);
+    expect((await sendChat({ template })).status).toBe(202);
+    await until(() => sentMessages().length === 2);
+    expect(sentMessages()[1]!.body).toMatchObject({
+      type: 'template',
+      template: {
+        name: 'order_update',
+        language: { code: 'en_US' },
+        components: template.components,
+      },
+    });
+  });
+
+  it('follows statuses that come out of order, through delivered to read, and never back', async () => {
+    const res = await sendChat({ text: 'hi' });
+    const uuid = res.body.message_uuid[0] as string;
+    await until(async () => (await recordOf(uuid))?.message_state === 'sent');
+    const wamid = (await recordOf(uuid))!.parts[0]!.carrier_id!;
+    const statuses = (status: 'sent' | 'delivered' | 'read' | 'failed') =>
+      postWebhook(
+        webhookUrl,
+        messageStatuses(WABA, { id: PHONE_ID, display: NUMBER }, [
+          {
+            id: wamid,
+            status,
+            recipient: CUSTOMER,
+            conversation: { id: 'conv-1', origin: 'service', expires: 1_900_000_000 },
+            ...(status === 'failed'
+              ? { error: { code: 131047, title: 'Re-engagement message' } }
+              : {}),
+          },
+        ]),
+        APP_SECRET,
+      );
+    expect((await statuses('read')).status).toBe(200);
+    expect((await statuses('delivered')).status).toBe(200);
+    expect((await statuses('failed')).status).toBe(200);
+    expect((await statuses('sent')).status).toBe(200);
+    expect(await recordOf(uuid)).toMatchObject({
+      message_state: 'read',
+      error_code: '000',
+      conversation_id: 'conv-1',
+      conversation_origin: 'service',
+      conversation_expiration_timestamp: 1_900_000_000_000,
+    });
+    await until(() => client.requestsTo('/status').length === 4);
+    expect(client.requestsTo('/status').map((r) => [r.params.Status, r.params.Sequence])).toEqual([
+      ['queued', '1'],
+      ['sent', '2'],
+      ['delivered', '3'],
+      ['read', '4'],
+    ]);
+    const listed = await gw.request('GET', `${base}/Message/${uuid}/`);
+    expect(listed.body).toMatchObject({
+      message_type: 'chatapp',
+      message_state: 'read',
+      conversation_id: 'conv-1',
+    });
+  });
+
+  it('fails a message upstream refuses with upstream’s code and message, and refuses bad sends at once', async () => {
+    upstream.failNext({
+      status: 400,
+      code: 131030,
+      message: 'Recipient phone number not in allowed list',
+    });
+    const res = await sendChat({ text: 'hello' });
+    expect(res.status).toBe(202);
+    const uuid = res.body.message_uuid[0] as string;
+    await until(async () => (await recordOf(uuid))?.message_state === 'failed');
+    expect(await recordOf(uuid)).toMatchObject({
+      error_code: '300',
+      error_message: 'upstream error 131030: Recipient phone number not in allowed list',
+    });
+
+    const cases: [Record<string, unknown>, number, string | RegExp][] = [
+      [
+        { text: 'x'.repeat(4097) },
+        400,
+        'text holds 4097 characters: a chat-app text is at most 4,096',
+      ],
+      [{ text: 'hi', src: '14155550111' }, 400, /is not a number of a chat-app business account/],
+      [
+        { text: 'hi', location: { latitude: 1, longitude: 2 } },
+        400,
+        'text cannot be sent with location: put it in the location itself',
+      ],
+      [
+        {
+          template: { name: 'order_update', language: 'en_US' },
+          location: { latitude: 1, longitude: 2 },
+        },
+        400,
+        'template and location cannot be sent together: give one of them',
+      ],
+      [{}, 422, /missing required parameter: text/],
+      [
+        { location: { latitude: 91, longitude: 0 } },
+        400,
+        'location.latitude must be a number from -90 to 90',
+      ],
+    ];
+    for (const [body, status, error] of cases) {
+      const refused = await sendChat(body);
+      expect(refused.status, JSON.stringify(body)).toBe(status);
+      expect(refused.body.error).toMatch(error);
+    }
   });
 });

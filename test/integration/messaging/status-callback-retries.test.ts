@@ -47,6 +47,7 @@ beforeEach(async () => {
       }),
     rateDeck: DEFAULT_MESSAGE_RATE_DECK,
     smartEncoding: false,
+    graph: null,
     scheduler: systemScheduler,
     log: quiet,
     registry: new Registry(),
