@@ -199,6 +199,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       state,
       templates: chatAppTemplates,
       onStatus: (status) => messaging.pipeline.chatAppStatus(status),
+      onInbound: (message) => messaging.inbound.receive(message),
       log: app.log,
     }),
   );

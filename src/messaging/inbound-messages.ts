@@ -13,7 +13,7 @@ import { applyIntent, messageIntent } from './opt-out.js';
 import { parseSendRequest } from './send-request.js';
 import { MESSAGE_CALLBACK_TIMEOUT_MS } from './status-callback.js';
 
-/** An inbound SMS as the carrier side hands it over: parts already joined. */
+/** An inbound message as the carrier side hands it over: SMS parts already joined. */
 export interface InboundSms {
   carrier: string;
   /** The sender, as the carrier wrote it (digits, or an alphanumeric id). */
@@ -22,6 +22,10 @@ export interface InboundSms {
   to: string;
   text: string;
   units: number;
+  /** sms unless said otherwise. */
+  type?: 'sms' | 'chatapp';
+  /** Parameters of the message_url request beside the common ones (chat-app: Body...). */
+  params?: Record<string, string>;
 }
 
 export interface InboundMessagesOptions {
@@ -62,7 +66,7 @@ export class InboundMessages {
     const record = inboundRecord(number, from, to, sms, intent, now);
     await state.messages.create(record);
     this.options.metrics.received(record);
-    await this.notify(number, record, sms.text);
+    await this.notify(number, record, sms.text, sms.params);
   }
 
   /** The delivery's delegate: the application answered 2xx. */
@@ -80,7 +84,12 @@ export class InboundMessages {
     await this.finish(context.account!, context.message_uuid!, 'undelivered');
   }
 
-  private async notify(number: NumberRecord, record: MessageRecord, text: string) {
+  private async notify(
+    number: NumberRecord,
+    record: MessageRecord,
+    text: string,
+    extra: Record<string, string> = {},
+  ) {
     const { state, callbacks, log } = this.options;
     const app = number.app_id ? await state.applications.get(number.account, number.app_id) : null;
     if (!app?.message_url) {
@@ -93,7 +102,7 @@ export class InboundMessages {
     const params: Record<string, string> = {
       From: record.from_number,
       To: record.to_number,
-      Type: 'sms',
+      Type: record.message_type,
       MessageUUID: record.message_uuid,
       Text: text,
       Units: String(record.units),
@@ -101,6 +110,7 @@ export class InboundMessages {
       TotalAmount: record.total_amount,
       MessageIntent: record.message_intent,
       MediaCount: '0',
+      ...extra,
     };
     void callbacks
       .send({
@@ -189,7 +199,7 @@ function inboundRecord(
     created: now,
     message_uuid: newUuid(),
     message_direction: 'inbound',
-    message_type: 'sms',
+    message_type: sms.type ?? 'sms',
     message_state: 'received',
     from_number: from,
     to_number: to,

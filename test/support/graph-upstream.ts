@@ -284,3 +284,23 @@ export function messageStatuses(
     })),
   });
 }
+
+/** Inbound chat messages (`messages` field, `messages[]`) from a customer to a business number. */
+export function inboundMessages(
+  waba: string,
+  phone: { id: string; display: string },
+  from: { waId: string; name: string },
+  messages: Record<string, unknown>[],
+): string {
+  return webhookBody(waba, 'messages', {
+    messaging_product: 'whatsapp',
+    metadata: { display_phone_number: phone.display, phone_number_id: phone.id },
+    contacts: [{ profile: { name: from.name }, wa_id: from.waId }],
+    messages: messages.map((m, k) => ({
+      from: from.waId,
+      id: `wamid.IN${String(k).padStart(8, '0')}`,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      ...m,
+    })),
+  });
+}

@@ -1,7 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ChatAppAccountRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
+import type { InboundSms } from '../inbound-messages.js';
 import type { ChatAppStatus, MessageLog } from '../message-pipeline.js';
+import { CHATAPP_CARRIER } from './chatapp-channel.js';
 import type { ChatAppTemplates } from './chatapp-templates.js';
 
 export type WebhookOutcome = 'accepted' | 'unauthorized' | 'malformed';
@@ -16,6 +18,8 @@ export interface ChatAppWebhooksOptions {
   templates: ChatAppTemplates;
   /** A sent message's status (statuses[] of the messages field); resolves once recorded. */
   onStatus(status: ChatAppStatus): Promise<void>;
+  /** An inbound chat message (messages[]); resolves once recorded. */
+  onInbound(message: InboundSms): Promise<void>;
   log: MessageLog;
 }
 
@@ -103,11 +107,16 @@ export class ChatAppWebhooks {
         for (const status of statuses)
           if (typeof status?.id === 'string' && typeof status.status === 'string')
             await this.options.onStatus(status);
-        if (Array.isArray(value.messages) && value.messages.length > 0)
-          this.options.log.info(
-            { biz_account_id: account.biz_account_id, messages: value.messages.length },
-            'inbound chat-app messages are not routed yet',
-          );
+        const messages = Array.isArray(value.messages) ? (value.messages as Json[]) : [];
+        for (const message of messages) {
+          const inbound = inboundOf(account, value, message);
+          if (inbound) await this.options.onInbound(inbound);
+          else
+            this.options.log.warn(
+              { biz_account_id: account.biz_account_id },
+              'inbound chat-app message for a number this account does not hold: dropped',
+            );
+        }
         return;
       }
       default:
@@ -123,6 +132,76 @@ export class ChatAppWebhooks {
       space: 'chatapp_account',
       value: bizAccountId,
     });
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** An inbound chat message as the message_url hears of it (wire-compat-messaging.md). */
+function inboundOf(account: ChatAppAccountRecord, value: Json, message: Json): InboundSms | null {
+  const phoneId = (value.metadata as Json | undefined)?.phone_number_id;
+  const to = account.phone_numbers.find((p) => p.phone_number_id === phoneId)?.number;
+  if (!to || typeof message.from !== 'string') return null;
+  const { contentType, body, params } = contentOf(message);
+  return {
+    carrier: CHATAPP_CARRIER,
+    from: message.from,
+    to,
+    text: body,
+    units: 1,
+    type: 'chatapp',
+    params: { Body: body, ContentType: contentType, ...params },
+  };
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+function contentOf(message: Json): {
+  contentType: string;
+  body: string;
+  params: Record<string, string>;
+} {
+  const part = (message[String(message.type)] ?? {}) as Json;
+  switch (message.type) {
+    case 'text':
+      return { contentType: 'text', body: text(part.body), params: {} };
+    case 'button':
+      return {
+        contentType: 'button',
+        body: text(part.text),
+        params: { ButtonPayload: text(part.payload) },
+      };
+    case 'interactive': {
+      const reply = (part.button_reply ?? part.list_reply ?? {}) as Json;
+      return {
+        contentType: 'button',
+        body: text(reply.title),
+        params: { ButtonPayload: text(reply.id) },
+      };
+    }
+    case 'location':
+      return {
+        contentType: 'location',
+        body: text(part.name) || text(part.address),
+        params: {
+          Latitude: String(part.latitude ?? ''),
+          Longitude: String(part.longitude ?? ''),
+          LocationName: text(part.name),
+          LocationAddress: text(part.address),
+        },
+      };
+    case 'image':
+    case 'video':
+    case 'audio':
+    case 'document':
+    case 'sticker':
+      return {
+        contentType: 'media',
+        body: text(part.caption),
+        params: { MediaType: String(message.type), MediaContentType: text(part.mime_type) },
+      };
+    default:
+      return { contentType: 'unknown', body: '', params: {} };
   }
 }
 
