@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +59,23 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
+/**
+ * A port free for baresip's UDP and TCP listeners whose next port is free too: baresip binds
+ * SIP over TLS there, and a start fails when another test holds it.
+ */
+async function freeSipPort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await freeLoopbackPort();
+    const nextFree = await new Promise<boolean>((ok) => {
+      const server = createServer();
+      server.once('error', () => ok(false));
+      server.listen(port + 1, '127.0.0.1', () => server.close(() => ok(true)));
+    });
+    if (nextFree) return port;
+  }
+  throw new Error('found no loopback port for baresip with the next one free');
+}
+
 export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
   const { username, password, registrar, transport = 'udp' } = options;
   for (const [name, value] of Object.entries({ username, password })) {
@@ -65,7 +83,7 @@ export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
       throw new Error(`Expected a ${name} without spaces, ';', '<', '>', '"' or '@': ${value}`);
   }
   const dir = await mkdtemp(join(tmpdir(), 'voxgate-baresip-'));
-  const sipPort = await freeLoopbackPort();
+  const sipPort = await freeSipPort();
   const config = [
     'poll_method epoll',
     `sip_listen 127.0.0.1:${sipPort}`,
