@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
 import { Authenticator } from './api/auth.js';
@@ -6,6 +7,7 @@ import { operationalRoutes } from './api/operational-routes.js';
 import type { TypedApp } from './api/api-context.js';
 import { buildHttpApp } from './api/http-app.js';
 import { chatAppWebhookRoutes } from './api/routes/chatapp-webhook.js';
+import { mm7Routes } from './api/routes/mm7-endpoint.js';
 import { restApi } from './api/rest-api.js';
 import {
   BullMqRetryQueue,
@@ -28,6 +30,8 @@ import { ChatAppWebhooks } from './messaging/chatapp/chatapp-webhooks.js';
 import { GraphClient } from './messaging/chatapp/graph-client.js';
 import type { SendJob } from './messaging/message-pipeline.js';
 import { SmsCarriers } from './messaging/sms-carriers.js';
+import { DiskMediaStore, MemoryMediaStore } from './messaging/mms/media-store.js';
+import { Mm7Inbound } from './messaging/mms/mm7-inbound.js';
 import { MessagingService } from './messaging/messaging-service.js';
 import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
@@ -177,6 +181,10 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     rateDeck: config.messageRateDeck,
     smartEncoding: config.smsSmartEncoding,
     graph,
+    mediaStore: config.dataDir
+      ? new DiskMediaStore(join(config.dataDir, 'media'))
+      : new MemoryMediaStore(),
+    mm7: config.mm7,
     scheduler,
     log: app.log,
     registry,
@@ -203,15 +211,30 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       log: app.log,
     }),
   );
+  const uris = new UriBuilder(config.publicUrl);
+  await mm7Routes(
+    app,
+    new Mm7Inbound({
+      state,
+      store: messaging.mms.store,
+      pipeline: messaging.pipeline,
+      inbound: messaging.inbound,
+      mm7: config.mm7,
+      clock,
+      mediaUrl: (authId, uuid, mediaId) => uris.account(authId, 'Message', uuid, 'Media', mediaId),
+      log: app.log,
+    }),
+  );
   const context = {
     state,
-    uris: new UriBuilder(config.publicUrl),
+    uris,
     authenticator: new Authenticator(state),
     clock,
     sipDomain: config.publicHost,
     calls,
     messages: messaging.pipeline,
     chatAppTemplates,
+    mediaStore: messaging.mms.store,
   };
   await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
   await app.ready();

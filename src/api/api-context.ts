@@ -13,6 +13,7 @@ import type { State } from '../state/state.js';
 import type { Authenticator } from './auth.js';
 import type { UriBuilder } from './envelope.js';
 import type { ChatAppTemplates } from '../messaging/chatapp/chatapp-templates.js';
+import type { MediaStore } from '../messaging/mms/media-store.js';
 
 /** What route modules are given: the repositories and the conventions of the API. */
 export interface ApiContext {
@@ -28,6 +29,8 @@ export interface ApiContext {
   messages: MessagePipeline;
   /** Chat-app templates, mirrored upstream. */
   chatAppTemplates: ChatAppTemplates;
+  /** The files of MMS media. */
+  mediaStore: MediaStore;
 }
 
 export type TypedApp = FastifyInstance<

@@ -11,7 +11,7 @@ export interface HttpExchangeRequest {
   url: URL;
   method: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 export type HttpExchangeResult =

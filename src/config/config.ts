@@ -60,6 +60,8 @@ export interface Config {
   chatAppGraphUrl: string;
   /** How long a request upstream may take before it answers 502 (ms). */
   chatAppTimeoutMs: number;
+  /** The MMSC that takes MMS over MM7 (VOXGATE_MMS_MM7_URL); null sends no MMS. */
+  mm7: Mm7Settings | null;
   /** Requests per second allowed per auth id per API endpoint; 0 turns the limit off. */
   rateLimit: number;
   /** CSV rate deck (prefix,rate_per_minute,description) the call records are billed from. */
@@ -67,6 +69,16 @@ export interface Config {
   /** USD per started minute of an audio stream, as a decimal string. */
   streamRate: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+/** An MMSC reached over MM7, and the credentials it and voxgate use with each other. */
+export interface Mm7Settings {
+  /** Where SubmitReq goes, without credentials or query. */
+  url: string;
+  username: string;
+  password: string;
+  vaspId: string;
+  vasId: string;
 }
 
 export class ConfigError extends Error {
@@ -191,6 +203,29 @@ export const DEFAULT_RATE_DECK = 'fixtures/rate-deck.csv';
 export const DEFAULT_MESSAGE_RATE_DECK = 'fixtures/message-rate-deck.csv';
 /** The public Graph API, at the version the chat-app client was written against. */
 export const DEFAULT_CHATAPP_GRAPH_URL = 'https://graph.facebook.com/v21.0';
+
+/** `http(s)://user:password@host[:port]/path?vasp_id=...&vas_id=...` */
+function mm7Settings(env: Env, name: string): Mm7Settings | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  // The value holds a password: a message about it never repeats it.
+  const rule = 'must be http(s)://user:password@host[:port]/path[?vasp_id=...&vas_id=...]';
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, rule, '(hidden)');
+  }
+  if (!['http:', 'https:'].includes(parsed.protocol) || !parsed.username || !parsed.password)
+    throw new ConfigError(name, rule, '(hidden)');
+  return {
+    url: `${parsed.protocol}//${parsed.host}${parsed.pathname}`,
+    username: decodeURIComponent(parsed.username),
+    password: decodeURIComponent(parsed.password),
+    vaspId: parsed.searchParams.get('vasp_id') ?? '',
+    vasId: parsed.searchParams.get('vas_id') ?? '',
+  };
+}
 
 function smppCarriers(env: Env, name: string): SmppCarrier[] {
   const raw = env[name];
@@ -354,6 +389,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
       url(env, 'VOXGATE_CHATAPP_GRAPH_URL', ['http', 'https']) ?? DEFAULT_CHATAPP_GRAPH_URL
     ).replace(/\/+$/, ''),
     chatAppTimeoutMs: whole(env, 'VOXGATE_CHATAPP_TIMEOUT', 10, 1) * 1000,
+    mm7: mm7Settings(env, 'VOXGATE_MMS_MM7_URL'),
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
     streamRate: decimal(env, 'VOXGATE_STREAM_RATE', '0.00300'),

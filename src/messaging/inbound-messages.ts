@@ -23,7 +23,9 @@ export interface InboundSms {
   text: string;
   units: number;
   /** sms unless said otherwise. */
-  type?: 'sms' | 'chatapp';
+  type?: 'sms' | 'chatapp' | 'mms';
+  /** The record's uuid when the carrier side chose it (MMS media are stored under it first). */
+  messageUuid?: string;
   /** Parameters of the message_url request beside the common ones (chat-app: Body...). */
   params?: Record<string, string>;
 }
@@ -197,7 +199,7 @@ function inboundRecord(
     account: number.account,
     subaccount: number.subaccount,
     created: now,
-    message_uuid: newUuid(),
+    message_uuid: sms.messageUuid ?? newUuid(),
     message_direction: 'inbound',
     message_type: sms.type ?? 'sms',
     message_state: 'received',

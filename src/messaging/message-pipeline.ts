@@ -1,20 +1,20 @@
 import type { CallbackDelivery, RetryQueue } from '../callbacks/index.js';
 import { PeriodicSweep } from '../core/periodic-sweep.js';
 import type { Scheduler } from '../core/scheduler.js';
-import { countryOf } from '../core/phone-number.js';
-import { newUuid } from '../core/ids.js';
 import { invalidParameter } from '../core/errors.js';
 import type { ChatAppAccountRecord, MessageRecord, OutboxRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { CarrierNetwork, PartOutcome } from './carrier-network.js';
 import { CarrierMessageIds } from './carrier-message-ids.js';
 import { MessageLocks } from './message-locks.js';
-import { loggedNumber, loggedText } from './message-log.js';
+import { loggedNumber } from './message-log.js';
 import type { MessageMetrics } from './message-metrics.js';
-import { chargeUnits, formatRate, type MessageRateDeck } from './message-rate-deck.js';
+import type { MessageRateDeck } from './message-rate-deck.js';
 import { optOutId } from './opt-out.js';
 import { pickPowerpackSender } from './powerpack-sender.js';
-import type { ChatAppSendRequest, SendRequest } from './send-request.js';
+import type { ChatAppSendRequest, MmsSendRequest, SendRequest } from './send-request.js';
+import { MM7_CARRIER, type MmsChannel } from './mms/mms-channel.js';
+import { newMessage } from './new-message.js';
 import { CHATAPP_CARRIER, type ChatAppChannel } from './chatapp/chatapp-channel.js';
 import {
   describeContent,
@@ -60,6 +60,8 @@ export interface MessagePipelineOptions {
   smartEncoding: boolean;
   /** Chat-app messages go upstream through it; null refuses them. */
   chatApp: ChatAppChannel | null;
+  /** MMS: media fetched and stored, messages to the MMSC. */
+  mms: MmsChannel;
 }
 
 /** A chat-app status from upstream's webhook (`statuses[]`). */
@@ -148,14 +150,15 @@ export class MessagePipeline {
    */
   async accept(
     sender: MessageSender,
-    request: SendRequest | ChatAppSendRequest,
+    request: SendRequest | ChatAppSendRequest | MmsSendRequest,
   ): Promise<string[]> {
     if (request.type === 'chatapp') return this.acceptChatApp(sender, request);
+    if (request.type === 'mms') return this.acceptMms(sender, request);
     const sources = await this.resolveSources(sender, request);
     const units = planSms(request.text, { smartEncoding: this.options.smartEncoding }).parts.length;
     const admitted = request.destinations.map((destination, k) => {
       const rate = this.options.deck.rateFor(destination);
-      return this.newMessage(sender, request, {
+      return newMessage(this.options.scheduler.now(), sender, request, {
         type: 'sms',
         source: sources[k]!,
         destination,
@@ -190,7 +193,7 @@ export class MessagePipeline {
     if (request.content.kind === 'template') await this.checkTemplate(account, request.content);
     const text = describeContent(request.content);
     const admitted = request.destinations.map((destination) => {
-      const message = this.newMessage(sender, request, {
+      const message = newMessage(this.options.scheduler.now(), sender, request, {
         type: 'chatapp',
         source: request.src,
         destination,
@@ -203,6 +206,35 @@ export class MessagePipeline {
       message.outbox.chatapp = request.content as OutboxRecord['chatapp'];
       return message;
     });
+    return this.admit(admitted);
+  }
+
+  /** An MMS: its media are fetched and stored once for all its destinations before the answer. */
+  private async acceptMms(sender: MessageSender, request: MmsSendRequest): Promise<string[]> {
+    if (!this.options.mms.configured)
+      throw invalidParameter('type mms: no MMSC is configured (VOXGATE_MMS_MM7_URL)');
+    if (!/^\d{3,8}$/.test(request.src)) {
+      const number = await this.state.numbers.get(sender.account, request.src);
+      if (!number || (sender.subaccount !== null && number.subaccount !== sender.subaccount))
+        throw invalidParameter(`src ${request.src} is not a number of this account`);
+    }
+    const media = await this.options.mms.prepare(request.mediaUrls);
+    const admitted = request.destinations.map((destination) => {
+      const rate = this.options.deck.rateFor(destination);
+      const message = newMessage(this.options.scheduler.now(), sender, request, {
+        type: 'mms',
+        source: request.src,
+        destination,
+        text: request.text,
+        units: 1,
+        ratePerUnit: rate?.ratePerUnit ?? '0',
+        feePerUnit: rate?.carrierFeePerUnit ?? '0',
+        powerpackUuid: null,
+      });
+      message.outbox.mms = true;
+      return message;
+    });
+    for (const { record } of admitted) await this.options.mms.attach(record, media);
     return this.admit(admitted);
   }
 
@@ -228,81 +260,6 @@ export class MessagePipeline {
       );
     const problem = templateParameterProblem(content.components, template.components);
     if (problem) throw invalidParameter(problem);
-  }
-
-  /** The record and outbox entry of one accepted message, queued. */
-  private newMessage(
-    sender: MessageSender,
-    request: SendRequest | ChatAppSendRequest,
-    message: {
-      type: 'sms' | 'chatapp';
-      source: string;
-      destination: string;
-      text: string;
-      units: number;
-      ratePerUnit: string;
-      feePerUnit: string;
-      powerpackUuid: string | null;
-    },
-  ): { record: MessageRecord; outbox: OutboxRecord } {
-    const now = this.options.scheduler.now();
-    const uuid = newUuid();
-    const { source, destination, units } = message;
-    const country = countryOf(destination);
-    const owner = { account: sender.account, subaccount: sender.subaccount, created: now };
-    const expires = now + request.expirySeconds * 1000;
-    return {
-      record: {
-        ...owner,
-        message_uuid: uuid,
-        message_direction: 'outbound',
-        message_type: message.type,
-        message_state: 'queued',
-        from_number: source,
-        to_number: loggedNumber(destination, request.log),
-        text: loggedText(message.text, request.log),
-        units,
-        total_rate: formatRate(message.ratePerUnit),
-        total_amount: chargeUnits(message.ratePerUnit, units),
-        carrier_fees_rate: formatRate(message.feePerUnit),
-        carrier_fees: chargeUnits(message.feePerUnit, units),
-        error_code: null,
-        error_message: null,
-        powerpack_id: message.powerpackUuid,
-        destination_country_iso2: country,
-        destination_network: null,
-        requester_ip: sender.requesterIp,
-        is_domestic: country !== '' && country === countryOf(source),
-        replaced_sender: null,
-        log: request.log,
-        trackable: request.trackable,
-        message_intent: '',
-        conversation_id: null,
-        conversation_origin: null,
-        conversation_expiration_timestamp: null,
-        carrier: null,
-        sent_time: null,
-        delivery_report_time: null,
-        updated_time: now,
-        expires_at: expires,
-        callback_url: request.url,
-        callback_method: request.method,
-        callback_sequence: 1,
-        parts: Array.from({ length: units }, () => ({
-          carrier_id: null,
-          state: 'pending' as const,
-          error_code: null,
-        })),
-      },
-      outbox: {
-        ...owner,
-        message_uuid: uuid,
-        src: source,
-        dst: destination,
-        text: message.text,
-        expires_at: expires,
-      },
-    };
   }
 
   /** Writes the records and outbox entries, durable before the answer, then queues them. */
@@ -331,6 +288,7 @@ export class MessagePipeline {
     if (now >= entry.expires_at)
       return this.fail(entry, '420', 'message expired before it was sent');
     if (entry.chatapp) return this.dispatchChatApp(entry, entry.chatapp as ChatAppContent);
+    if (entry.mms) return this.dispatchMms(entry);
     if (await this.state.optOuts.get(entry.account, optOutId(entry.src, entry.dst)))
       return this.fail(entry, '200', 'the destination opted out of messages from this sender');
     const carrier = this.options.carriers.route(entry.dst);
@@ -370,6 +328,18 @@ export class MessagePipeline {
         await this.carrierIds.remember(CHATAPP_CARRIER, outcome.messageId, ref);
       }
       await this.recordSent(entry, CHATAPP_CARRIER, [outcome]);
+    });
+  }
+
+  /** An MMS to the MMSC; its message id is kept for the delivery report. */
+  private async dispatchMms(entry: OutboxRecord): Promise<void> {
+    await this.locks.run(entry.message_uuid, async () => {
+      const outcome = await this.options.mms.send(entry, this.options.scheduler.now());
+      if (outcome.ok) {
+        const ref = { account: entry.account, message_uuid: entry.message_uuid, part: 0 };
+        await this.carrierIds.remember(MM7_CARRIER, outcome.messageId, ref);
+      }
+      await this.recordSent(entry, MM7_CARRIER, [outcome]);
     });
   }
 

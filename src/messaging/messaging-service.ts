@@ -3,7 +3,10 @@ import type { CallbackJob, RetryQueue, SigningKeys } from '../callbacks/index.js
 import { CallbackDelivery } from '../callbacks/index.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { State } from '../state/state.js';
+import type { Mm7Settings } from '../config/config.js';
 import { ChatAppChannel } from './chatapp/chatapp-channel.js';
+import type { MediaStore } from './mms/media-store.js';
+import { MmsChannel } from './mms/mms-channel.js';
 import type { GraphClient } from './chatapp/graph-client.js';
 import { InboundMessages } from './inbound-messages.js';
 import { prometheusMessageMetrics } from './message-metrics.js';
@@ -25,6 +28,10 @@ export interface MessagingServiceOptions {
   smartEncoding: boolean;
   /** The chat-app upstream; null refuses chat-app sends. */
   graph: GraphClient | null;
+  /** Where MMS media are kept. */
+  mediaStore: MediaStore;
+  /** The MMSC; null refuses MMS. */
+  mm7: Mm7Settings | null;
   scheduler: Scheduler;
   log: MessageLog & { error?(fields: Record<string, unknown>, message: string): void };
   registry: Registry;
@@ -41,11 +48,13 @@ export class MessagingService {
   readonly pipeline: MessagePipeline;
   readonly inbound: InboundMessages;
   readonly carriers: CarrierSet;
+  readonly mms: MmsChannel;
   private readonly callbacks: CallbackDelivery;
 
   constructor(options: MessagingServiceOptions) {
     const { log, scheduler, state } = options;
     const metrics = prometheusMessageMetrics(options.registry);
+    this.mms = new MmsChannel(state, options.mediaStore, options.mm7);
     const report = (what: string) => (error: Error) =>
       log.warn({ err: error.message }, `inbound message ${what} not recorded`);
     this.callbacks = new CallbackDelivery({
@@ -75,6 +84,7 @@ export class MessagingService {
       metrics,
       smartEncoding: options.smartEncoding,
       chatApp: options.graph ? new ChatAppChannel(state, options.graph) : null,
+      mms: this.mms,
     });
     this.inbound = new InboundMessages({
       state,

@@ -2,6 +2,7 @@ import { invalidParameter, missingParameter } from '../core/errors.js';
 import { normaliseE164 } from '../core/phone-number.js';
 import { parseChatAppContent, type ChatAppContent } from './chatapp/chatapp-send.js';
 import { parseLogSetting, type LogSetting } from './message-log.js';
+import { MAX_MEDIA_URLS } from './mms/media-fetch.js';
 import { smsLengthError } from './sms/sms-plan.js';
 
 /** messaging document, Send a message: "dst ... multiple separated by `<`". */
@@ -46,6 +47,23 @@ export interface ChatAppSendRequest {
   trackable: boolean;
 }
 
+/** An MMS send checked and normalised; its media are fetched when it is accepted. */
+export interface MmsSendRequest {
+  type: 'mms';
+  /** A number of the account (E.164 digits) or a short code. */
+  src: string;
+  destinations: string[];
+  invalid: string[];
+  /** The text part, '' for none. */
+  text: string;
+  mediaUrls: string[];
+  url: string | null;
+  method: 'GET' | 'POST';
+  expirySeconds: number;
+  log: LogSetting;
+  trackable: boolean;
+}
+
 /** wire-compat-messaging.md: "an alphanumeric sender id (at most 11 characters, letters and
  * digits, at least one letter)". */
 const ALPHANUMERIC_SENDER = /^(?=.*[A-Za-z])[A-Za-z0-9]{1,11}$/;
@@ -53,10 +71,12 @@ const SHORT_CODE = /^\d{3,8}$/;
 const SEPARATORS = /[\s\-.()]/g;
 
 /** Reads a `POST Message/` body (JSON or form fields); throws a 400 or 422 naming the field. */
-export function parseSendRequest(body: Record<string, unknown>): SendRequest | ChatAppSendRequest {
+export function parseSendRequest(
+  body: Record<string, unknown>,
+): SendRequest | ChatAppSendRequest | MmsSendRequest {
   const type = optionalString(body, 'type')?.toLowerCase() ?? 'sms';
   if (type === 'chatapp' || type === 'whatsapp') return parseChatAppSend(body);
-  if (type === 'mms') throw invalidParameter(`type mms is not supported yet`);
+  if (type === 'mms') return parseMmsSend(body);
   if (type !== 'sms') throw invalidParameter(`type must be one of sms, mms, chatapp or whatsapp`);
 
   const rawSrc = optionalString(body, 'src');
@@ -98,6 +118,36 @@ function parseChatAppSend(body: Record<string, unknown>): ChatAppSendRequest {
     destinations,
     invalid,
     content: parseChatAppContent(body),
+    ...parseDelivery(body),
+  };
+}
+
+function parseMmsSend(body: Record<string, unknown>): MmsSendRequest {
+  const rawSrc = optionalString(body, 'src');
+  if (!rawSrc) throw missingParameter('missing required parameter: src');
+  if (optionalString(body, 'powerpack_uuid'))
+    throw invalidParameter('powerpack_uuid is for sms: an MMS is sent from src');
+  const sender = parseSender(rawSrc);
+  if (sender.kind === 'alphanumeric')
+    throw invalidParameter(`src ${rawSrc}: an MMS is sent from a number or a short code`);
+  const { destinations, invalid } = parseDestinations(body);
+  const raw = body.media_urls;
+  const mediaUrls = (Array.isArray(raw) ? raw.map(String) : String(raw ?? '').split(','))
+    .map((u) => u.trim())
+    .filter(Boolean);
+  if (mediaUrls.length === 0) throw missingParameter('missing required parameter: media_urls');
+  if (mediaUrls.length > MAX_MEDIA_URLS)
+    throw invalidParameter(`media_urls holds ${mediaUrls.length} URLs: at most ${MAX_MEDIA_URLS}`);
+  const text = optionalString(body, 'text', false) ?? '';
+  const tooLong = smsLengthError(text);
+  if (tooLong) throw invalidParameter(tooLong);
+  return {
+    type: 'mms',
+    src: sender.value,
+    destinations,
+    invalid,
+    text,
+    mediaUrls,
     ...parseDelivery(body),
   };
 }

@@ -256,6 +256,8 @@ export interface OutboxRecord extends Owned {
   expires_at: number;
   /** A chat-app message's content (text, template...); absent for SMS. */
   chatapp?: { kind: string } & Record<string, unknown>;
+  /** An MMS: its media are the media records of the message. */
+  mms?: boolean;
 }
 
 /** A pool of sender numbers (Powerpack/). */
@@ -318,6 +320,20 @@ export interface ChatAppDeletedNameRecord extends Owned {
   /** `<biz_account_id>:<name>` */
   id: string;
   deleted_at: number;
+}
+
+/** A media file of an MMS (sent or received), kept in the media store. */
+export interface MediaRecord extends Owned {
+  media_id: string;
+  message_uuid: string;
+  /** The file in the media store; the messages of one send to several numbers share it. */
+  file_id: string;
+  /** Its place among the message's media, from 0. */
+  index: number;
+  content_type: string;
+  size: number;
+  /** The name it came with, or ''. */
+  file_name: string;
 }
 
 /** An opt-out of a sender from a service number's messages (id `<service>:<sender>`). */

@@ -7,6 +7,7 @@ import type {
   ChatAppAccountRecord,
   ChatAppDeletedNameRecord,
   ChatAppTemplateRecord,
+  MediaRecord,
   EndpointRecord,
   MessageRecord,
   NumberRecord,
@@ -41,6 +42,7 @@ export interface State {
   chatAppAccounts: Collection<ChatAppAccountRecord>;
   chatAppTemplates: Collection<ChatAppTemplateRecord>;
   chatAppDeletedNames: Collection<ChatAppDeletedNameRecord>;
+  media: Collection<MediaRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -137,6 +139,11 @@ export function createState(store: DocumentStore): State {
     chatAppDeletedNames: new Collection<ChatAppDeletedNameRecord>(store, {
       kind: 'chatapp_deleted_name',
       id: (d) => d.id,
+    }),
+    media: new Collection<MediaRecord>(store, {
+      kind: 'media',
+      id: (m) => m.media_id,
+      indexes: (m) => [`msg:${m.message_uuid}`],
     }),
   };
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { invalidParameter } from '../../core/errors.js';
+import { invalidParameter, notFound } from '../../core/errors.js';
 import { parseFilterTime, recordTime } from '../../messaging/message-times.js';
 import { parseSendRequest } from '../../messaging/send-request.js';
 import type { MessageRecord } from '../../state/records.js';
@@ -94,7 +94,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   message_type: ['sms', 'mms', 'chatapp', 'whatsapp'],
 };
 
-export function messageRoutes(app: TypedApp, { state, uris, clock, messages }: ApiContext): void {
+export function messageRoutes(
+  app: TypedApp,
+  { state, uris, clock, messages, mediaStore }: ApiContext,
+): void {
   const present = (principal: Principal, m: MessageRecord): Static<typeof Message> => ({
     message_uuid: m.message_uuid,
     message_time: recordTime(m.created)!,
@@ -217,19 +220,76 @@ export function messageRoutes(app: TypedApp, { state, uris, clock, messages }: A
     },
   });
 
+  const MediaItem = Type.Object({
+    media_id: Type.String(),
+    message_uuid: Type.String(),
+    content_type: Type.String(),
+    size: Type.Number(),
+    file_name: Type.String(),
+    media_url: Type.String(),
+    date_created: Type.String(),
+  });
+
   app.get('/v1/Account/:auth_id/Message/:message_uuid/Media/', {
     schema: {
       tags: ['Message'],
       params: MessageParams,
       response: {
-        200: Type.Object({ api_id: Type.String(), objects: Type.Array(Type.Unknown()) }),
+        200: Type.Object({ api_id: Type.String(), objects: Type.Array(MediaItem) }),
         ...errorResponses(401, 404),
       },
     },
     handler: async (request) => {
-      await findVisible(state.messages, request.principal, request.params.message_uuid, 'message');
-      // An SMS has no media; MMS media arrive with the MMS channel.
-      return { api_id: request.id, objects: [] };
+      const { principal } = request;
+      const message = await findVisible(
+        state.messages,
+        principal,
+        request.params.message_uuid,
+        'message',
+      );
+      const media = await state.media.all(message.account, `msg:${message.message_uuid}`);
+      return {
+        api_id: request.id,
+        objects: media
+          .sort((a, b) => a.index - b.index)
+          .map((m) => ({
+            media_id: m.media_id,
+            message_uuid: m.message_uuid,
+            content_type: m.content_type,
+            size: m.size,
+            file_name: m.file_name,
+            media_url: uris.account(
+              principal.authId,
+              'Message',
+              m.message_uuid,
+              'Media',
+              m.media_id,
+            ),
+            date_created: recordTime(m.created)!,
+          })),
+      };
+    },
+  });
+
+  app.get('/v1/Account/:auth_id/Message/:message_uuid/Media/:media_id/', {
+    schema: {
+      tags: ['Message'],
+      params: Type.Object({
+        auth_id: Type.String(),
+        message_uuid: Type.String(),
+        media_id: Type.String(),
+      }),
+      response: { ...errorResponses(401, 404) },
+    },
+    handler: async (request, reply) => {
+      const { principal, params } = request;
+      const message = await findVisible(state.messages, principal, params.message_uuid, 'message');
+      const media = await state.media.get(message.account, params.media_id);
+      if (!media || media.message_uuid !== message.message_uuid)
+        throw notFound(`media ${params.media_id}`);
+      const body = await mediaStore.get(media.file_id);
+      if (!body) throw notFound(`media ${params.media_id}`);
+      return reply.type(media.content_type).send(body as never);
     },
   });
 }

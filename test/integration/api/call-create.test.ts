@@ -1,5 +1,6 @@
 import type { ChatAppTemplates } from '../../../src/messaging/chatapp/chatapp-templates.js';
 import type { MessagePipeline } from '../../../src/messaging/message-pipeline.js';
+import type { MediaStore } from '../../../src/messaging/mms/media-store.js';
 import type { CallEngine } from '../../../src/call/call-engine.js';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -66,6 +67,7 @@ async function startApp(): Promise<Harness> {
     calls: launcher as unknown as CallEngine,
     messages: null as unknown as MessagePipeline,
     chatAppTemplates: null as unknown as ChatAppTemplates,
+    mediaStore: null as unknown as MediaStore,
   };
   await app.register(async (scope: TypedApp) => {
     installAuthentication(scope, authenticator);

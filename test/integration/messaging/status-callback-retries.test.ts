@@ -6,6 +6,7 @@ import { newAuthToken } from '../../../src/core/ids.js';
 import { ManualScheduler, systemScheduler } from '../../../src/core/scheduler.js';
 import type { SendJob } from '../../../src/messaging/message-pipeline.js';
 import { MessagingService } from '../../../src/messaging/messaging-service.js';
+import { MemoryMediaStore } from '../../../src/messaging/mms/media-store.js';
 import { parseSendRequest } from '../../../src/messaging/send-request.js';
 import { SmsCarriers } from '../../../src/messaging/sms-carriers.js';
 import { parseSmppCarriers } from '../../../src/messaging/smpp/carrier-config.js';
@@ -48,6 +49,8 @@ beforeEach(async () => {
     rateDeck: DEFAULT_MESSAGE_RATE_DECK,
     smartEncoding: false,
     graph: null,
+    mediaStore: new MemoryMediaStore(),
+    mm7: null,
     scheduler: systemScheduler,
     log: quiet,
     registry: new Registry(),

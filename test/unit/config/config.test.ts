@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       smsPartTimeoutMs: 60_000,
       chatAppGraphUrl: 'https://graph.facebook.com/v21.0',
       chatAppTimeoutMs: 10_000,
+      mm7: null,
       rateLimit: 100,
       rateDeck: 'fixtures/rate-deck.csv',
       streamRate: '0.00300',
@@ -66,6 +67,8 @@ describe('loadConfig', () => {
       VOXGATE_SMS_SMART_ENCODING: 'true',
       VOXGATE_CHATAPP_GRAPH_URL: 'http://graph.internal:8080/v19.0/',
       VOXGATE_CHATAPP_TIMEOUT: '3',
+      VOXGATE_MMS_MM7_URL:
+        'https://vasp%40x:p%2Fss@mmsc.example.com:8443/mm7/submit?vasp_id=acme&vas_id=alerts',
       VOXGATE_RATE_LIMIT: '0',
       VOXGATE_DATA_DIR: '',
       VOXGATE_RATE_DECK: 'fixtures/rate-deck.csv',
@@ -124,6 +127,13 @@ describe('loadConfig', () => {
       smsSmartEncoding: true,
       chatAppGraphUrl: 'http://graph.internal:8080/v19.0',
       chatAppTimeoutMs: 3000,
+      mm7: {
+        url: 'https://mmsc.example.com:8443/mm7/submit',
+        username: 'vasp@x',
+        password: 'p/ss',
+        vaspId: 'acme',
+        vasId: 'alerts',
+      },
       rateLimit: 0,
       dataDir: null,
       rateDeck: 'fixtures/rate-deck.csv',
@@ -227,6 +237,22 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ VOXGATE_RATE_DECK: path })).toThrow(
         `VOXGATE_RATE_DECK=${JSON.stringify(path)} is invalid: must be the path of a readable file`,
       );
+    }
+  });
+
+  it('never repeats the MM7 password in its message', () => {
+    for (const raw of [
+      'ftp://u:secret-pw@h/',
+      'http://mmsc.example.com/mm7',
+      'not a url secret-pw',
+    ])
+      expect(() => loadConfig({ VOXGATE_MMS_MM7_URL: raw })).toThrow(
+        'VOXGATE_MMS_MM7_URL="(hidden)" is invalid: must be http(s)://user:password@host',
+      );
+    try {
+      loadConfig({ VOXGATE_MMS_MM7_URL: 'ftp://u:secret-pw@h/' });
+    } catch (error) {
+      expect((error as Error).message).not.toContain('secret-pw');
     }
   });
 
