@@ -17,6 +17,12 @@ import { MM7_CARRIER, type MmsChannel } from './mms/mms-channel.js';
 import { newMessage } from './new-message.js';
 import { CHATAPP_CARRIER, type ChatAppChannel } from './chatapp/chatapp-channel.js';
 import {
+  chatAppStep,
+  chatAppSteps,
+  conversationOf,
+  type ChatAppStatus,
+} from './chatapp/chatapp-status.js';
+import {
   describeContent,
   templateParameterProblem,
   type ChatAppContent,
@@ -64,16 +70,7 @@ export interface MessagePipelineOptions {
   mms: MmsChannel;
 }
 
-/** A chat-app status from upstream's webhook (`statuses[]`). */
-export interface ChatAppStatus {
-  id: string;
-  status: string;
-  errors?: { code?: unknown; title?: unknown; message?: unknown }[];
-  conversation?: { id?: unknown; expiration_timestamp?: unknown; origin?: { type?: unknown } };
-}
-
-/** Chat-app states in the order a message goes through them; none moves back. */
-const CHATAPP_ORDER = ['queued', 'sent', 'delivered', 'read'];
+export type { ChatAppStatus } from './chatapp/chatapp-status.js';
 
 /** Wire-compat error codes for a part the carrier refused, by SMPP command_status. */
 const REFUSAL_CODES = new Map<number, string>([
@@ -360,40 +357,14 @@ export class MessagePipeline {
     await this.locks.run(ref.message_uuid, async () => {
       let current = await this.state.messages.get(ref.account, ref.message_uuid);
       if (!current) return;
-      const from = CHATAPP_ORDER.indexOf(current.message_state);
-      const steps =
-        status.status === 'failed'
-          ? from >= 0 && from < CHATAPP_ORDER.indexOf('delivered')
-            ? ['failed']
-            : []
-          : from >= 0
-            ? CHATAPP_ORDER.slice(from + 1, CHATAPP_ORDER.indexOf(status.status) + 1)
-            : [];
+      const steps = chatAppSteps(current.message_state, status.status);
       const conversation = conversationOf(status, current);
       if (steps.length === 0 && conversation.conversation_id !== current.conversation_id)
         await this.save({ ...current, ...conversation }, current);
       for (const step of steps) {
-        const now = this.options.scheduler.now();
-        const failed = step === 'failed';
-        const error = status.errors?.[0];
-        const next: MessageRecord = {
-          ...current,
-          ...conversation,
-          message_state: step as MessageRecord['message_state'],
-          updated_time: now,
-          delivery_report_time: step === 'delivered' || failed ? now : current.delivery_report_time,
-          error_code: failed ? '1000' : step === 'sent' ? current.error_code : '000',
-          error_message: failed
-            ? `upstream error ${String(error?.code ?? '')}: ${String(error?.title ?? error?.message ?? 'failed')}`
-            : current.error_message,
-          parts: current.parts.map((p, k) =>
-            k === 0 && step !== 'read' && step !== 'sent'
-              ? { ...p, state: failed ? 'failed' : 'delivered' }
-              : p,
-          ),
-        };
+        const next = chatAppStep(current, step, status, this.options.scheduler.now());
         current = await this.save(next, current);
-        if (failed || step === 'delivered') this.options.metrics.finished(current);
+        if (step === 'failed' || step === 'delivered') this.options.metrics.finished(current);
       }
     });
   }
@@ -568,21 +539,4 @@ function refusalCode(outcome: PartOutcome): string {
   if (outcome.ok) return '000';
   if (outcome.expired) return '420';
   return (outcome.commandStatus !== null && REFUSAL_CODES.get(outcome.commandStatus)) || '300';
-}
-
-/** The conversation upstream reports with a status, over what the record had. */
-function conversationOf(status: ChatAppStatus, current: MessageRecord) {
-  const conversation = status.conversation;
-  const expires = Number(conversation?.expiration_timestamp);
-  return {
-    conversation_id:
-      typeof conversation?.id === 'string' ? conversation.id : current.conversation_id,
-    conversation_origin:
-      typeof conversation?.origin?.type === 'string'
-        ? conversation.origin.type
-        : current.conversation_origin,
-    conversation_expiration_timestamp: Number.isFinite(expires)
-      ? expires * 1000
-      : current.conversation_expiration_timestamp,
-  };
 }
