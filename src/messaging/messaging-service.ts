@@ -8,7 +8,9 @@ import { ChatAppChannel } from './chatapp/chatapp-channel.js';
 import type { MediaStore } from './mms/media-store.js';
 import { MmsChannel } from './mms/mms-channel.js';
 import type { GraphClient } from './chatapp/graph-client.js';
+import { PeriodicSweep } from '../core/periodic-sweep.js';
 import { InboundMessages } from './inbound-messages.js';
+import { removeExpiredMessages } from './message-retention.js';
 import { prometheusMessageMetrics } from './message-metrics.js';
 import { MessagePipeline, type MessageLog, type SendJob } from './message-pipeline.js';
 import { MessageRateDeck } from './message-rate-deck.js';
@@ -37,6 +39,9 @@ export interface MessagingServiceOptions {
   registry: Registry;
 }
 
+/** How often messages past their retention are swept. */
+const RETENTION_SWEEP_EVERY_MS = 60 * 60 * 1000;
+
 /** The largest message_url answer read for `<Message>` replies. */
 const REPLY_MAX_BYTES = 64 * 1024;
 
@@ -49,12 +54,19 @@ export class MessagingService {
   readonly inbound: InboundMessages;
   readonly carriers: CarrierSet;
   readonly mms: MmsChannel;
+  private readonly retention: PeriodicSweep;
   private readonly callbacks: CallbackDelivery;
 
   constructor(options: MessagingServiceOptions) {
     const { log, scheduler, state } = options;
     const metrics = prometheusMessageMetrics(options.registry);
     this.mms = new MmsChannel(state, options.mediaStore, options.mm7);
+    this.retention = new PeriodicSweep(
+      (now) => removeExpiredMessages(state, options.mediaStore, options.mainAccount, now),
+      scheduler,
+      RETENTION_SWEEP_EVERY_MS,
+      (error) => log.warn({ err: error.message }, 'sweeping expired messages failed'),
+    );
     const report = (what: string) => (error: Error) =>
       log.warn({ err: error.message }, `inbound message ${what} not recorded`);
     this.callbacks = new CallbackDelivery({
@@ -99,10 +111,12 @@ export class MessagingService {
   async start(): Promise<void> {
     this.carriers.start();
     await this.pipeline.start();
+    this.retention.start();
   }
 
   async close(): Promise<void> {
     // Sends waiting for a carrier end when it closes; the queue then closes with nothing running.
+    this.retention.stop();
     this.pipeline.stopSending();
     await this.carriers.close();
     await this.pipeline.close();

@@ -143,7 +143,8 @@ export function createState(store: DocumentStore): State {
     media: new Collection<MediaRecord>(store, {
       kind: 'media',
       id: (m) => m.media_id,
-      indexes: (m) => [`msg:${m.message_uuid}`],
+      // The messages of one send share a file; the file goes when its last record does.
+      indexes: (m) => [`msg:${m.message_uuid}`, `file:${m.file_id}`],
     }),
   };
 }
