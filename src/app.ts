@@ -201,6 +201,9 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     callbacks,
     clock,
   });
+  const uris = new UriBuilder(config.publicUrl);
+  const mediaUrl = (authId: string, uuid: string, mediaId: string) =>
+    uris.account(authId, 'Message', uuid, 'Media', mediaId);
   await chatAppWebhookRoutes(
     app,
     new ChatAppWebhooks({
@@ -208,10 +211,11 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       templates: chatAppTemplates,
       onStatus: (status) => messaging.pipeline.chatAppStatus(status),
       onInbound: (message) => messaging.inbound.receive(message),
+      graph,
+      media: { state, store: messaging.mms.store, mediaUrl },
       log: app.log,
     }),
   );
-  const uris = new UriBuilder(config.publicUrl);
   await mm7Routes(
     app,
     new Mm7Inbound({
@@ -221,7 +225,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       inbound: messaging.inbound,
       mm7: config.mm7,
       clock,
-      mediaUrl: (authId, uuid, mediaId) => uris.account(authId, 'Message', uuid, 'Media', mediaId),
+      mediaUrl,
       log: app.log,
     }),
   );

@@ -43,6 +43,8 @@ export class GraphUpstream {
   readonly requests: UpstreamRequest[] = [];
   readonly templates = new Map<string, StoredTemplate>();
   private readonly tokens = new Map<string, string>();
+  /** Media customers sent, by media id: its type, bytes and the business account it is for. */
+  private readonly media = new Map<string, { mime: string; body: Buffer; waba: string }>();
   private readonly failures: Failure[] = [];
   private nextId = 1_000_000_000_000_000;
   private nextMessage = 1;
@@ -69,6 +71,11 @@ export class GraphUpstream {
   /** A business account (and its phone-number ids) that accepts `token`. */
   allow(token: string, ...ids: string[]): void {
     for (const id of ids) this.tokens.set(id, token);
+  }
+
+  /** A file a customer sent to `waba`, downloadable with its token as upstream allows. */
+  addMedia(waba: string, id: string, mime: string, body: Buffer): void {
+    this.media.set(id, { mime, body, waba });
   }
 
   /** The next request is answered with a Graph error, or never ('hang'). */
@@ -104,10 +111,31 @@ export class GraphUpstream {
     const failure = this.failures.shift();
     if (failure === 'hang') return;
     if (failure) return this.error(res, failure.status, failure.code, failure.message);
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (parts[0] === 'media-file') {
+      // The short-lived URL GET /{media-id} gives: the bytes, for the same token.
+      const file = this.media.get(parts[1] ?? '');
+      if (!file || token !== this.tokens.get(file.waba))
+        return this.error(res, 404, 100, 'no such media');
+      res.writeHead(200, { 'Content-Type': file.mime }).end(file.body);
+      return;
+    }
     if (parts[0] !== VERSION) return this.error(res, 400, 2500, 'Unknown path components');
+    if (req.method === 'GET' && parts.length === 2 && this.media.has(parts[1]!)) {
+      const file = this.media.get(parts[1]!)!;
+      if (token !== this.tokens.get(file.waba))
+        return this.error(res, 401, 190, 'Invalid OAuth access token - Cannot parse access token');
+      const origin = this.baseUrl.replace(`/${VERSION}`, '');
+      return this.json(res, 200, {
+        messaging_product: 'whatsapp',
+        url: `${origin}/media-file/${parts[1]}`,
+        mime_type: file.mime,
+        file_size: file.body.length,
+        id: parts[1],
+      });
+    }
     const [, object, edge] = parts;
     const owner = object ? this.ownerOf(object) : undefined;
-    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!owner || token !== this.tokens.get(owner))
       return this.error(res, 401, 190, 'Invalid OAuth access token - Cannot parse access token');
 

@@ -1,10 +1,16 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ChatAppAccountRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
+import { newUuid } from '../../core/ids.js';
 import type { InboundSms } from '../inbound-messages.js';
+import { storeInboundMedia, type InboundMediaSink } from '../mms/inbound-media.js';
+import type { GraphClient } from './graph-client.js';
 import type { ChatAppStatus, MessageLog } from '../message-pipeline.js';
 import { CHATAPP_CARRIER } from './chatapp-channel.js';
 import type { ChatAppTemplates } from './chatapp-templates.js';
+
+/** Upstream's own limit for the media a customer sends is 100 MB (documents); video 16 MB. */
+const MAX_INBOUND_MEDIA_BYTES = 100 * 1024 * 1024;
 
 export type WebhookOutcome = 'accepted' | 'unauthorized' | 'malformed';
 
@@ -20,6 +26,10 @@ export interface ChatAppWebhooksOptions {
   onStatus(status: ChatAppStatus): Promise<void>;
   /** An inbound chat message (messages[]); resolves once recorded. */
   onInbound(message: InboundSms): Promise<void>;
+  /** Downloads the media customers send. */
+  graph: GraphClient;
+  /** Where their media are kept. */
+  media: InboundMediaSink;
   log: MessageLog;
 }
 
@@ -110,7 +120,8 @@ export class ChatAppWebhooks {
         const messages = Array.isArray(value.messages) ? (value.messages as Json[]) : [];
         for (const message of messages) {
           const inbound = inboundOf(account, value, message);
-          if (inbound) await this.options.onInbound(inbound);
+          if (inbound)
+            await this.options.onInbound(await this.withMedia(account, inbound, message));
           else
             this.options.log.warn(
               { biz_account_id: account.biz_account_id },
@@ -124,6 +135,37 @@ export class ChatAppWebhooks {
           { biz_account_id: account.biz_account_id, field: String(change.field) },
           'chat-app webhook field not handled',
         );
+    }
+  }
+
+  /** An image, video, audio, document or sticker: downloaded into the media store. */
+  private async withMedia(
+    account: ChatAppAccountRecord,
+    inbound: InboundSms,
+    message: Json,
+  ): Promise<InboundSms> {
+    const mediaId = ((message[String(message.type)] ?? {}) as Json).id;
+    if (inbound.params?.ContentType !== 'media' || typeof mediaId !== 'string') return inbound;
+    const number = await this.options.state.numbers.findByUnique({
+      space: 'number',
+      value: inbound.to,
+    });
+    if (!number) return inbound;
+    try {
+      const file = await this.options.graph.downloadMedia(
+        { accessToken: account.access_token },
+        mediaId,
+        MAX_INBOUND_MEDIA_BYTES,
+      );
+      const messageUuid = newUuid();
+      const params = await storeInboundMedia(this.options.media, number, messageUuid, [file]);
+      return { ...inbound, messageUuid, params: { ...inbound.params, ...params } };
+    } catch (error) {
+      this.options.log.warn(
+        { biz_account_id: account.biz_account_id, err: (error as Error).message },
+        'inbound chat-app media not downloaded; the message goes on without it',
+      );
+      return inbound;
     }
   }
 

@@ -94,6 +94,34 @@ export class GraphClient {
     });
   }
 
+  /**
+   * A media file a customer sent (`GET /{media-id}` gives a short-lived URL, fetched with the
+   * same token), of at most `maxBytes`.
+   */
+  async downloadMedia(
+    credentials: GraphCredentials,
+    mediaId: string,
+    maxBytes: number,
+  ): Promise<{ contentType: string; body: Buffer }> {
+    const info = await this.request(credentials, 'GET', [mediaId]);
+    if (typeof info.url !== 'string')
+      throw upstreamError(`upstream gave no URL for media ${mediaId}`);
+    const result = await httpExchange(
+      {
+        url: new URL(info.url),
+        method: 'GET',
+        headers: { Authorization: `Bearer ${credentials.accessToken}` },
+      },
+      { timeoutMs: this.timeoutMs, readBody: { maxBytes } },
+    );
+    if (!result.ok || result.status < 200 || result.status >= 300 || !result.body)
+      throw upstreamError(
+        `media ${mediaId} could not be fetched: ${result.ok ? `HTTP ${result.status}` : result.error}`,
+      );
+    const mime = typeof info.mime_type === 'string' ? info.mime_type : result.contentType;
+    return { contentType: mime || 'application/octet-stream', body: result.body };
+  }
+
   private async request(
     credentials: GraphCredentials,
     method: 'GET' | 'POST' | 'DELETE',

@@ -6,6 +6,7 @@ import type { State } from '../../state/state.js';
 import type { InboundMessages } from '../inbound-messages.js';
 import type { MessageLog, MessagePipeline } from '../message-pipeline.js';
 import type { DeliveryReceipt } from '../sms/delivery-receipt.js';
+import { storeInboundMedia } from './inbound-media.js';
 import type { MediaStore } from './media-store.js';
 import {
   encodeDeliverRsp,
@@ -111,27 +112,14 @@ export class Mm7Inbound {
       .filter((p) => /^text\/plain/i.test(p.contentType))
       .map((p) => p.body.toString('utf8'))
       .join('\n');
-    const media = request.parts.filter(isMedia);
-    const params: Record<string, string> = { MediaCount: String(media.length) };
-    const authId = number.subaccount ?? number.account;
-    for (const [index, part] of media.entries()) {
-      const fileId = newUuid();
-      const mediaId = newUuid();
-      await store.put(fileId, part.body);
-      await state.media.create({
-        account: number.account,
-        subaccount: number.subaccount,
-        created: this.options.clock.now(),
-        media_id: mediaId,
-        message_uuid: messageUuid,
-        file_id: fileId,
-        index,
-        content_type: part.contentType.split(';')[0]!.trim().toLowerCase(),
-        size: part.body.length,
-        file_name: part.filename ?? '',
-      });
-      params[`Media${index}`] = this.options.mediaUrl(authId, messageUuid, mediaId);
-    }
+    const params = await storeInboundMedia(
+      { state, store, mediaUrl: this.options.mediaUrl },
+      { account: number.account, subaccount: number.subaccount, created: this.options.clock.now() },
+      messageUuid,
+      request.parts
+        .filter(isMedia)
+        .map((p) => ({ contentType: p.contentType, body: p.body, fileName: p.filename })),
+    );
     await inbound.receive({
       carrier: MM7_CARRIER,
       from: request.sender,

@@ -512,5 +512,50 @@ describeEachStore(
       expect(list.body.meta.total_count).toBe(3);
       expect(list.body.objects[0]).toMatchObject({ from_number: CUSTOMER, to_number: NUMBER });
     });
+
+    it('downloads the media a customer sends into our store and hands it to message_url', async () => {
+      const app = await gw.request('POST', `${base}/Application/`, {
+        json: {
+          app_name: 'chat',
+          answer_url: `${client.baseUrl}/a`,
+          message_url: `${client.baseUrl}/in`,
+        },
+      });
+      await gw.request('POST', `${base}/Number/${NUMBER}/`, {
+        json: { app_id: app.body.app_id },
+      });
+      const photo = Buffer.from(Array.from({ length: 300 }, (_, k) => k % 256));
+      upstream.addMedia(WABA, '1485603922289432', 'image/jpeg', photo);
+      const body = inboundMessages(
+        WABA,
+        { id: PHONE_ID, display: NUMBER },
+        { waId: CUSTOMER, name: 'Ana' },
+        [
+          {
+            type: 'image',
+            image: { id: '1485603922289432', mime_type: 'image/jpeg', caption: 'the dent' },
+          },
+        ],
+      );
+      expect((await postWebhook(webhookUrl, body, APP_SECRET)).status).toBe(200);
+      const [request] = await client.waitForRequests(1);
+      const params = Object.fromEntries(new URLSearchParams(request!.body));
+      expect(params).toMatchObject({
+        ContentType: 'media',
+        Body: 'the dent',
+        MediaType: 'image',
+        MediaCount: '1',
+      });
+      const file = await gw.gateway.app.inject({
+        method: 'GET',
+        url: params.Media0!,
+        headers: {
+          authorization: `Basic ${Buffer.from(`${gw.main.id}:${gw.main.token}`).toString('base64')}`,
+        },
+      });
+      expect(file.statusCode).toBe(200);
+      expect(file.headers['content-type']).toBe('image/jpeg');
+      expect(file.rawPayload.equals(photo)).toBe(true);
+    });
   },
 );
