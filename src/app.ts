@@ -181,6 +181,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     rateDeck: config.messageRateDeck,
     smartEncoding: config.smsSmartEncoding,
     graph,
+    chatAppRetryMs: config.chatAppRetryMs,
     mediaStore: config.dataDir
       ? new DiskMediaStore(join(config.dataDir, 'media'))
       : new MemoryMediaStore(),

@@ -60,6 +60,8 @@ export interface Config {
   chatAppGraphUrl: string;
   /** How long a request upstream may take before it answers 502 (ms). */
   chatAppTimeoutMs: number;
+  /** How long a chat-app message upstream could not take waits before it is tried again (ms). */
+  chatAppRetryMs: number;
   /** The MMSC that takes MMS over MM7 (VOXGATE_MMS_MM7_URL); null sends no MMS. */
   mm7: Mm7Settings | null;
   /** Requests per second allowed per auth id per API endpoint; 0 turns the limit off. */
@@ -389,6 +391,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
       url(env, 'VOXGATE_CHATAPP_GRAPH_URL', ['http', 'https']) ?? DEFAULT_CHATAPP_GRAPH_URL
     ).replace(/\/+$/, ''),
     chatAppTimeoutMs: whole(env, 'VOXGATE_CHATAPP_TIMEOUT', 10, 1) * 1000,
+    chatAppRetryMs: whole(env, 'VOXGATE_CHATAPP_RETRY', 30, 1) * 1000,
     mm7: mm7Settings(env, 'VOXGATE_MMS_MM7_URL'),
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),

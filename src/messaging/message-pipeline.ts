@@ -320,6 +320,21 @@ export class MessagePipeline {
     if (!channel) return this.fail(entry, '300', 'chat-app messages are not configured');
     await this.locks.run(entry.message_uuid, async () => {
       const outcome = await channel.send(entry, content);
+      if ('retry' in outcome) {
+        // It stays in the outbox; a later job sends it, or fails it with 420 once it expires.
+        if (this.closed) return;
+        const at = this.options.scheduler.now();
+        this.options.log.warn(
+          { message_uuid: entry.message_uuid, err: outcome.retry, retryInMs: channel.retryMs },
+          'chat-app upstream did not take the message; trying again',
+        );
+        await this.options.queue.schedule(
+          { account: entry.account, message_uuid: entry.message_uuid },
+          channel.retryMs,
+          `message-${entry.message_uuid}-${at}`,
+        );
+        return;
+      }
       if (outcome.ok) {
         const ref = { account: entry.account, message_uuid: entry.message_uuid, part: 0 };
         await this.carrierIds.remember(CHATAPP_CARRIER, outcome.messageId, ref);

@@ -30,6 +30,8 @@ export interface MessagingServiceOptions {
   smartEncoding: boolean;
   /** The chat-app upstream; null refuses chat-app sends. */
   graph: GraphClient | null;
+  /** How long a chat-app message upstream could not take waits before it is tried again. */
+  chatAppRetryMs: number;
   /** Where MMS media are kept. */
   mediaStore: MediaStore;
   /** The MMSC; null refuses MMS. */
@@ -95,7 +97,9 @@ export class MessagingService {
       log,
       metrics,
       smartEncoding: options.smartEncoding,
-      chatApp: options.graph ? new ChatAppChannel(state, options.graph) : null,
+      chatApp: options.graph
+        ? new ChatAppChannel(state, options.graph, options.chatAppRetryMs)
+        : null,
       mms: this.mms,
     });
     this.inbound = new InboundMessages({

@@ -73,6 +73,14 @@ export class GraphUpstream {
     for (const id of ids) this.tokens.set(id, token);
   }
 
+  /** Forgets requests, templates, media and pending failures (between tests). */
+  reset(): void {
+    this.requests.length = 0;
+    this.templates.clear();
+    this.media.clear();
+    this.failures.length = 0;
+  }
+
   /** A file a customer sent to `waba`, downloadable with its token as upstream allows. */
   addMedia(waba: string, id: string, mime: string, body: Buffer): void {
     this.media.set(id, { mime, body, waba });

@@ -2,7 +2,7 @@ import type { OutboxRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { PartOutcome } from '../carrier-network.js';
 import { upstreamMessage, type ChatAppContent } from './chatapp-send.js';
-import type { GraphClient } from './graph-client.js';
+import { UpstreamError, type GraphClient } from './graph-client.js';
 
 /** The carrier name chat-app messages are recorded with, and their upstream ids kept under. */
 export const CHATAPP_CARRIER = 'chatapp';
@@ -15,9 +15,15 @@ export class ChatAppChannel {
   constructor(
     private readonly state: State,
     private readonly graph: GraphClient,
+    /** How long a message upstream could not take waits before it is tried again. */
+    readonly retryMs: number,
   ) {}
 
-  async send(entry: OutboxRecord, content: ChatAppContent): Promise<PartOutcome> {
+  /** Resolves with upstream's answer, or `retry` when upstream could not take it just now. */
+  async send(
+    entry: OutboxRecord,
+    content: ChatAppContent,
+  ): Promise<PartOutcome | { retry: string }> {
     const account = await this.state.chatAppAccounts.findByUnique({
       space: 'chatapp_number',
       value: entry.src,
@@ -33,6 +39,7 @@ export class ChatAppChannel {
       );
       return { ok: true, messageId: id };
     } catch (error) {
+      if (error instanceof UpstreamError && error.transient) return { retry: error.message };
       return refused((error as Error).message);
     }
   }

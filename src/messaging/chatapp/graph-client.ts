@@ -20,8 +20,18 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
  * A failed upstream request: the gateway answers it 502 with upstream's own code and message,
  * and changes nothing locally.
  */
-export function upstreamError(message: string): ApiError {
-  return new ApiError('upstream', message);
+export function upstreamError(message: string, transient = false): UpstreamError {
+  return new UpstreamError(message, transient);
+}
+
+/** An upstream failure; `transient` when trying again later may succeed (no answer, 5xx, 429). */
+export class UpstreamError extends ApiError {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super('upstream', message);
+  }
 }
 
 /**
@@ -145,6 +155,7 @@ export class GraphClient {
         'status' in result
           ? `upstream answered ${result.status}: ${result.error}`
           : `upstream could not be reached: ${result.error}`,
+        !('status' in result),
       );
     let answer: Record<string, unknown> = {};
     try {
@@ -157,7 +168,10 @@ export class GraphClient {
       const error = (answer.error ?? {}) as { code?: unknown; message?: unknown };
       const code = error.code === undefined ? '' : ` ${String(error.code)}`;
       const message = typeof error.message === 'string' ? error.message : `HTTP ${result.status}`;
-      throw upstreamError(`upstream error${code}: ${message}`);
+      throw upstreamError(
+        `upstream error${code}: ${message}`,
+        result.status >= 500 || result.status === 429,
+      );
     }
     return answer;
   }

@@ -52,17 +52,17 @@ describeEachStore(
     afterAll(async () => {
       await Promise.all([upstream.close(), client.close()]);
     });
-    beforeEach(async () => {
-      await target.flush();
-      client.reset();
-      upstream.requests.length = 0;
-      upstream.templates.clear();
-      clock = new ManualClock(Date.now());
+    /** A gateway with the business account connected (chat-app retries after 1 s). */
+    const connect = async () => {
       gw = await startGateway({
         redisUrl: target.redisUrl(),
         clock,
         listen: true,
-        env: { VOXGATE_CHATAPP_GRAPH_URL: upstream.baseUrl, VOXGATE_CHATAPP_TIMEOUT: '1' },
+        env: {
+          VOXGATE_CHATAPP_GRAPH_URL: upstream.baseUrl,
+          VOXGATE_CHATAPP_TIMEOUT: '1',
+          VOXGATE_CHATAPP_RETRY: '1',
+        },
       });
       base = `/v1/Account/${gw.main.id}`;
       const port = (gw.gateway.app.server.address() as AddressInfo).port;
@@ -81,6 +81,13 @@ describeEachStore(
         },
       });
       expect(res.status).toBe(201);
+    };
+    beforeEach(async () => {
+      await target.flush();
+      client.reset();
+      upstream.reset();
+      clock = new ManualClock(Date.now());
+      await connect();
     });
     afterEach(async () => {
       await gw.close();
@@ -556,6 +563,26 @@ describeEachStore(
       expect(file.statusCode).toBe(200);
       expect(file.headers['content-type']).toBe('image/jpeg');
       expect(file.rawPayload.equals(photo)).toBe(true);
+    });
+
+    it('tries a message again while upstream does not answer, and fails it with 420 once it expires', async () => {
+      upstream.failNext('hang');
+      const res = await sendChat({ text: 'are you there?' });
+      const uuid = res.body.message_uuid[0] as string;
+      await until(async () => (await recordOf(uuid))?.message_state === 'sent', 10_000);
+      expect(sentMessages()).toHaveLength(2);
+      expect(gw.logs.filter((l) => l.includes('trying again'))).toHaveLength(1);
+
+      // Upstream busy for longer than the message may wait: it expires in the outbox.
+      for (let k = 0; k < 10; k++)
+        upstream.failNext({ status: 503, code: 2, message: 'Service temporarily unavailable' });
+      const late = await sendChat({ text: 'still there?', message_expiry: 5 });
+      const lateUuid = late.body.message_uuid[0] as string;
+      await until(async () => (await recordOf(lateUuid))?.message_state === 'failed', 15_000);
+      expect(await recordOf(lateUuid)).toMatchObject({
+        error_code: '420',
+        error_message: 'message expired before it was sent',
+      });
     });
   },
 );

@@ -49,6 +49,7 @@ beforeEach(async () => {
     rateDeck: DEFAULT_MESSAGE_RATE_DECK,
     smartEncoding: false,
     graph: null,
+    chatAppRetryMs: 30_000,
     mediaStore: new MemoryMediaStore(),
     mm7: null,
     scheduler: systemScheduler,

@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       smsPartTimeoutMs: 60_000,
       chatAppGraphUrl: 'https://graph.facebook.com/v21.0',
       chatAppTimeoutMs: 10_000,
+      chatAppRetryMs: 30_000,
       mm7: null,
       rateLimit: 100,
       rateDeck: 'fixtures/rate-deck.csv',
@@ -67,6 +68,7 @@ describe('loadConfig', () => {
       VOXGATE_SMS_SMART_ENCODING: 'true',
       VOXGATE_CHATAPP_GRAPH_URL: 'http://graph.internal:8080/v19.0/',
       VOXGATE_CHATAPP_TIMEOUT: '3',
+      VOXGATE_CHATAPP_RETRY: '5',
       VOXGATE_MMS_MM7_URL:
         'https://vasp%40x:p%2Fss@mmsc.example.com:8443/mm7/submit?vasp_id=acme&vas_id=alerts',
       VOXGATE_RATE_LIMIT: '0',
@@ -127,6 +129,7 @@ describe('loadConfig', () => {
       smsSmartEncoding: true,
       chatAppGraphUrl: 'http://graph.internal:8080/v19.0',
       chatAppTimeoutMs: 3000,
+      chatAppRetryMs: 5000,
       mm7: {
         url: 'https://mmsc.example.com:8443/mm7/submit',
         username: 'vasp@x',
