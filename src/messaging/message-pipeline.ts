@@ -13,7 +13,7 @@ import type { MessageRateDeck } from './message-rate-deck.js';
 import { optOutId } from './opt-out.js';
 import { pickPowerpackSender } from './powerpack-sender.js';
 import type { ChatAppSendRequest, MmsSendRequest, SendRequest } from './send-request.js';
-import { MM7_CARRIER, type MmsChannel } from './mms/mms-channel.js';
+import type { MmsChannel } from './mms/mms-channel.js';
 import { newMessage } from './new-message.js';
 import { CHATAPP_CARRIER, type ChatAppChannel } from './chatapp/chatapp-channel.js';
 import {
@@ -346,12 +346,13 @@ export class MessagePipeline {
   /** An MMS to the MMSC; its message id is kept for the delivery report. */
   private async dispatchMms(entry: OutboxRecord): Promise<void> {
     await this.locks.run(entry.message_uuid, async () => {
+      const carrier = this.options.mms.carrier?.name ?? 'mms';
       const outcome = await this.options.mms.send(entry, this.options.scheduler.now());
       if (outcome.ok) {
         const ref = { account: entry.account, message_uuid: entry.message_uuid, part: 0 };
-        await this.carrierIds.remember(MM7_CARRIER, outcome.messageId, ref);
+        await this.carrierIds.remember(carrier, outcome.messageId, ref);
       }
-      await this.recordSent(entry, MM7_CARRIER, [outcome]);
+      await this.recordSent(entry, carrier, [outcome]);
     });
   }
 

@@ -6,6 +6,7 @@ import type { State } from '../state/state.js';
 import type { Mm7Settings } from '../config/config.js';
 import { ChatAppChannel } from './chatapp/chatapp-channel.js';
 import type { MediaStore } from './mms/media-store.js';
+import { Mm7Carrier } from './mms/mm7-carrier.js';
 import { MmsChannel } from './mms/mms-channel.js';
 import type { GraphClient } from './chatapp/graph-client.js';
 import { PeriodicSweep } from '../core/periodic-sweep.js';
@@ -62,7 +63,11 @@ export class MessagingService {
   constructor(options: MessagingServiceOptions) {
     const { log, scheduler, state } = options;
     const metrics = prometheusMessageMetrics(options.registry);
-    this.mms = new MmsChannel(state, options.mediaStore, options.mm7);
+    this.mms = new MmsChannel(
+      state,
+      options.mediaStore,
+      options.mm7 ? new Mm7Carrier(options.mm7) : null,
+    );
     this.retention = new PeriodicSweep(
       (now) => removeExpiredMessages(state, options.mediaStore, options.mainAccount, now),
       scheduler,

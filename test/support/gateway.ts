@@ -30,6 +30,8 @@ export interface TestGateway {
       headers?: Record<string, string>;
     },
   ): Promise<TestResponse>;
+  /** GETs a file (a media URL) as the main account: its status, type and bytes. */
+  download(path: string): Promise<{ status: number; contentType: string; body: Buffer }>;
   /** Creates a subaccount of the main account and returns its credentials. */
   subaccount(name?: string): Promise<Credentials>;
   close(): Promise<void>;
@@ -107,6 +109,19 @@ export async function startGateway(
     main,
     logs,
     request,
+    download: async (path) => {
+      const authorization = `Basic ${Buffer.from(`${main.id}:${main.token}`).toString('base64')}`;
+      const res = await gateway.app.inject({
+        method: 'GET',
+        url: path,
+        headers: { authorization },
+      });
+      return {
+        status: res.statusCode,
+        contentType: String(res.headers['content-type'] ?? ''),
+        body: res.rawPayload,
+      };
+    },
     subaccount: async (name = 'sub') => {
       const res = await request('POST', `/v1/Account/${main.id}/Subaccount/`, { json: { name } });
       if (res.status !== 201) throw new Error(`subaccount create failed: ${res.text}`);

@@ -1,12 +1,7 @@
 import { createHmac } from 'node:crypto';
-import {
-  createServer,
-  request,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { postTo } from './http-post.js';
 
 /** A request the stand-in received, its JSON body parsed. */
 export interface UpstreamRequest {
@@ -268,21 +263,9 @@ export function postWebhook(
   appSecret: string,
   signature = `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`,
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Hub-Signature-256': signature },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+  return postTo(url, body, {
+    'Content-Type': 'application/json',
+    'X-Hub-Signature-256': signature,
   });
 }
 

@@ -1,4 +1,4 @@
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   encodeDeliverReq,
@@ -8,6 +8,7 @@ import {
   type Mm7Part,
   type SubmitReq,
 } from '../../src/messaging/mms/mm7-codec.js';
+import { postTo } from './http-post.js';
 
 export const MM7_USER = 'voxgate-vasp';
 export const MM7_PASSWORD = 'mm7-secret-for-tests';
@@ -113,21 +114,10 @@ function post(
   contentType: string,
   body: Buffer,
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const auth = Buffer.from(`${MM7_USER}:${MM7_PASSWORD}`).toString('base64');
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        headers: { 'Content-Type': contentType, SOAPAction: '""', Authorization: `Basic ${auth}` },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+  const auth = Buffer.from(`${MM7_USER}:${MM7_PASSWORD}`).toString('base64');
+  return postTo(url, body, {
+    'Content-Type': contentType,
+    SOAPAction: '""',
+    Authorization: `Basic ${auth}`,
   });
 }

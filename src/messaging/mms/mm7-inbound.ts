@@ -17,7 +17,7 @@ import {
   parseDeliveryReportReq,
   type Mm7Part,
 } from './mm7-codec.js';
-import { MM7_CARRIER } from './mms-channel.js';
+import { MM7_CARRIER } from './mm7-carrier.js';
 
 /** TS 23.140 MMStatus → the message's outcome and error code (wire-compat-messaging.md). */
 const MM_STATUS: Record<string, Pick<DeliveryReceipt, 'outcome' | 'errorCode' | 'stat'>> = {

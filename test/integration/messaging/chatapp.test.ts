@@ -553,16 +553,10 @@ describeEachStore(
         MediaType: 'image',
         MediaCount: '1',
       });
-      const file = await gw.gateway.app.inject({
-        method: 'GET',
-        url: params.Media0!,
-        headers: {
-          authorization: `Basic ${Buffer.from(`${gw.main.id}:${gw.main.token}`).toString('base64')}`,
-        },
-      });
-      expect(file.statusCode).toBe(200);
-      expect(file.headers['content-type']).toBe('image/jpeg');
-      expect(file.rawPayload.equals(photo)).toBe(true);
+      const file = await gw.download(params.Media0!);
+      expect(file.status).toBe(200);
+      expect(file.contentType).toBe('image/jpeg');
+      expect(file.body.equals(photo)).toBe(true);
     });
 
     it('tries a message again while upstream does not answer, and fails it with 420 once it expires', async () => {

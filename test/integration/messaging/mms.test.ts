@@ -108,16 +108,10 @@ describeEachStore('MMS over MM7, with the media store', (target) => {
       { content_type: 'image/png', size: PNG.length, file_name: 'cat.png', message_uuid: uuid },
       { content_type: 'image/jpeg', size: JPEG.length, file_name: 'dog.jpg' },
     ]);
-    const file = await gw.gateway.app.inject({
-      method: 'GET',
-      url: list.body.objects[0].media_url,
-      headers: {
-        authorization: `Basic ${Buffer.from(`${gw.main.id}:${gw.main.token}`).toString('base64')}`,
-      },
-    });
-    expect(file.statusCode).toBe(200);
-    expect(file.headers['content-type']).toBe('image/png');
-    expect(file.rawPayload.equals(PNG)).toBe(true);
+    const file = await gw.download(list.body.objects[0].media_url);
+    expect(file.status).toBe(200);
+    expect(file.contentType).toBe('image/png');
+    expect(file.body.equals(PNG)).toBe(true);
     const sub = await gw.subaccount();
     const foreign = await gw.request('GET', list.body.objects[0].media_url, { as: sub });
     expect(foreign.status).toBe(401);
@@ -170,15 +164,9 @@ describeEachStore('MMS over MM7, with the media store', (target) => {
       Text: 'look!',
       MediaCount: '1',
     });
-    const file = await gw.gateway.app.inject({
-      method: 'GET',
-      url: params.Media0!,
-      headers: {
-        authorization: `Basic ${Buffer.from(`${gw.main.id}:${gw.main.token}`).toString('base64')}`,
-      },
-    });
-    expect(file.statusCode).toBe(200);
-    expect(file.rawPayload.equals(PNG)).toBe(true);
+    const file = await gw.download(params.Media0!);
+    expect(file.status).toBe(200);
+    expect(file.body.equals(PNG)).toBe(true);
     const garbled = await fetch(mm7Url, {
       method: 'POST',
       body: '--x\r\nnot mime',
