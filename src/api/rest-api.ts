@@ -14,6 +14,7 @@ import { liveCallRoutes } from './routes/live-calls.js';
 import { messageRoutes } from './routes/messages.js';
 import { numberRoutes } from './routes/numbers.js';
 import { powerpackRoutes } from './routes/powerpacks.js';
+import { profileRoutes } from './routes/profiles.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
 import { streamRoutes } from './routes/streams.js';
 
@@ -32,6 +33,7 @@ const RESOURCES: RouteModule[] = [
   powerpackRoutes,
   chatAppAccountRoutes,
   chatAppTemplateRoutes,
+  profileRoutes,
 ];
 
 export interface RestApiOptions {

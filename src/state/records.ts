@@ -336,6 +336,40 @@ export interface MediaRecord extends Owned {
   file_name: string;
 }
 
+/** A compliance profile: the business behind toll-free verification requests (Profile/). */
+export interface ProfileRecord extends Owned {
+  profile_uuid: string;
+  profile_alias: string;
+  customer_type: string;
+  entity_type: string;
+  company_name: string;
+  ein: string;
+  ein_issuing_country: string;
+  vertical: string;
+  stock_symbol: string;
+  stock_exchange: string;
+  alt_business_id_type: string;
+  website: string;
+  address: {
+    street: string;
+    city: string;
+    state: string;
+    postal_code: string;
+    country: string;
+  };
+  authorized_contact: {
+    first_name: string;
+    last_name: string;
+    phone: string;
+    email: string;
+    title: string;
+    seniority: string;
+  };
+  business_contact_email: string;
+  doing_business_as: string;
+  modified: number;
+}
+
 /** An opt-out of a sender from a service number's messages (id `<service>:<sender>`). */
 export interface OptOutRecord extends Owned {
   id: string;

@@ -8,6 +8,7 @@ import type {
   ChatAppDeletedNameRecord,
   ChatAppTemplateRecord,
   MediaRecord,
+  ProfileRecord,
   EndpointRecord,
   MessageRecord,
   NumberRecord,
@@ -43,6 +44,7 @@ export interface State {
   chatAppTemplates: Collection<ChatAppTemplateRecord>;
   chatAppDeletedNames: Collection<ChatAppDeletedNameRecord>;
   media: Collection<MediaRecord>;
+  profiles: Collection<ProfileRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -145,6 +147,10 @@ export function createState(store: DocumentStore): State {
       id: (m) => m.media_id,
       // The messages of one send share a file; the file goes when its last record does.
       indexes: (m) => [`msg:${m.message_uuid}`, `file:${m.file_id}`],
+    }),
+    profiles: new Collection<ProfileRecord>(store, {
+      kind: 'profile',
+      id: (p) => p.profile_uuid,
     }),
   };
 }

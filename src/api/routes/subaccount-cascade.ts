@@ -21,6 +21,7 @@ export async function reassignSubaccountResources(
     state.chatAppAccounts,
     state.chatAppTemplates,
     state.chatAppDeletedNames,
+    state.profiles,
   ] as unknown as Collection<Owned>[];
   for (const collection of collections) {
     for (const doc of await collection.all(tenant, index)) {
