@@ -4,7 +4,7 @@ import { parseFilterTime, recordTime } from '../../messaging/message-times.js';
 import { parseSendRequest } from '../../messaging/send-request.js';
 import type { MessageRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
-import { DEFAULT_CALL_WINDOW_MS, MAX_CALL_WINDOW_MS } from './calls.js';
+import { timeFilterNames, timeWindow } from '../time-window.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listIndex } from '../owned-resources.js';
 import {
@@ -17,8 +17,6 @@ import {
 } from '../schemas.js';
 
 /** The issue's rule: a message list reads the default and at most the maximum window of calls. */
-const DEFAULT_MESSAGE_WINDOW_MS = DEFAULT_CALL_WINDOW_MS;
-const MAX_MESSAGE_WINDOW_MS = MAX_CALL_WINDOW_MS;
 
 const Message = Type.Object({
   message_uuid: Type.String(),
@@ -56,13 +54,7 @@ const SendBody = Type.Record(Type.String(), Type.Unknown(), {
     'src or powerpack_uuid, dst (several separated by <), text, type, url, method, message_expiry, log, trackable',
 });
 
-const TIME_FILTERS = [
-  'message_time',
-  'message_time__gt',
-  'message_time__gte',
-  'message_time__lt',
-  'message_time__lte',
-] as const;
+const TIME_FILTERS = timeFilterNames('message_time');
 const EXACT_FILTERS = [
   'message_direction',
   'message_state',
@@ -295,36 +287,23 @@ export function messageRoutes(
 }
 
 /**
- * The message_time window a list reads (inclusive ms): the last 7 days without a time filter,
- * the 7 days before an upper bound alone, from a lower bound alone to now; at most 30 days.
+ * The message_time window a list reads (inclusive ms), as timeWindow() gives it: an exact
+ * message_time is that second, a bound is the instant it names.
  */
 export function messageWindow(
   q: Record<string, unknown>,
   now: number,
 ): { min: number; max: number | undefined } {
-  let min = -Infinity;
-  let max = Infinity;
-  for (const name of TIME_FILTERS) {
-    const raw = q[name];
-    if (raw === undefined) continue;
-    const ms = parseFilterTime(String(raw));
-    if (ms === null)
-      throw invalidParameter(`invalid ${name}: use the format yyyy-MM-dd HH:mm[:ss[.ffffff]]`);
-    if (name === 'message_time') {
-      min = Math.max(min, ms);
-      max = Math.min(max, ms + 999);
-    } else if (name === 'message_time__gt') min = Math.max(min, ms + 1);
-    else if (name === 'message_time__gte') min = Math.max(min, ms);
-    else if (name === 'message_time__lt') max = Math.min(max, ms - 1);
-    else max = Math.min(max, ms);
-  }
-  if (min === -Infinity && max === Infinity)
-    return { min: now - DEFAULT_MESSAGE_WINDOW_MS, max: undefined };
-  if (min === -Infinity) min = max - DEFAULT_MESSAGE_WINDOW_MS;
-  else if (max === Infinity) max = Math.max(now, min);
-  if (max - min > MAX_MESSAGE_WINDOW_MS)
-    throw invalidParameter('invalid message_time: must be a range of at most 30 days');
-  return { min, max };
+  return timeWindow(
+    q,
+    'message_time',
+    now,
+    (value, filter) => {
+      const start = parseFilterTime(value);
+      return start === null ? null : { start, span: filter === 'message_time' ? 1000 : 1 };
+    },
+    'yyyy-MM-dd HH:mm[:ss[.ffffff]]',
+  );
 }
 
 function messageFilter(q: Record<string, unknown>): ((m: MessageRecord) => boolean) | null {
