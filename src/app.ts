@@ -39,6 +39,7 @@ import { EmbeddedStore } from './state/embedded-store.js';
 import { ensureMainAccount, type MainAccount } from './state/main-account.js';
 import { RedisStore } from './state/redis-store.js';
 import { createState, type State } from './state/state.js';
+import { TollfreeVerifications } from './tollfree/verifications.js';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -62,6 +63,8 @@ export interface Gateway {
   calls: CallEngine;
   /** Messages: sending, receipts, inbound, the SMS carriers. */
   messaging: MessagingService;
+  /** Toll-free verification requests as they move through review. */
+  tollfree: TollfreeVerifications;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -230,6 +233,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       log: app.log,
     }),
   );
+  const tollfree = new TollfreeVerifications({ state, callbacks, clock });
   const context = {
     state,
     uris,
@@ -240,6 +244,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     messages: messaging.pipeline,
     chatAppTemplates,
     mediaStore: messaging.mms.store,
+    tollfree,
   };
   await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
   await app.ready();
@@ -253,6 +258,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     media,
     calls,
     messaging,
+    tollfree,
     listen: async () => {
       await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });

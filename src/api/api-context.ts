@@ -14,6 +14,7 @@ import type { Authenticator } from './auth.js';
 import type { UriBuilder } from './envelope.js';
 import type { ChatAppTemplates } from '../messaging/chatapp/chatapp-templates.js';
 import type { MediaStore } from '../messaging/mms/media-store.js';
+import type { TollfreeVerifications } from '../tollfree/verifications.js';
 
 /** What route modules are given: the repositories and the conventions of the API. */
 export interface ApiContext {
@@ -31,6 +32,8 @@ export interface ApiContext {
   chatAppTemplates: ChatAppTemplates;
   /** The files of MMS media. */
   mediaStore: MediaStore;
+  /** Toll-free verification requests as they move through review. */
+  tollfree: TollfreeVerifications;
 }
 
 export type TypedApp = FastifyInstance<

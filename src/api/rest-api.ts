@@ -15,6 +15,7 @@ import { messageRoutes } from './routes/messages.js';
 import { numberRoutes } from './routes/numbers.js';
 import { powerpackRoutes } from './routes/powerpacks.js';
 import { profileRoutes } from './routes/profiles.js';
+import { tollfreeVerificationRoutes } from './routes/tollfree-verifications.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
 import { streamRoutes } from './routes/streams.js';
 
@@ -34,6 +35,7 @@ const RESOURCES: RouteModule[] = [
   chatAppAccountRoutes,
   chatAppTemplateRoutes,
   profileRoutes,
+  tollfreeVerificationRoutes,
 ];
 
 export interface RestApiOptions {

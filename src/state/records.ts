@@ -370,6 +370,39 @@ export interface ProfileRecord extends Owned {
   modified: number;
 }
 
+export type TollfreeStatus =
+  'SUBMITTED' | 'PROCESSING' | 'UPDATE_REQUIRED' | 'APPROVED' | 'REJECTED';
+
+/** A toll-free verification request (TollfreeVerification/). */
+export interface TollfreeVerificationRecord extends Owned {
+  uuid: string;
+  profile_uuid: string;
+  /** E.164 digits of a US or Canadian toll-free number of the account. */
+  number: string;
+  /** Use cases, comma-separated, in the order given. */
+  usecase: string;
+  usecase_summary: string;
+  message_sample: string;
+  optin_image_url: string;
+  optin_type: string;
+  volume: string;
+  additional_information: string;
+  extra_data: string;
+  status: TollfreeStatus;
+  rejection_reason: string;
+  error_message: string;
+  callback_url: string | null;
+  callback_method: 'GET' | 'POST';
+  modified: number;
+  /** Every status the request took, oldest first. */
+  history: {
+    status: TollfreeStatus;
+    time: number;
+    error_message: string;
+    rejection_reason: string;
+  }[];
+}
+
 /** An opt-out of a sender from a service number's messages (id `<service>:<sender>`). */
 export interface OptOutRecord extends Owned {
   id: string;

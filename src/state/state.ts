@@ -9,6 +9,7 @@ import type {
   ChatAppTemplateRecord,
   MediaRecord,
   ProfileRecord,
+  TollfreeVerificationRecord,
   EndpointRecord,
   MessageRecord,
   NumberRecord,
@@ -45,6 +46,7 @@ export interface State {
   chatAppDeletedNames: Collection<ChatAppDeletedNameRecord>;
   media: Collection<MediaRecord>;
   profiles: Collection<ProfileRecord>;
+  tollfreeVerifications: Collection<TollfreeVerificationRecord>;
 }
 
 export function createState(store: DocumentStore): State {
@@ -151,6 +153,11 @@ export function createState(store: DocumentStore): State {
     profiles: new Collection<ProfileRecord>(store, {
       kind: 'profile',
       id: (p) => p.profile_uuid,
+    }),
+    tollfreeVerifications: new Collection<TollfreeVerificationRecord>(store, {
+      kind: 'tollfree_verification',
+      id: (v) => v.uuid,
+      indexes: (v) => [`number:${v.number}`, `profile:${v.profile_uuid}`],
     }),
   };
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { conflict } from '../../core/errors.js';
 import { newUuid } from '../../core/ids.js';
 import { formatTime } from '../../core/record-time.js';
 import type { ProfileRecord } from '../../state/records.js';
@@ -94,5 +95,15 @@ export function profileRoutes(app: TypedApp, context: ApiContext): void {
       message: Type.String(),
       profile_uuid: Type.String(),
     }),
+    beforeDelete: async (p) => {
+      const requests = await state.tollfreeVerifications.all(
+        p.account,
+        `profile:${p.profile_uuid}`,
+      );
+      if (requests.length > 0)
+        throw conflict(
+          `profile ${p.profile_uuid} is in use by toll-free verification ${requests.map((r) => r.uuid).join(', ')}`,
+        );
+    },
   });
 }

@@ -22,6 +22,7 @@ export async function reassignSubaccountResources(
     state.chatAppTemplates,
     state.chatAppDeletedNames,
     state.profiles,
+    state.tollfreeVerifications,
   ] as unknown as Collection<Owned>[];
   for (const collection of collections) {
     for (const doc of await collection.all(tenant, index)) {

@@ -1,6 +1,7 @@
 import type { ChatAppTemplates } from '../../../src/messaging/chatapp/chatapp-templates.js';
 import type { MessagePipeline } from '../../../src/messaging/message-pipeline.js';
 import type { MediaStore } from '../../../src/messaging/mms/media-store.js';
+import type { TollfreeVerifications } from '../../../src/tollfree/verifications.js';
 import type { CallEngine } from '../../../src/call/call-engine.js';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -68,6 +69,7 @@ async function startApp(): Promise<Harness> {
     messages: null as unknown as MessagePipeline,
     chatAppTemplates: null as unknown as ChatAppTemplates,
     mediaStore: null as unknown as MediaStore,
+    tollfree: null as unknown as TollfreeVerifications,
   };
   await app.register(async (scope: TypedApp) => {
     installAuthentication(scope, authenticator);

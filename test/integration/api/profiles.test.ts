@@ -1,37 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { PROFILE } from '../../support/profile.js';
 import { describeEachStore } from '../../support/stores.js';
-
-/** A profile as the official SDK sends it. */
-const PROFILE = {
-  profile_alias: 'acme-main',
-  customer_type: 'DIRECT',
-  entity_type: 'PRIVATE',
-  company_name: 'Acme Corp',
-  ein: '12-3456789',
-  ein_issuing_country: 'US',
-  vertical: 'RETAIL',
-  stock_symbol: '',
-  stock_exchange: '',
-  alt_business_id_type: 'NONE',
-  website: 'https://acme.example.com',
-  address: {
-    street: '1 Main St',
-    city: 'San Francisco',
-    state: 'CA',
-    postal_code: '94105',
-    country: 'US',
-  },
-  authorized_contact: {
-    first_name: 'Ana',
-    last_name: 'Silva',
-    phone: '+14155550100',
-    email: 'ana@acme.example.com',
-    title: 'CTO',
-    seniority: 'C_LEVEL',
-  },
-  business_contact_email: 'compliance@acme.example.com',
-};
 
 describeEachStore('compliance profiles', (target) => {
   let gw: TestGateway;

@@ -1,0 +1,196 @@
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client-app.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { describeEachStore } from '../../support/stores.js';
+import { PROFILE } from '../../support/profile.js';
+
+const TOLL_FREE = '18005550100';
+const OTHER_TOLL_FREE = '18885550111';
+
+describeEachStore('toll-free verification requests', (target) => {
+  let gw: TestGateway;
+  let client: ClientApp;
+  let base: string;
+  let profile: string;
+  beforeAll(async () => {
+    client = await ClientApp.start();
+  });
+  afterAll(async () => {
+    await client.close();
+  });
+  beforeEach(async () => {
+    await target.flush();
+    client.reset();
+    gw = await startGateway({ redisUrl: target.redisUrl() });
+    const account = `/v1/Account/${gw.main.id}`;
+    base = `${account}/TollfreeVerification/`;
+    await gw.request('POST', `${account}/Number/`, {
+      json: { numbers: `${TOLL_FREE},${OTHER_TOLL_FREE},14155550100`, carrier: 'c', region: 'r' },
+    });
+    profile = (await gw.request('POST', `${account}/Profile/`, { json: PROFILE })).body
+      .profile_uuid;
+  });
+  afterEach(async () => {
+    await gw.close();
+  });
+
+  const request = (number = TOLL_FREE, changes: Record<string, unknown> = {}) => ({
+    profile_uuid: profile,
+    number,
+    usecase: '2FA,ACCOUNT_NOTIFICATION',
+    usecase_summary: 'Log-in codes and account notices for our customers',
+    message_sample: 'Your Acme code is 123456',
+    optin_image_url: 'https://acme.example.com/optin.png',
+    optin_type: 'WEB_FORM',
+    volume: '10,000',
+    callback_url: `${client.baseUrl}/tfv`,
+    ...changes,
+  });
+  const get = async (uuid: string) => (await gw.request('GET', `${base}${uuid}/`)).body;
+
+  it('creates a request, and follows it through UPDATE_REQUIRED, an update back to SUBMITTED, and APPROVED', async () => {
+    const created = await gw.request('POST', base, { json: request() });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ message: 'created' });
+    const uuid = created.body.uuid as string;
+    const first = await get(uuid);
+    expect(first).toMatchObject({
+      number: TOLL_FREE,
+      status: 'SUBMITTED',
+      usecase: '2FA,ACCOUNT_NOTIFICATION',
+      error_message: '',
+      callback_method: 'POST',
+    });
+    expect(first.created).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const again = await gw.request('POST', base, { json: request() });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe(
+      `number ${TOLL_FREE} already has toll-free verification ${uuid} (SUBMITTED)`,
+    );
+
+    const record = await gw.gateway.state.tollfreeVerifications.get(gw.main.id, uuid);
+    await gw.gateway.tollfree.move(record!, 'UPDATE_REQUIRED', {
+      error_message: 'the sample must name the brand',
+    });
+    const updated = await gw.request('POST', `${base}${uuid}/`, {
+      json: { message_sample: 'Acme: your code is 123456' },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body.message).toBe(
+      `Tollfree verification request for ${uuid} updated successfully`,
+    );
+    const back = await get(uuid);
+    expect(back).toMatchObject({
+      status: 'SUBMITTED',
+      message_sample: 'Acme: your code is 123456',
+    });
+    expect(back.history.map((h: { status: string }) => h.status)).toEqual([
+      'SUBMITTED',
+      'UPDATE_REQUIRED',
+      'SUBMITTED',
+    ]);
+    const callbacks = await client.waitForRequests(2);
+    expect(callbacks.map(paramsOf)).toEqual([
+      {
+        uuid,
+        number: TOLL_FREE,
+        status: 'UPDATE_REQUIRED',
+        error_message: 'the sample must name the brand',
+      },
+      { uuid, number: TOLL_FREE, status: 'SUBMITTED', error_message: '' },
+    ]);
+    expectValidSignatures(callbacks[0]!, { accountToken: gw.main.token, mainToken: gw.main.token });
+
+    const submitted = await gw.gateway.state.tollfreeVerifications.get(gw.main.id, uuid);
+    await gw.gateway.tollfree.move(submitted!, 'APPROVED');
+    expect((await get(uuid)).status).toBe('APPROVED');
+    const late = await gw.request('POST', `${base}${uuid}/`, { json: { volume: '1,000' } });
+    expect(late.status).toBe(409);
+    expect(late.body.error).toBe(
+      `toll-free verification ${uuid} is APPROVED: it can be updated only when SUBMITTED or UPDATE_REQUIRED`,
+    );
+    const gone = await gw.request('DELETE', `${base}${uuid}/`);
+    expect(gone.status).toBe(409);
+    await expect(
+      gw.gateway.tollfree.move(
+        (await gw.gateway.state.tollfreeVerifications.get(gw.main.id, uuid))!,
+        'SUBMITTED',
+      ),
+    ).rejects.toThrow(`toll-free verification ${uuid} is APPROVED: it cannot become SUBMITTED`);
+    const inUse = await gw.request('DELETE', `/v1/Account/${gw.main.id}/Profile/${profile}/`);
+    expect(inUse.status).toBe(409);
+    expect(inUse.body.error).toBe(`profile ${profile} is in use by toll-free verification ${uuid}`);
+  });
+
+  it('refuses a rejected use case for the same number, and lists with every filter', async () => {
+    const uuid = (await gw.request('POST', base, { json: request() })).body.uuid as string;
+    const record = await gw.gateway.state.tollfreeVerifications.get(gw.main.id, uuid);
+    await gw.gateway.tollfree.move(record!, 'REJECTED', { rejection_reason: 'sample mismatch' });
+    expect(await get(uuid)).toMatchObject({
+      status: 'REJECTED',
+      rejection_reason: 'sample mismatch',
+    });
+    const resubmitted = await gw.request('POST', base, {
+      json: request(TOLL_FREE, { usecase: 'MARKETING,2FA' }),
+    });
+    expect(resubmitted.status).toBe(400);
+    expect(resubmitted.body.error).toBe(
+      `usecase 2FA was rejected for number ${TOLL_FREE} and cannot be submitted again`,
+    );
+    const fresh = await gw.request('POST', base, {
+      json: request(TOLL_FREE, { usecase: 'MARKETING' }),
+    });
+    expect(fresh.status).toBe(201);
+    await gw.request('POST', base, { json: request(OTHER_TOLL_FREE) });
+
+    const list = async (query: string) =>
+      (await gw.request('GET', `${base}?${query}`)).body.objects
+        .map((o: { number: string; status: string }) => `${o.number}:${o.status}`)
+        .sort();
+    expect(await list('')).toEqual([
+      `${TOLL_FREE}:REJECTED`,
+      `${TOLL_FREE}:SUBMITTED`,
+      `${OTHER_TOLL_FREE}:SUBMITTED`,
+    ]);
+    expect(await list('status=REJECTED')).toEqual([`${TOLL_FREE}:REJECTED`]);
+    expect(await list(`number=%2B${OTHER_TOLL_FREE}`)).toEqual([`${OTHER_TOLL_FREE}:SUBMITTED`]);
+    expect(await list('usecase=MARKETING')).toEqual([`${TOLL_FREE}:SUBMITTED`]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await list(`created=${today}`)).toHaveLength(3);
+    expect(await list('created__lt=2020-01-01')).toEqual([]);
+    const wide = await gw.request('GET', `${base}?created__gte=2020-01-01&created__lte=2020-03-01`);
+    expect(wide.status).toBe(400);
+    expect(wide.body.error).toBe('invalid created: must be a range of at most 30 days');
+
+    const sub = await gw.subaccount();
+    const foreign = await gw.request('GET', `/v1/Account/${sub.id}/TollfreeVerification/${uuid}/`, {
+      as: sub,
+    });
+    expect(foreign.status).toBe(404);
+  });
+
+  it('checks every field before anything is written', async () => {
+    const cases: [Record<string, unknown>, number, string][] = [
+      [
+        { number: '14155550100' },
+        400,
+        'number 14155550100 is not a US or Canadian toll-free number',
+      ],
+      [{ usecase: 'SPAM' }, 400, 'usecase SPAM is not one of 2FA, ACCOUNT_NOTIFICATION'],
+      [{ usecase_summary: 'x'.repeat(501) }, 400, 'usecase_summary is at most 500 characters'],
+      [{ message_sample: 'x'.repeat(1001) }, 400, 'message_sample is at most 1,000 characters'],
+      [{ message_sample: undefined }, 422, 'missing required parameter: message_sample'],
+      [{ optin_type: 'SMOKE_SIGNAL' }, 400, 'optin_type must be one of VERBAL, WEB_FORM'],
+      [{ volume: '42' }, 400, 'volume must be one of 1,000, 10,000'],
+      [{ extra_data: 'x'.repeat(101) }, 400, 'extra_data is at most 100 characters'],
+      [{ profile_uuid: 'nope' }, 400, 'profile_uuid nope is not a profile of this account'],
+      [{ number: '18775550123' }, 400, 'number 18775550123 is not a number of this account'],
+    ];
+    for (const [change, status, error] of cases) {
+      const res = await gw.request('POST', base, { json: request(TOLL_FREE, change) });
+      expect(res.status, JSON.stringify(change)).toBe(status);
+      expect(res.body.error).toContain(error);
+    }
+    expect((await gw.request('GET', base)).body.objects).toEqual([]);
+  });
+});
