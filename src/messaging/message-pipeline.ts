@@ -1,6 +1,8 @@
 import type { CallbackDelivery, RetryQueue } from '../callbacks/index.js';
 import { PeriodicSweep } from '../core/periodic-sweep.js';
+import { countryOf } from '../core/phone-number.js';
 import type { Scheduler } from '../core/scheduler.js';
+import { isTollFree } from '../tollfree/verification-rules.js';
 import { invalidParameter } from '../core/errors.js';
 import type { ChatAppAccountRecord, MessageRecord, OutboxRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
@@ -285,6 +287,8 @@ export class MessagePipeline {
     if (now >= entry.expires_at)
       return this.fail(entry, '420', 'message expired before it was sent');
     if (entry.chatapp) return this.dispatchChatApp(entry, entry.chatapp as ChatAppContent);
+    const unverified = await this.tollFreeRefusal(entry);
+    if (unverified) return this.fail(entry, unverified.code, unverified.reason);
     if (entry.mms) return this.dispatchMms(entry);
     if (await this.state.optOuts.get(entry.account, optOutId(entry.src, entry.dst)))
       return this.fail(entry, '200', 'the destination opted out of messages from this sender');
@@ -341,6 +345,36 @@ export class MessagePipeline {
       }
       await this.recordSent(entry, CHATAPP_CARRIER, [outcome]);
     });
+  }
+
+  /**
+   * Carriers refuse messages from a toll-free number to US and Canadian numbers unless its
+   * verification is APPROVED: such a message fails here, before any carrier sees it.
+   */
+  private async tollFreeRefusal(
+    entry: OutboxRecord,
+  ): Promise<{ code: string; reason: string } | null> {
+    if (!isTollFree(entry.src)) return null;
+    const country = countryOf(entry.dst);
+    if (country !== 'US' && country !== 'CA') return null;
+    const requests = await this.state.tollfreeVerifications.all(
+      entry.account,
+      `number:${entry.src}`,
+    );
+    if (requests.some((r) => r.status === 'APPROVED')) return null;
+    const latest = requests.sort((a, b) => b.created - a.created)[0];
+    const status = latest
+      ? `its verification is ${latest.status}`
+      : 'it has no verification request';
+    return country === 'CA'
+      ? {
+          code: '201',
+          reason: `toll-free ${entry.src} to a Canadian destination is blocked until its verification is APPROVED (${status})`,
+        }
+      : {
+          code: '100',
+          reason: `toll-free ${entry.src} is not verified (${status}): carriers refuse its messages to US and Canadian numbers`,
+        };
   }
 
   /** An MMS to the MMSC; its message id is kept for the delivery report. */

@@ -30,6 +30,9 @@ export const VOLUMES = [
 /** NANP toll-free area codes. */
 const TOLL_FREE = /^1(800|833|844|855|866|877|888)\d{7}$/;
 
+/** Whether E.164 digits are a US or Canadian (NANP) toll-free number. */
+export const isTollFree = (number: string): boolean => TOLL_FREE.test(number);
+
 /** The fields a client gives, checked and normalised. */
 export type VerificationFields = Pick<
   TollfreeVerificationRecord,

@@ -9,6 +9,7 @@ import { ClientApp, paramsOf } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startRedis } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
+import { PROFILE } from '../../support/profile.js';
 import { makeTestCertificate } from '../../support/tls-certificate.js';
 import { describeEachStore } from '../../support/stores.js';
 import { until } from '../../support/wait.js';
@@ -105,6 +106,64 @@ describeEachStore('SMS over SMPP', (target) => {
     );
     expect(metrics).toContain('voxgate_smpp_window_in_use{carrier="carrier1",bind="1"} 0');
     expect(metrics).toMatch(/voxgate_smpp_window_size\{carrier="carrier1",bind="1"\} [1-9]/);
+  });
+
+  it('refuses sends from an unverified toll-free number to US (100) and Canadian (201) numbers, and sends once it is APPROVED', async () => {
+    const TOLL_FREE = '18005550100';
+    await gw.request('POST', `${base}/Number/`, {
+      json: { numbers: TOLL_FREE, carrier: 'c', region: 'r' },
+    });
+    const url = `${client.baseUrl}/status`;
+    const toUs = await gw.request('POST', `${base}/Message/`, {
+      json: { src: TOLL_FREE, dst: '14155550177', text: 'hello', url },
+    });
+    const toCanada = await gw.request('POST', `${base}/Message/`, {
+      json: { src: TOLL_FREE, dst: '16135550100', text: 'bonjour', url },
+    });
+    await gw.request('POST', `${base}/Message/`, {
+      json: { src: TOLL_FREE, dst: UK, text: 'hi' },
+    });
+    const state = async (uuid: string) => stateOf(gw, base, uuid);
+    await until(
+      async () => (await state(toCanada.body.message_uuid[0])).message_state === 'failed',
+    );
+    await until(async () => (await state(toUs.body.message_uuid[0])).message_state === 'failed');
+    expect(await state(toUs.body.message_uuid[0])).toMatchObject({
+      error_code: '100',
+      error_message: `toll-free ${TOLL_FREE} is not verified (it has no verification request): carriers refuse its messages to US and Canadian numbers`,
+    });
+    expect((await state(toCanada.body.message_uuid[0])).error_code).toBe('201');
+    await smsc.waitForSubmits(1);
+    expect(smsc.submits.map((s) => s.destinationAddr)).toEqual([UK]);
+    await until(
+      () => client.requestsTo('/status').filter((r) => r.params.Status === 'failed').length === 2,
+    );
+
+    const profile = (await gw.request('POST', `${base}/Profile/`, { json: PROFILE })).body
+      .profile_uuid;
+    const request = await gw.request('POST', `${base}/TollfreeVerification/`, {
+      json: {
+        profile_uuid: profile,
+        number: TOLL_FREE,
+        usecase: '2FA',
+        usecase_summary: 'codes',
+        message_sample: 'Acme code 123456',
+        optin_image_url: 'https://acme.example.com/optin.png',
+        optin_type: 'WEB_FORM',
+        volume: '1,000',
+      },
+    });
+    const record = await gw.gateway.state.tollfreeVerifications.get(gw.main.id, request.body.uuid);
+    await gw.gateway.tollfree.move(record!, 'APPROVED');
+    const verified = await gw.request('POST', `${base}/Message/`, {
+      json: { src: TOLL_FREE, dst: '16135550100', text: 'bonjour' },
+    });
+    expect(verified.status).toBe(202);
+    await smsc.waitForSubmits(2);
+    expect(smsc.submits[1]).toMatchObject({
+      sourceAddr: TOLL_FREE,
+      destinationAddr: '16135550100',
+    });
   });
 
   it('sends Greek and an emoji as UCS-2 (data_coding 8, UTF-16BE with a surrogate pair)', async () => {
