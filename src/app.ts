@@ -40,6 +40,7 @@ import { ensureMainAccount, type MainAccount } from './state/main-account.js';
 import { RedisStore } from './state/redis-store.js';
 import { createState, type State } from './state/state.js';
 import { TollfreeVerifications } from './tollfree/verifications.js';
+import { PeriodicSweep } from './core/periodic-sweep.js';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -69,6 +70,9 @@ export interface Gateway {
   listen(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How often requests left in UPDATE_REQUIRED for six days are looked for. */
+const TOLLFREE_SWEEP_EVERY_MS = 10 * 60 * 1000;
 
 /** Secrets that may never reach a log line. */
 const REDACT = [
@@ -234,6 +238,12 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     }),
   );
   const tollfree = new TollfreeVerifications({ state, callbacks, clock });
+  const tollfreeExpiry = new PeriodicSweep(
+    () => tollfree.expireOverdue(mainAccount.authId, clock.now()),
+    scheduler,
+    TOLLFREE_SWEEP_EVERY_MS,
+    (error) => app.log.warn({ err: error }, 'rejecting overdue toll-free verifications failed'),
+  );
   const context = {
     state,
     uris,
@@ -263,11 +273,13 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });
       retention.start();
+      tollfreeExpiry.start();
       listening = true;
     },
     close: async () => {
       listening = false;
       retention.stop();
+      tollfreeExpiry.stop();
       await calls.close();
       await messaging.close();
       await sip.close();

@@ -3,10 +3,13 @@ import {
   type CallbackDelivery,
 } from '../callbacks/index.js';
 import type { Clock } from '../core/clock.js';
-import { conflict } from '../core/errors.js';
+import { conflict, UniqueViolation } from '../core/errors.js';
 import type { TollfreeStatus, TollfreeVerificationRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import { canMove } from './verification-rules.js';
+
+/** messaging document: UPDATE_REQUIRED with no update within six days becomes REJECTED. */
+export const UPDATE_WINDOW_MS = 6 * 24 * 60 * 60 * 1000;
 
 export interface TollfreeVerificationsOptions {
   state: State;
@@ -64,6 +67,44 @@ export class TollfreeVerifications {
     await this.options.state.tollfreeVerifications.update(next, current);
     this.notify(next);
     return next;
+  }
+
+  /**
+   * Rejects a tenant's requests left in UPDATE_REQUIRED for six days. State-based, so it
+   * survives a restart; each expiry is claimed once in the store (a unique key), so with
+   * several gateway nodes sweeping only one moves the request and sends its callback.
+   * Resolves with how many it rejected.
+   */
+  async expireOverdue(tenant: string, now: number): Promise<number> {
+    const { state } = this.options;
+    let rejected = 0;
+    for (const request of await state.tollfreeVerifications.all(tenant)) {
+      const since = request.history.at(-1)?.time ?? request.modified;
+      if (request.status !== 'UPDATE_REQUIRED' || now - since < UPDATE_WINDOW_MS) continue;
+      const claim = `${request.uuid}:${request.history.length}`;
+      try {
+        await state.store.put(
+          'tollfree_expiry',
+          tenant,
+          claim,
+          { at: now },
+          {
+            score: now,
+            indexes: [],
+            unique: [{ space: 'tollfree_expiry', value: claim }],
+          },
+        );
+      } catch (error) {
+        if (error instanceof UniqueViolation) continue;
+        throw error;
+      }
+      await this.move(request, 'REJECTED', {
+        rejection_reason: 'NO_UPDATE_WITHIN_SIX_DAYS',
+        error_message: 'the update review asked for was not made within six days',
+      });
+      rejected++;
+    }
+    return rejected;
   }
 
   /** The status callback of a request at its current status (`uuid`, `number`, `status`, `error_message`). */

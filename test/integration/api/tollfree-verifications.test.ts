@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { UPDATE_WINDOW_MS } from '../../../src/tollfree/verifications.js';
 import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { describeEachStore } from '../../support/stores.js';
@@ -12,6 +14,7 @@ describeEachStore('toll-free verification requests', (target) => {
   let client: ClientApp;
   let base: string;
   let profile: string;
+  let clock: ManualClock;
   beforeAll(async () => {
     client = await ClientApp.start();
   });
@@ -21,7 +24,8 @@ describeEachStore('toll-free verification requests', (target) => {
   beforeEach(async () => {
     await target.flush();
     client.reset();
-    gw = await startGateway({ redisUrl: target.redisUrl() });
+    clock = new ManualClock(Date.now());
+    gw = await startGateway({ redisUrl: target.redisUrl(), clock });
     const account = `/v1/Account/${gw.main.id}`;
     base = `${account}/TollfreeVerification/`;
     await gw.request('POST', `${account}/Number/`, {
@@ -192,5 +196,41 @@ describeEachStore('toll-free verification requests', (target) => {
       expect(res.body.error).toContain(error);
     }
     expect((await gw.request('GET', base)).body.objects).toEqual([]);
+  });
+
+  it('rejects a request left in UPDATE_REQUIRED for six days, once, whichever node sweeps', async () => {
+    const uuid = (await gw.request('POST', base, { json: request() })).body.uuid as string;
+    const stored = () => gw.gateway.state.tollfreeVerifications.get(gw.main.id, uuid);
+    await gw.gateway.tollfree.move((await stored())!, 'UPDATE_REQUIRED', { error_message: 'more' });
+    clock.advance(UPDATE_WINDOW_MS - 1);
+    expect(await gw.gateway.tollfree.expireOverdue(gw.main.id, clock.now())).toBe(0);
+    clock.advance(1);
+    // A second node on the same store sweeps at the same moment (on Redis; the embedded store
+    // is one node's own).
+    const other =
+      target.name === 'redis'
+        ? await startGateway({
+            redisUrl: target.redisUrl(),
+            clock,
+            env: { VOXGATE_AUTH_ID: gw.main.id, VOXGATE_AUTH_TOKEN: gw.main.token },
+          })
+        : null;
+    const counts = await Promise.all([
+      gw.gateway.tollfree.expireOverdue(gw.main.id, clock.now()),
+      ...(other ? [other.gateway.tollfree.expireOverdue(gw.main.id, clock.now())] : []),
+    ]);
+    await other?.close();
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(await get(uuid)).toMatchObject({
+      status: 'REJECTED',
+      rejection_reason: 'NO_UPDATE_WITHIN_SIX_DAYS',
+    });
+    await client.waitForRequests(2);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(client.requestsTo('/tfv').map((r) => r.params.status)).toEqual([
+      'UPDATE_REQUIRED',
+      'REJECTED',
+    ]);
+    expect(await gw.gateway.tollfree.expireOverdue(gw.main.id, clock.now())).toBe(0);
   });
 });
