@@ -8,6 +8,7 @@ import type { TypedApp } from './api/api-context.js';
 import { buildHttpApp } from './api/http-app.js';
 import { chatAppWebhookRoutes } from './api/routes/chatapp-webhook.js';
 import { mm7Routes } from './api/routes/mm7-endpoint.js';
+import { operatorRoutes } from './api/operator-routes.js';
 import { restApi } from './api/rest-api.js';
 import {
   BullMqRetryQueue,
@@ -256,6 +257,13 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     mediaStore: messaging.mms.store,
     tollfree,
   };
+  if (config.operatorToken)
+    await operatorRoutes(app, {
+      state,
+      tollfree,
+      tenant: mainAccount.authId,
+      token: config.operatorToken,
+    });
   await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
   await app.ready();
 

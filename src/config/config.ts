@@ -62,6 +62,8 @@ export interface Config {
   chatAppTimeoutMs: number;
   /** How long a chat-app message upstream could not take waits before it is tried again (ms). */
   chatAppRetryMs: number;
+  /** Bearer token of the operator interface (/operator/v1/); null turns it off. */
+  operatorToken: string | null;
   /** The MMSC that takes MMS over MM7 (VOXGATE_MMS_MM7_URL); null sends no MMS. */
   mm7: Mm7Settings | null;
   /** Requests per second allowed per auth id per API endpoint; 0 turns the limit off. */
@@ -205,6 +207,15 @@ export const DEFAULT_RATE_DECK = 'fixtures/rate-deck.csv';
 export const DEFAULT_MESSAGE_RATE_DECK = 'fixtures/message-rate-deck.csv';
 /** The public Graph API, at the version the chat-app client was written against. */
 export const DEFAULT_CHATAPP_GRAPH_URL = 'https://graph.facebook.com/v21.0';
+
+function operatorToken(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  // A secret: a message about it never repeats it.
+  if (raw.length < 24 || /\s/.test(raw))
+    throw new ConfigError(name, 'must be at least 24 characters without spaces', '(hidden)');
+  return raw;
+}
 
 /** `http(s)://user:password@host[:port]/path?vasp_id=...&vas_id=...` */
 function mm7Settings(env: Env, name: string): Mm7Settings | null {
@@ -393,6 +404,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     chatAppTimeoutMs: whole(env, 'VOXGATE_CHATAPP_TIMEOUT', 10, 1) * 1000,
     chatAppRetryMs: whole(env, 'VOXGATE_CHATAPP_RETRY', 30, 1) * 1000,
     mm7: mm7Settings(env, 'VOXGATE_MMS_MM7_URL'),
+    operatorToken: operatorToken(env, 'VOXGATE_OPERATOR_TOKEN'),
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
     streamRate: decimal(env, 'VOXGATE_STREAM_RATE', '0.00300'),

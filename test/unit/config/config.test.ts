@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       chatAppTimeoutMs: 10_000,
       chatAppRetryMs: 30_000,
       mm7: null,
+      operatorToken: null,
       rateLimit: 100,
       rateDeck: 'fixtures/rate-deck.csv',
       streamRate: '0.00300',
@@ -69,6 +70,7 @@ describe('loadConfig', () => {
       VOXGATE_CHATAPP_GRAPH_URL: 'http://graph.internal:8080/v19.0/',
       VOXGATE_CHATAPP_TIMEOUT: '3',
       VOXGATE_CHATAPP_RETRY: '5',
+      VOXGATE_OPERATOR_TOKEN: 'operator-token-0123456789abcdef',
       VOXGATE_MMS_MM7_URL:
         'https://vasp%40x:p%2Fss@mmsc.example.com:8443/mm7/submit?vasp_id=acme&vas_id=alerts',
       VOXGATE_RATE_LIMIT: '0',
@@ -130,6 +132,7 @@ describe('loadConfig', () => {
       chatAppGraphUrl: 'http://graph.internal:8080/v19.0',
       chatAppTimeoutMs: 3000,
       chatAppRetryMs: 5000,
+      operatorToken: 'operator-token-0123456789abcdef',
       mm7: {
         url: 'https://mmsc.example.com:8443/mm7/submit',
         username: 'vasp@x',

@@ -1,0 +1,124 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Type } from 'typebox';
+import { notFound, unauthorized } from '../core/errors.js';
+import type { TollfreeStatus } from '../state/records.js';
+import type { State } from '../state/state.js';
+import type { TollfreeVerifications } from '../tollfree/verifications.js';
+import type { TypedApp } from './api-context.js';
+import { errorResponses } from './schemas.js';
+
+const STATUSES = ['SUBMITTED', 'PROCESSING', 'UPDATE_REQUIRED', 'APPROVED', 'REJECTED'];
+
+const Request = Type.Object({
+  uuid: Type.String(),
+  account: Type.String(),
+  number: Type.String(),
+  profile_uuid: Type.String(),
+  usecase: Type.String(),
+  status: Type.String(),
+  rejection_reason: Type.String(),
+  error_message: Type.String(),
+  created: Type.String(),
+  last_modified: Type.String(),
+});
+
+export interface OperatorContext {
+  state: State;
+  tollfree: TollfreeVerifications;
+  /** The tenant whose accounts the operator reviews. */
+  tenant: string;
+  token: string;
+}
+
+/**
+ * The interface of whoever runs the gateway (`/operator/v1/`), above the accounts: it reviews
+ * toll-free verification requests of every account. A bearer token (VOXGATE_OPERATOR_TOKEN)
+ * is the only credential it takes; account credentials never open it, and the token never
+ * opens an account's interface (that one takes HTTP Basic alone).
+ */
+export async function operatorRoutes(app: TypedApp, context: OperatorContext): Promise<void> {
+  const expected = digest(`Bearer ${context.token}`);
+  await app.register(async (scope: TypedApp) => {
+    scope.addHook('onRequest', async (request) => {
+      if (!timingSafeEqual(digest(request.headers.authorization ?? ''), expected))
+        throw unauthorized(
+          'the operator interface takes its bearer token (VOXGATE_OPERATOR_TOKEN)',
+        );
+    });
+    const tags = ['Operator'];
+    const present = (v: Awaited<ReturnType<State['tollfreeVerifications']['all']>>[number]) => ({
+      uuid: v.uuid,
+      account: v.subaccount ?? v.account,
+      number: v.number,
+      profile_uuid: v.profile_uuid,
+      usecase: v.usecase,
+      status: v.status,
+      rejection_reason: v.rejection_reason,
+      error_message: v.error_message,
+      created: new Date(v.created).toISOString(),
+      last_modified: new Date(v.modified).toISOString(),
+    });
+
+    scope.get('/operator/v1/TollfreeVerification/', {
+      schema: {
+        tags,
+        querystring: Type.Object({
+          status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
+        }),
+        response: {
+          200: Type.Object({ objects: Type.Array(Request) }),
+          ...errorResponses(400, 401),
+        },
+      },
+      handler: async (request) => {
+        const { status } = request.query as { status?: string };
+        const all = await context.state.tollfreeVerifications.all(context.tenant);
+        return {
+          objects: all
+            .filter((v) => !status || v.status === status)
+            .sort((a, b) => a.created - b.created)
+            .map(present),
+        };
+      },
+    });
+
+    scope.post('/operator/v1/TollfreeVerification/:uuid/', {
+      schema: {
+        tags,
+        params: Type.Object({ uuid: Type.String() }),
+        body: Type.Object(
+          {
+            status: Type.Union(
+              ['PROCESSING', 'APPROVED', 'REJECTED', 'UPDATE_REQUIRED'].map((s) => Type.Literal(s)),
+            ),
+            rejection_reason: Type.Optional(Type.String({ maxLength: 500 })),
+            error_message: Type.Optional(Type.String({ maxLength: 500 })),
+          },
+          { required: ['status'] },
+        ),
+        response: { 200: Request, ...errorResponses(400, 401, 404, 409, 422) },
+      },
+      handler: async (request) => {
+        const { uuid } = request.params as { uuid: string };
+        const body = request.body as {
+          status: TollfreeStatus;
+          rejection_reason?: string;
+          error_message?: string;
+        };
+        const current = await context.state.tollfreeVerifications.get(context.tenant, uuid);
+        if (!current) throw notFound(`toll-free verification ${uuid}`);
+        const moved = await context.tollfree.move(current, body.status, {
+          ...(body.rejection_reason === undefined
+            ? {}
+            : { rejection_reason: body.rejection_reason }),
+          ...(body.error_message === undefined ? {} : { error_message: body.error_message }),
+        });
+        return present(moved);
+      },
+    });
+  });
+}
+
+function digest(text: string): Buffer {
+  return createHmac('sha256', 'operator').update(text).digest();
+}
