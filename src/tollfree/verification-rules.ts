@@ -56,7 +56,13 @@ type Json = Record<string, unknown>;
  * A create body (no `current`) or an update body over `current` → the request's fields, every
  * rule of the messaging document checked; throws a 400 naming the field, 422 when one is missing.
  */
-export function parseVerification(body: Json, current?: VerificationFields): VerificationFields {
+export function parseVerification(raw: Json, current?: VerificationFields): VerificationFields {
+  // The official SDK documents `opt_in_image_url` and `opt_in_type` beside the API's names.
+  const body: Json = {
+    ...raw,
+    optin_image_url: raw.optin_image_url ?? raw.opt_in_image_url,
+    optin_type: raw.optin_type ?? raw.opt_in_type,
+  };
   if (current && body.number !== undefined && body.number !== current.number)
     throw invalidParameter('number cannot change: create a request for the other number');
   const given = (name: keyof VerificationFields) =>

@@ -141,6 +141,17 @@ describeEachStore('toll-free verification requests', (target) => {
     expect(resubmitted.body.error).toBe(
       `usecase 2FA was rejected for number ${TOLL_FREE} and cannot be submitted again`,
     );
+    const aliases = await gw.request('POST', base, {
+      json: request(OTHER_TOLL_FREE, {
+        optin_image_url: undefined,
+        optin_type: undefined,
+        opt_in_image_url: 'https://acme.example.com/optin.png',
+        opt_in_type: 'VERBAL',
+      }),
+    });
+    expect(aliases.status).toBe(201);
+    expect(await get(aliases.body.uuid)).toMatchObject({ optin_type: 'VERBAL' });
+    await gw.request('DELETE', `${base}${aliases.body.uuid}/`);
     const fresh = await gw.request('POST', base, {
       json: request(TOLL_FREE, { usecase: 'MARKETING' }),
     });
