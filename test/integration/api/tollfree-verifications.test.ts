@@ -178,10 +178,19 @@ describeEachStore('toll-free verification requests', (target) => {
     expect(wide.body.error).toBe('invalid created: must be a range of at most 30 days');
 
     const sub = await gw.subaccount();
-    const foreign = await gw.request('GET', `/v1/Account/${sub.id}/TollfreeVerification/${uuid}/`, {
-      as: sub,
-    });
-    expect(foreign.status).toBe(404);
+    const theirs = `/v1/Account/${sub.id}/TollfreeVerification/`;
+    for (const [method, path] of [
+      ['GET', `${theirs}${uuid}/`],
+      ['POST', `${theirs}${uuid}/`],
+      ['DELETE', `${theirs}${uuid}/`],
+    ] as const) {
+      const res = await gw.request(method, path, {
+        as: sub,
+        ...(method === 'POST' ? { json: { volume: '1,000' } } : {}),
+      });
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await gw.request('GET', theirs, { as: sub })).body.objects).toEqual([]);
   });
 
   it('checks every field before anything is written', async () => {
