@@ -122,6 +122,11 @@ export interface SippUas {
   transport: SipTransport;
   /** Ends SIPp and reports what it saw. */
   stop(): Promise<SippResult>;
+  /**
+   * Waits until SIPp's statistics (written every second) count `calls` finished calls,
+   * successful or failed: a call the gateway has let go may still be ending on SIPp's side.
+   */
+  settled(calls: number, timeoutMs?: number): Promise<void>;
 }
 
 export const SIPP_SCENARIO_DIR = fileURLToPath(new URL('../../fixtures/sipp/', import.meta.url));
@@ -178,6 +183,16 @@ export async function startSippUas(options: SippUasOptions): Promise<SippUas> {
     port: run.port,
     transport: run.transport,
     stop: () => (stopped ??= proc.stop().then(() => run.finish(proc, false))),
+    settled: async (calls, timeoutMs = 10_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const text = await readFile(join(run.dir, 'stats.csv'), 'utf8').catch(() => '');
+        const stats = lastStatsRow(text);
+        const done = Number(stats['SuccessfulCall(C)'] ?? 0) + Number(stats['FailedCall(C)'] ?? 0);
+        if (done >= calls || Date.now() > deadline) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
   };
 }
 

@@ -632,7 +632,9 @@ describe('Dial', () => {
     const rang = dialed.receivedAt - app.requestsTo('/answer')[0]!.receivedAt;
     expect(rang).toBeGreaterThanOrEqual(1900);
     expect(rang).toBeLessThan(6000);
-    // The ringing callee got a CANCEL and ended its INVITE with 487.
+    // The ringing callee got a CANCEL and ended its INVITE with 487 (its ACK may still be on
+    // its way when the action URL hears of it).
+    await ringing.settled(1);
     expect(await ringing.stop()).toMatchObject({ successful: 1, failed: 0 });
   }, 30_000);
 
