@@ -1,3 +1,4 @@
+import { bodyObject } from '../core/body-object.js';
 import { invalidParameter, missingParameter } from '../core/errors.js';
 import { normaliseE164 } from '../core/phone-number.js';
 import type { ProfileRecord } from '../state/records.js';
@@ -148,17 +149,7 @@ function checkProfile(body: Json, current: ProfileFields | undefined): ProfileFi
 function object(value: unknown, name: string): Json {
   if (value === undefined || value === null)
     throw missingParameter(`missing required parameter: ${name}`);
-  let parsed = value;
-  if (typeof parsed === 'string') {
-    try {
-      parsed = JSON.parse(parsed);
-    } catch {
-      throw invalidParameter(`${name} must be an object`);
-    }
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw invalidParameter(`${name} must be an object`);
-  return parsed as Json;
+  return bodyObject(value, name);
 }
 
 function member(parent: Json, parentName: string, name: string, max: number): string {

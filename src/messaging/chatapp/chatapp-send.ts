@@ -1,3 +1,4 @@
+import { bodyObject } from '../../core/body-object.js';
 import { invalidParameter, missingParameter } from '../../core/errors.js';
 import { placeholdersOf } from './template-rules.js';
 
@@ -134,7 +135,7 @@ export function templateParameterProblem(
 
 function parseTemplate(raw: unknown, text: string | undefined): ChatAppContent {
   if (text !== undefined) throw invalidParameter('text cannot be sent with a template');
-  const template = object(raw, 'template');
+  const template = bodyObject(raw, 'template');
   const name = template.name;
   if (typeof name !== 'string' || name === '')
     throw missingParameter('missing required parameter: template.name');
@@ -158,9 +159,9 @@ function parseTemplate(raw: unknown, text: string | undefined): ChatAppContent {
 }
 
 function parseInteractive(raw: unknown): ChatAppContent {
-  const interactive = object(raw, 'interactive');
+  const interactive = bodyObject(raw, 'interactive');
   const type = interactive.type;
-  const action = object(interactive.action ?? {}, 'interactive.action');
+  const action = bodyObject(interactive.action ?? {}, 'interactive.action');
   const body = interactive.body as Json | undefined;
   if (typeof body?.text !== 'string' || body.text === '')
     throw missingParameter('missing required parameter: interactive.body.text');
@@ -206,7 +207,7 @@ function parseInteractive(raw: unknown): ChatAppContent {
 }
 
 function parseLocation(raw: unknown): ChatAppContent {
-  const location = object(raw, 'location');
+  const location = bodyObject(raw, 'location');
   const latitude = Number(location.latitude);
   const longitude = Number(location.longitude);
   if (location.latitude === undefined || !Number.isFinite(latitude) || Math.abs(latitude) > 90)
@@ -241,19 +242,4 @@ function parseMedia(raw: unknown, caption: string | undefined): ChatAppContent {
   const mediaType =
     MEDIA_TYPES.find(([pattern]) => pattern.test(parsed.pathname))?.[1] ?? 'document';
   return { kind: 'media', mediaType, link, ...(caption ? { caption } : {}) };
-}
-
-function object(raw: unknown, name: string): Json {
-  let value = raw;
-  // Form bodies carry objects as JSON text.
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      throw invalidParameter(`${name} must be an object`);
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw invalidParameter(`${name} must be an object`);
-  return value as Json;
 }
