@@ -1,6 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unauthorized } from '../core/errors.js';
+import { sameSecret } from '../core/same-secret.js';
 import type { AccountRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 
@@ -77,13 +77,6 @@ function parseBasic(header: string | undefined): { id: string; token: string } |
   const colon = decoded.indexOf(':');
   if (colon <= 0) return null;
   return { id: decoded.slice(0, colon), token: decoded.slice(colon + 1) };
-}
-
-/** Constant-time equality of two secrets of any length (hashing first equalises lengths). */
-function sameSecret(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b) && expected.length > 0;
 }
 
 /**

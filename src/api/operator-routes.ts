@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
 import { notFound, unauthorized } from '../core/errors.js';
+import { sameSecret } from '../core/same-secret.js';
 import type { TollfreeStatus } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { TollfreeVerifications } from '../tollfree/verifications.js';
@@ -37,10 +37,9 @@ export interface OperatorContext {
  * opens an account's interface (that one takes HTTP Basic alone).
  */
 export async function operatorRoutes(app: TypedApp, context: OperatorContext): Promise<void> {
-  const expected = digest(`Bearer ${context.token}`);
   await app.register(async (scope: TypedApp) => {
     scope.addHook('onRequest', async (request) => {
-      if (!timingSafeEqual(digest(request.headers.authorization ?? ''), expected))
+      if (!sameSecret(request.headers.authorization ?? '', `Bearer ${context.token}`))
         throw unauthorized(
           'the operator interface takes its bearer token (VOXGATE_OPERATOR_TOKEN)',
         );
@@ -117,8 +116,4 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
       },
     });
   });
-}
-
-function digest(text: string): Buffer {
-  return createHmac('sha256', 'operator').update(text).digest();
 }

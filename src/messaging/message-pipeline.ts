@@ -212,11 +212,7 @@ export class MessagePipeline {
   private async acceptMms(sender: MessageSender, request: MmsSendRequest): Promise<string[]> {
     if (!this.options.mms.configured)
       throw invalidParameter('type mms: no MMSC is configured (VOXGATE_MMS_MM7_URL)');
-    if (!/^\d{3,8}$/.test(request.src)) {
-      const number = await this.state.numbers.get(sender.account, request.src);
-      if (!number || (sender.subaccount !== null && number.subaccount !== sender.subaccount))
-        throw invalidParameter(`src ${request.src} is not a number of this account`);
-    }
+    if (request.senderKind === 'number') await this.checkSenderNumber(sender, request.src);
     const media = await this.options.mms.prepare(request.mediaUrls);
     const admitted = request.destinations.map((destination) => {
       const rate = this.options.deck.rateFor(destination);
@@ -560,14 +556,17 @@ export class MessagePipeline {
   }
 
   /** The sender of each destination: src itself, or a number of the powerpack's pool. */
+  /** A number sent from must be one the sender holds (a subaccount: its own). */
+  private async checkSenderNumber(sender: MessageSender, src: string): Promise<void> {
+    const number = await this.state.numbers.get(sender.account, src);
+    const visible =
+      number && (sender.subaccount === null || number.subaccount === sender.subaccount);
+    if (!visible) throw invalidParameter(`src ${src} is not a number of this account`);
+  }
+
   private async resolveSources(sender: MessageSender, request: SendRequest): Promise<string[]> {
     if (request.src !== null) {
-      if (request.senderKind === 'number') {
-        const number = await this.state.numbers.get(sender.account, request.src);
-        const visible =
-          number && (sender.subaccount === null || number.subaccount === sender.subaccount);
-        if (!visible) throw invalidParameter(`src ${request.src} is not a number of this account`);
-      }
+      if (request.senderKind === 'number') await this.checkSenderNumber(sender, request.src);
       return request.destinations.map(() => request.src!);
     }
     const powerpack = await this.state.powerpacks.get(sender.account, request.powerpackUuid!);

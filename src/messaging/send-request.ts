@@ -52,6 +52,7 @@ export interface MmsSendRequest {
   type: 'mms';
   /** A number of the account (E.164 digits) or a short code. */
   src: string;
+  senderKind: 'number' | 'short_code';
   destinations: string[];
   invalid: string[];
   /** The text part, '' for none. */
@@ -144,6 +145,7 @@ function parseMmsSend(body: Record<string, unknown>): MmsSendRequest {
   return {
     type: 'mms',
     src: sender.value,
+    senderKind: sender.kind,
     destinations,
     invalid,
     text,

@@ -23,11 +23,7 @@ import {
   Nullable,
   WithApiId,
 } from '../schemas.js';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** voice-calls-and-streams.md, Limits: "default search window 7 days; max window 30 days". */
-export const DEFAULT_CALL_WINDOW_MS = 7 * DAY_MS;
-export const MAX_CALL_WINDOW_MS = 30 * DAY_MS;
+import { COMPARISONS, timeWindow, type Comparison } from '../time-window.js';
 
 /**
  * The list filter's hangup_source values over the sources a record holds: `customer` is the
@@ -52,8 +48,6 @@ const EndTime = Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?$',
   description: 'a UTC time YYYY-MM-DD HH:MM[:ss[.uuuuuu]]',
 });
-const COMPARISONS = ['', '__gt', '__gte', '__lt', '__lte'] as const;
-type Comparison = (typeof COMPARISONS)[number];
 const variants = <T extends ReturnType<typeof Type.String> | typeof Seconds>(name: string, t: T) =>
   Object.fromEntries(COMPARISONS.map((c) => [`${name}${c}`, Type.Optional(t)])) as Record<
     string,
@@ -141,26 +135,12 @@ export interface CallWindow {
  * window is empty.
  */
 export function callWindow(query: Record<string, unknown>, now: number): CallWindow | null {
-  const oldest = now - CALL_RETENTION_MS;
-  let min = -Infinity;
-  let max = Infinity;
-  for (const comparison of COMPARISONS) {
-    const raw = query[`end_time${comparison}`];
-    if (typeof raw !== 'string') continue;
-    const bound = endTimeBound(raw, `end_time${comparison}`, comparison);
-    if (bound.min !== undefined) min = Math.max(min, bound.min);
-    if (bound.max !== undefined) max = Math.min(max, bound.max);
-  }
-  if (min === -Infinity && max === Infinity) {
-    return { min: Math.max(now - DEFAULT_CALL_WINDOW_MS, oldest), max: undefined };
-  }
-  if (min === -Infinity) min = max - DEFAULT_CALL_WINDOW_MS;
-  else if (max === Infinity) max = Math.max(now, min);
-  if (max - min > MAX_CALL_WINDOW_MS) {
-    throw invalidParameter('invalid end_time: must be a range of at most 30 days');
-  }
-  min = Math.max(min, oldest);
-  return min > max ? null : { min, max };
+  const window = timeWindow(query, 'end_time', now, (raw, comparison, filter) =>
+    endTimeBound(raw, filter, comparison),
+  );
+  const min = Math.max(window.min, now - CALL_RETENTION_MS);
+  if (window.max === undefined) return { min, max: undefined };
+  return min > window.max ? null : { min, max: window.max };
 }
 
 /**

@@ -4,7 +4,7 @@ import { parseFilterTime, recordTime } from '../../messaging/message-times.js';
 import { parseSendRequest } from '../../messaging/send-request.js';
 import type { MessageRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
-import { timeFilterNames, timeWindow } from '../time-window.js';
+import { spanBound, timeFilterNames, timeWindow } from '../time-window.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listIndex } from '../owned-resources.js';
 import {
@@ -294,16 +294,12 @@ export function messageWindow(
   q: Record<string, unknown>,
   now: number,
 ): { min: number; max: number | undefined } {
-  return timeWindow(
-    q,
-    'message_time',
-    now,
-    (value, filter) => {
-      const start = parseFilterTime(value);
-      return start === null ? null : { start, span: filter === 'message_time' ? 1000 : 1 };
-    },
-    'yyyy-MM-dd HH:mm[:ss[.ffffff]]',
-  );
+  return timeWindow(q, 'message_time', now, (value, comparison, filter) => {
+    const start = parseFilterTime(value);
+    if (start === null)
+      throw invalidParameter(`invalid ${filter}: use the format yyyy-MM-dd HH:mm[:ss[.ffffff]]`);
+    return spanBound(start, comparison === '' ? 1000 : 1, comparison);
+  });
 }
 
 function messageFilter(q: Record<string, unknown>): ((m: MessageRecord) => boolean) | null {

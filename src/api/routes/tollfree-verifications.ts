@@ -13,7 +13,13 @@ import type { Principal } from '../auth.js';
 import { findVisible, ownedBy, visibleTo } from '../owned-resources.js';
 import { resourceRoutes } from '../resource-routes.js';
 import { Nullable } from '../schemas.js';
-import { timeFilterNames, timeWindow } from '../time-window.js';
+import {
+  spanBound,
+  timeFilterNames,
+  timeWindow,
+  type Bound,
+  type Comparison,
+} from '../time-window.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -70,12 +76,12 @@ const fieldsOf = (v: TollfreeVerificationRecord): VerificationFields => ({
   callback_method: v.callback_method,
 });
 
-/** `YYYY-MM-DD` (or with a time) of a created filter → the day it names. */
-function parseDay(value: string): { start: number; span: number } | null {
+/** A created filter (`YYYY-MM-DD`, a time after it is allowed) → the bounds of the day it names. */
+function dayBound(value: string, comparison: Comparison, filter: string): Bound {
   const match = /^(\d{4}-\d{2}-\d{2})([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.exec(value.trim());
-  if (!match) return null;
-  const start = Date.parse(`${match[1]}T00:00:00Z`);
-  return Number.isNaN(start) ? null : { start, span: DAY_MS };
+  const start = match ? Date.parse(`${match[1]}T00:00:00Z`) : NaN;
+  if (Number.isNaN(start)) throw invalidParameter(`invalid ${filter}: use the format YYYY-MM-DD`);
+  return spanBound(start, DAY_MS, comparison);
 }
 
 /**
@@ -191,7 +197,7 @@ export function tollfreeVerificationRoutes(app: TypedApp, context: ApiContext): 
         ),
       ),
       filter: (q) => {
-        const window = timeWindow(q, 'created', clock.now(), parseDay, 'YYYY-MM-DD');
+        const window = timeWindow(q, 'created', clock.now(), dayBound);
         const usecase = q.usecase
           ?.split(',')
           .map((u) => u.trim().toUpperCase())

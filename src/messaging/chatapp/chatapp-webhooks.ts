@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSecret } from '../../core/same-secret.js';
 import type { ChatAppAccountRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import { newUuid } from '../../core/ids.js';
@@ -245,11 +246,4 @@ function contentOf(message: Json): {
     default:
       return { contentType: 'unknown', body: '', params: {} };
   }
-}
-
-/** Constant-time equality of two secrets of any length. */
-function sameSecret(given: string, expected: string): boolean {
-  const a = createHmac('sha256', 'compare').update(given).digest();
-  const b = createHmac('sha256', 'compare').update(expected).digest();
-  return timingSafeEqual(a, b) && expected.length > 0;
 }

@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Mm7Settings } from '../../config/config.js';
 import type { Clock } from '../../core/clock.js';
 import { newUuid } from '../../core/ids.js';
+import { sameSecret } from '../../core/same-secret.js';
 import type { State } from '../../state/state.js';
 import type { InboundMessages } from '../inbound-messages.js';
 import type { MessageLog, MessagePipeline } from '../message-pipeline.js';
@@ -62,8 +62,7 @@ export class Mm7Inbound {
     const mm7 = this.options.mm7;
     if (!mm7) return false;
     const expected = `Basic ${Buffer.from(`${mm7.username}:${mm7.password}`).toString('base64')}`;
-    const digest = (text: string) => createHmac('sha256', 'mm7').update(text).digest();
-    return timingSafeEqual(digest(header ?? ''), digest(expected));
+    return sameSecret(header ?? '', expected);
   }
 
   async handle(contentType: string, body: Buffer): Promise<Mm7Answer> {
