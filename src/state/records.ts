@@ -388,6 +388,11 @@ export interface TollfreeVerificationRecord extends Owned {
   volume: string;
   additional_information: string;
   extra_data: string;
+  /** Sent by newer official SDKs; absent from requests stored before voxgate kept them. */
+  terms_and_conditions_link?: string;
+  privacy_policy_link?: string;
+  optin_message?: string;
+  help_message?: string;
   status: TollfreeStatus;
   rejection_reason: string;
   error_message: string;

@@ -34,20 +34,26 @@ const TOLL_FREE = /^1(800|833|844|855|866|877|888)\d{7}$/;
 export const isTollFree = (number: string): boolean => TOLL_FREE.test(number);
 
 /** The fields a client gives, checked and normalised. */
-export type VerificationFields = Pick<
-  TollfreeVerificationRecord,
-  | 'profile_uuid'
-  | 'number'
-  | 'usecase'
-  | 'usecase_summary'
-  | 'message_sample'
-  | 'optin_image_url'
-  | 'optin_type'
-  | 'volume'
-  | 'additional_information'
-  | 'extra_data'
-  | 'callback_url'
-  | 'callback_method'
+export type VerificationFields = Required<
+  Pick<
+    TollfreeVerificationRecord,
+    | 'profile_uuid'
+    | 'number'
+    | 'usecase'
+    | 'usecase_summary'
+    | 'message_sample'
+    | 'optin_image_url'
+    | 'optin_type'
+    | 'volume'
+    | 'additional_information'
+    | 'extra_data'
+    | 'terms_and_conditions_link'
+    | 'privacy_policy_link'
+    | 'optin_message'
+    | 'help_message'
+    | 'callback_url'
+    | 'callback_method'
+  >
 >;
 
 type Json = Record<string, unknown>;
@@ -106,9 +112,13 @@ export function parseVerification(raw: Json, current?: VerificationFields): Veri
   for (const url of optinUrls)
     if (!/^https?:\/\/\S+$/.test(url))
       throw invalidParameter(`optin_image_url ${url} is not an http or https URL`);
-  const callbackUrl = text('callback_url', 2048, false);
-  if (callbackUrl !== '' && !/^https?:\/\/\S+$/.test(callbackUrl))
-    throw invalidParameter('callback_url must be an http or https URL');
+  const url = (name: keyof VerificationFields) => {
+    const value = text(name, 2048, false);
+    if (value !== '' && !/^https?:\/\/\S+$/.test(value))
+      throw invalidParameter(`${name} must be an http or https URL`);
+    return value;
+  };
+  const callbackUrl = url('callback_url');
   const method = text('callback_method', 4, false).toUpperCase() || 'POST';
   if (method !== 'GET' && method !== 'POST')
     throw invalidParameter('callback_method must be GET or POST');
@@ -123,6 +133,10 @@ export function parseVerification(raw: Json, current?: VerificationFields): Veri
     volume: oneOf('volume', VOLUMES),
     additional_information: text('additional_information', 500, false),
     extra_data: text('extra_data', 100, false),
+    terms_and_conditions_link: url('terms_and_conditions_link'),
+    privacy_policy_link: url('privacy_policy_link'),
+    optin_message: text('optin_message', 500, false),
+    help_message: text('help_message', 500, false),
     callback_url: callbackUrl || null,
     callback_method: method,
   };

@@ -25,7 +25,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 const Body = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'profile_uuid, number, usecase, usecase_summary, message_sample, optin_image_url, optin_type, volume, additional_information, extra_data, callback_url, callback_method',
+    'profile_uuid, number, usecase, usecase_summary, message_sample, optin_image_url, optin_type, volume, additional_information, extra_data, terms_and_conditions_link, privacy_policy_link, optin_message, help_message, callback_url, callback_method',
 });
 
 const Verification = Type.Object({
@@ -40,6 +40,10 @@ const Verification = Type.Object({
   volume: Type.String(),
   additional_information: Type.String(),
   extra_data: Type.String(),
+  terms_and_conditions_link: Type.String(),
+  privacy_policy_link: Type.String(),
+  optin_message: Type.String(),
+  help_message: Type.String(),
   status: Type.String(),
   rejection_reason: Type.String(),
   error_message: Type.String(),
@@ -72,6 +76,10 @@ const fieldsOf = (v: TollfreeVerificationRecord): VerificationFields => ({
   volume: v.volume,
   additional_information: v.additional_information,
   extra_data: v.extra_data,
+  terms_and_conditions_link: v.terms_and_conditions_link ?? '',
+  privacy_policy_link: v.privacy_policy_link ?? '',
+  optin_message: v.optin_message ?? '',
+  help_message: v.help_message ?? '',
   callback_url: v.callback_url,
   callback_method: v.callback_method,
 });
