@@ -49,6 +49,11 @@ export interface GatewayOptions {
   scheduler?: Scheduler;
   /** Where logs go (tests capture them); stdout by default. */
   logStream?: DestinationStream;
+  /**
+   * Given a main account generated on this start, before it is stored (see
+   * ensureMainAccount); the process entry writes it to a file. Nothing is done without it.
+   */
+  keepGeneratedCredentials?: (account: { authId: string; authToken: string }) => Promise<void>;
 }
 
 export interface Gateway {
@@ -107,6 +112,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     config.authId && config.authToken
       ? { authId: config.authId, authToken: config.authToken }
       : null,
+    options.keepGeneratedCredentials,
   );
 
   const app = await buildHttpApp({

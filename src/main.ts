@@ -1,6 +1,7 @@
 import { buildGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { applyRealtimePriority } from './realtime-priority.js';
+import { writeMainAccountFile, type MainAccountFile } from './state/main-account-file.js';
 
 async function main(): Promise<void> {
   let config;
@@ -16,7 +17,12 @@ async function main(): Promise<void> {
   // Before anything starts threads of its own, so they inherit the scheduling.
   const priority =
     config.realtimePriority === null ? null : applyRealtimePriority(config.realtimePriority);
-  const gateway = await buildGateway(config);
+  const written: { file?: MainAccountFile } = {};
+  const gateway = await buildGateway(config, {
+    keepGeneratedCredentials: async (account) => {
+      written.file = await writeMainAccountFile(config.dataDir, account);
+    },
+  });
   if (priority?.applied) {
     gateway.app.log.info(
       { priority: priority.priority, threads: priority.threads },
@@ -28,16 +34,25 @@ async function main(): Promise<void> {
       'VOXGATE_REALTIME_PRIORITY could not be applied; running at normal priority',
     );
   }
-  if (gateway.mainAccount.generated) {
-    // Printed once, on the start that generated them; they are never logged.
+  const { file } = written;
+  if (file) {
+    // Where the credentials are, never the token: a container's stdout is its log.
     process.stdout.write(
-      `voxgate: generated the main account\n  auth id:    ${gateway.mainAccount.authId}\n  auth token: ${gateway.mainAccount.authToken}\n`,
+      `voxgate: generated the main account ${gateway.mainAccount.authId}; its auth id and token ` +
+        `are in ${file.path} (readable by this user only)` +
+        (file.temporary
+          ? config.redisUrl
+            ? '; there is no data directory: move the file somewhere safe\n'
+            : '; there is no data directory, so the account and the file last until the gateway stops\n'
+          : '\n'),
     );
   }
   await gateway.listen();
   const stop = async (signal: string) => {
     gateway.app.log.info({ signal }, 'shutting down');
     await gateway.close();
+    // In memory the account ends with the process, and so does the file that names it.
+    if (file?.temporary && !config.redisUrl) await file.remove();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

@@ -71,14 +71,20 @@ export class SipService {
       secret: createHmac('sha256', options.mainToken).update('voxgate digest nonces').digest(),
       clock: scheduler,
       nonceLifetimeMs: config.sipNonceLifetime * 1000,
-      algorithms: config.sipDigestAlgorithms,
+      // Every algorithm some transport offers; each client is held to what it was offered.
+      algorithms: [...new Set([...config.sipWsDigestAlgorithms, ...config.sipDigestAlgorithms])],
     });
+    const offer = {
+      sip: config.sipDigestAlgorithms,
+      websocket: config.sipWsDigestAlgorithms,
+      md5OnlyAgents: config.sipMd5OnlyAgents,
+    };
     const directory = new StateRegistrarDirectory(state, () => scheduler.now());
     this.callers = new RequestAuthenticator({
       clock: scheduler,
       directory,
       authenticator,
-      md5OnlyAgents: config.sipMd5OnlyAgents,
+      offer,
       onRefused: (reason, request) =>
         log.info({ sip: true, method: request.method, reason }, 'INVITE refused'),
     });
@@ -89,7 +95,7 @@ export class SipService {
       node: this.node,
       minExpires: config.sipMinExpires,
       maxExpires: config.sipMaxExpires,
-      md5OnlyAgents: config.sipMd5OnlyAgents,
+      offer,
       onRefused: (reason, request) =>
         log.info(
           { sip: true, method: request.method, to: request.to().uri.raw, reason },
@@ -141,7 +147,12 @@ export class SipService {
     const tls = config.sipTls
       ? { cert: await readFile(config.sipTls.certFile), key: await readFile(config.sipTls.keyFile) }
       : undefined;
-    const ws = await this.stack.listenWebSocket(config.sipHost, config.sipWsPort, tls);
+    const ws = await this.stack.listenWebSocket(
+      config.sipHost,
+      config.sipWsPort,
+      tls,
+      config.sipWsOrigins ?? undefined,
+    );
     const tlsAddress = tls
       ? await this.stack.listenTls(config.sipHost, config.sipTls!.port, tls)
       : null;

@@ -26,10 +26,17 @@ export interface Config {
   /** Registration intervals: 423 below the minimum, shortened above the maximum (seconds). */
   sipMinExpires: number;
   sipMaxExpires: number;
-  /** Digest algorithms offered, most preferred first (RFC 8760). */
+  /** Digest challenges offered over UDP, TCP and TLS, most preferred first (RFC 8760). */
   sipDigestAlgorithms: ('SHA-256' | 'MD5')[];
-  /** User-Agent prefixes (lower case) challenged with MD5 alone. */
+  /** Digest challenges offered over WebSocket (WS and WSS), most preferred first. */
+  sipWsDigestAlgorithms: ('SHA-256' | 'MD5')[];
+  /** User-Agent prefixes (lower case) challenged with MD5 alone, whatever the transport. */
   sipMd5OnlyAgents: string[];
+  /**
+   * Origins (scheme://host[:port], lower case) whose pages may open SIP WebSocket connections;
+   * null allows every origin and clients that send none.
+   */
+  sipWsOrigins: string[] | null;
   /** Logs every SIP message in and out (SIGUSR2 toggles it while running). */
   sipTrace: boolean;
   rtpPorts: PortRange;
@@ -139,9 +146,13 @@ function decimal(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
-function digestAlgorithms(env: Env, name: string): ('SHA-256' | 'MD5')[] {
+function digestAlgorithms(
+  env: Env,
+  name: string,
+  fallback: ('SHA-256' | 'MD5')[],
+): ('SHA-256' | 'MD5')[] {
   const raw = env[name];
-  if (raw === undefined || raw === '') return ['SHA-256', 'MD5'];
+  if (raw === undefined || raw === '') return fallback;
   const list = raw.split(',').map((a) => a.trim().toUpperCase());
   const valid =
     list.every((a) => a === 'SHA-256' || a === 'MD5') && new Set(list).size === list.length;
@@ -152,6 +163,32 @@ function digestAlgorithms(env: Env, name: string): ('SHA-256' | 'MD5')[] {
       raw,
     );
   return list as ('SHA-256' | 'MD5')[];
+}
+
+/**
+ * A comma-separated list of WebSocket origins (RFC 6454): each `scheme://host[:port]` with an
+ * http or https scheme and nothing after the authority, compared in lower case.
+ */
+function origins(env: Env, name: string): string[] | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  const rule =
+    'must be comma-separated origins such as https://app.example.com (scheme://host[:port])';
+  const list = raw.split(',').map((origin) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(origin.trim());
+    } catch {
+      throw new ConfigError(name, rule, raw);
+    }
+    // An origin has no path, query, fragment or credentials (not even a trailing slash).
+    const bare =
+      /^[a-z]+:\/\/[^/?#@]+$/i.test(origin.trim()) && ['http:', 'https:'].includes(parsed.protocol);
+    if (!bare) throw new ConfigError(name, rule, raw);
+    // As browsers send it: lower case, without the scheme's default port.
+    return parsed.origin;
+  });
+  return [...new Set(list)];
 }
 
 function flag(env: Env, name: string): boolean {
@@ -377,11 +414,19 @@ export function loadConfig(processEnv: Env = process.env): Config {
     sipNonceLifetime: whole(env, 'VOXGATE_SIP_NONCE_LIFETIME', 300, 1),
     sipMinExpires,
     sipMaxExpires,
-    sipDigestAlgorithms: digestAlgorithms(env, 'VOXGATE_SIP_DIGEST_ALGORITHMS'),
-    sipMd5OnlyAgents: (env.VOXGATE_SIP_MD5_ONLY_AGENTS ?? 'baresip')
+    // MD5 alone over UDP, TCP and TLS: SIPp and many desk phones answer the first challenge
+    // and know only MD5, and baresip 1.0 gives up on a 401 holding any other algorithm;
+    // browser stacks over WebSocket answer the last challenge (README, SIP).
+    sipDigestAlgorithms: digestAlgorithms(env, 'VOXGATE_SIP_DIGEST_ALGORITHMS', ['MD5']),
+    sipWsDigestAlgorithms: digestAlgorithms(env, 'VOXGATE_SIP_WS_DIGEST_ALGORITHMS', [
+      'SHA-256',
+      'MD5',
+    ]),
+    sipMd5OnlyAgents: (env.VOXGATE_SIP_MD5_ONLY_AGENTS ?? '')
       .split(',')
       .map((a) => a.trim().toLowerCase())
       .filter(Boolean),
+    sipWsOrigins: origins(env, 'VOXGATE_SIP_WS_ORIGINS'),
     sipTrace: flag(env, 'VOXGATE_SIP_TRACE'),
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     rtpHost: host(env, 'VOXGATE_RTP_HOST', host(env, 'VOXGATE_SIP_HOST', httpHost)),

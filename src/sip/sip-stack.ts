@@ -99,9 +99,20 @@ export class SipStack {
     }
   }
 
-  /** SIP over WebSocket (RFC 7118); WSS when credentials are given. */
-  async listenWebSocket(host: string, port: number, tls?: TlsCredentials): Promise<Address> {
-    const ws = await WsTransport.listen(host, port, this.listener, tls ? { tls } : {});
+  /**
+   * SIP over WebSocket (RFC 7118); WSS when credentials are given. `origins` lists the page
+   * origins allowed to connect (WsTransportOptions); every origin when not given.
+   */
+  async listenWebSocket(
+    host: string,
+    port: number,
+    tls?: TlsCredentials,
+    origins?: readonly string[],
+  ): Promise<Address> {
+    const ws = await WsTransport.listen(host, port, this.listener, {
+      ...(tls ? { tls } : {}),
+      ...(origins ? { origins } : {}),
+    });
     this.attach(tls ? 'WSS' : 'WS', ws);
     return ws.local;
   }

@@ -6,7 +6,7 @@ import type { State } from './state.js';
 export interface MainAccount {
   authId: string;
   authToken: string;
-  /** True only on the start that created it: the one time its credentials are printed. */
+  /** True only on the start that created it (and handed it to keepGenerated). */
   generated: boolean;
 }
 
@@ -15,11 +15,14 @@ const MARKER = { kind: 'marker', tenant: 'global', id: 'main-account' } as const
 /**
  * The main account comes from VOXGATE_AUTH_ID/VOXGATE_AUTH_TOKEN when they are set (its token
  * follows the variable); otherwise it is generated once and found again on later starts.
+ * `keepGenerated` is given newly generated credentials before they are stored: when it
+ * fails, nothing is stored, so no account exists whose token nobody was told.
  */
 export async function ensureMainAccount(
   state: State,
   clock: Clock,
   configured: { authId: string; authToken: string } | null,
+  keepGenerated?: (account: { authId: string; authToken: string }) => Promise<void>,
 ): Promise<MainAccount> {
   if (configured) {
     const existing = await state.accounts.get(configured.authId, configured.authId);
@@ -38,6 +41,7 @@ export async function ensureMainAccount(
       return { authId: account.auth_id, authToken: account.auth_token, generated: false };
   }
   const record = mainRecord(newAuthId('MA'), newAuthToken(), clock.now());
+  await keepGenerated?.({ authId: record.auth_id, authToken: record.auth_token });
   await state.accounts.create(record);
   await state.store.put(
     MARKER.kind,

@@ -29,7 +29,10 @@ export interface DigestAuthenticatorOptions {
   secret: Buffer;
   clock: Clock;
   nonceLifetimeMs?: number;
-  /** Offered in this order of preference (RFC 8760 2.4: strongest first). */
+  /**
+   * The algorithms accepted, and offered in this order unless a challenge names its own
+   * (SHA-256 then MD5 by default).
+   */
   algorithms?: DigestAlgorithm[];
 }
 
@@ -51,14 +54,15 @@ export class DigestAuthenticator {
   }
 
   /**
-   * WWW-Authenticate (or Proxy-Authenticate) values, one per algorithm. RFC 8760 2.4: a UAS
-   * "MUST add one challenge for each supported algorithm", most preferred first. One nonce
-   * serves all of them.
+   * WWW-Authenticate (or Proxy-Authenticate) values, one per algorithm offered, in the order
+   * given. RFC 8760 2.4: a UAS may offer several algorithms, each in its own header field,
+   * in the order it would prefer them used; the UAC takes the topmost it supports (2.5). One
+   * nonce serves all of them. Algorithms not accepted here are left out.
    */
-  challenges(stale = false, only?: readonly DigestAlgorithm[]): string[] {
+  challenges(stale = false, offered: readonly DigestAlgorithm[] = this.algorithms): string[] {
     const nonce = this.nonces.issue();
-    const offered = only ? this.algorithms.filter((a) => only.includes(a)) : this.algorithms;
-    return (offered.length > 0 ? offered : this.algorithms).map(
+    const usable = offered.filter((a) => this.algorithms.includes(a));
+    return (usable.length > 0 ? usable : this.algorithms).map(
       (algorithm) =>
         `Digest realm=${quote(this.realm)}, nonce=${quote(nonce)}, opaque=${quote(this.opaque)}, ` +
         `algorithm=${algorithm}, qop="auth"${stale ? ', stale=true' : ''}`,
@@ -67,12 +71,14 @@ export class DigestAuthenticator {
 
   /**
    * Checks credentials (the auth-params of a Digest Authorization header, unquoted) for a
-   * request. `lookup` finds the user's secret; null means no such user.
+   * request. `lookup` finds the user's secret; null means no such user. `offered` is what this
+   * client's challenges carried: an answer with another algorithm is refused.
    */
   async verify(
     params: ReadonlyMap<string, string>,
     request: { method: string; uri: string },
     lookup: (username: string) => Promise<DigestSecret | null>,
+    offered: readonly DigestAlgorithm[] = this.algorithms,
   ): Promise<DigestVerdict> {
     const fail = (reason: string, stale = false): DigestVerdict => ({ ok: false, stale, reason });
     const username = params.get('username');
@@ -83,7 +89,8 @@ export class DigestAuthenticator {
       return fail('credentials lack username, nonce, uri or response');
     if (params.get('realm') !== this.realm) return fail(`realm is not ${this.realm}`);
     const algorithm = parseAlgorithm(params.get('algorithm'));
-    if (!algorithm || !this.algorithms.includes(algorithm)) return fail('algorithm not offered');
+    if (!algorithm || !this.algorithms.includes(algorithm) || !offered.includes(algorithm))
+      return fail('algorithm not offered');
     // RFC 7616 3.4: the uri must name the request's target; a credential for another URI is
     // not valid for this request (RFC 2617 3.2.2.5).
     if (uri !== request.uri) return fail('digest uri does not match the Request-URI');

@@ -46,6 +46,13 @@ export interface WsTransportOptions {
    * connection that sent nothing at all, not even the Pong, since the previous Ping is closed.
    */
   pingIntervalMs?: number;
+  /**
+   * The origins (`scheme://host[:port]`, as `URL.origin` writes them) whose pages may connect;
+   * every origin when not given. A handshake from another origin gets 403 (RFC 6455 10.2). One
+   * without Origin comes from no browser (RFC 6455 4.1 makes only browsers send it) and is
+   * accepted: the check keeps other sites' pages out, it is not authentication.
+   */
+  origins?: readonly string[];
 }
 
 interface WsConnection {
@@ -77,6 +84,7 @@ export class WsTransport {
   private sequence = 0;
   private readonly sockets: WebSocketServer;
   private readonly pinger: NodeJS.Timeout | null = null;
+  private readonly origins: ReadonlySet<string> | null;
 
   private constructor(
     readonly protocol: 'WS' | 'WSS',
@@ -104,6 +112,7 @@ export class WsTransport {
     server.on('tlsClientError', (error: Error, socket: TLSSocket) =>
       listener.onError?.(handshakeError(protocol, socket, error)),
     );
+    this.origins = options.origins ? new Set(options.origins) : null;
     const interval = options.pingIntervalMs ?? 30_000;
     if (interval > 0) {
       this.pinger = setInterval(() => this.pingAll(), interval);
@@ -159,6 +168,12 @@ export class WsTransport {
   }
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const origin = request.headers.origin;
+    if (this.origins && origin !== undefined && !this.origins.has(originOf(origin))) {
+      // RFC 6455 10.2: a server that accepts only some origins answers the others with 403.
+      refuse(socket, 403, `Origin ${origin} may not open SIP WebSocket connections`);
+      return;
+    }
     if (!offersSip(request.headers['sec-websocket-protocol'])) {
       // RFC 7118 4.1: the client MUST offer "sip" in Sec-WebSocket-Protocol. A handshake that
       // does not is no SIP WebSocket handshake, and RFC 6455 4.2.1 answers a handshake the
@@ -232,7 +247,22 @@ function checkOptions(options: WsTransportOptions): void {
       `Expected an integer of 0 or more for pingIntervalMs but received ${pingIntervalMs}`,
     );
   }
+  for (const origin of options.origins ?? []) {
+    if (originOf(origin) !== origin || !/^https?:/.test(origin))
+      throw new RangeError(
+        `Expected origins such as https://app.example.com (as URL.origin writes them) but received ${origin}`,
+      );
+  }
   if (options.tls) checkCredentials(options.tls);
+}
+
+/** An Origin header's value as URL.origin writes it (lower case, no default port). */
+function originOf(value: string): string {
+  try {
+    return new URL(value).origin;
+  } catch {
+    return value; // "null" (an opaque origin) or garbage: matches no configured origin
+  }
 }
 
 /** Whether a Sec-WebSocket-Protocol offer (a comma-separated token list) names SIP. */

@@ -1,9 +1,11 @@
 import type { Clock } from '../../core/clock.js';
 import { verifyBearer, type BearerPurpose } from '../auth/bearer.js';
+import type { DigestAlgorithm } from '../auth/digest.js';
 import type { DigestAuthenticator } from '../auth/digest-authenticator.js';
 import type { AuthValue, SipRequest, SipResponse } from '../message/index.js';
 import { responseTo } from '../transaction/response-to.js';
 import type { Flow } from '../transport/flow.js';
+import { digestOffer, type DigestOfferPolicy } from './digest-offer.js';
 import type { AddressOfRecord, RegistrarDirectory } from './registrar-directory.js';
 
 export interface RequestAuthenticatorOptions {
@@ -11,12 +13,8 @@ export interface RequestAuthenticatorOptions {
   clock: Clock;
   directory: Pick<RegistrarDirectory, 'findUser' | 'tokenKey' | 'accountOf'>;
   authenticator: DigestAuthenticator;
-  /**
-   * User-Agent prefixes (lower case) of clients that abandon a 401 carrying any challenge
-   * but MD5 (baresip 1.0 does, even when MD5 is offered first): they are challenged with MD5
-   * alone.
-   */
-  md5OnlyAgents?: readonly string[];
+  /** Which digest algorithms each client is challenged with (see digestOffer). */
+  offer?: DigestOfferPolicy;
   /** Told why a request was refused (never with credentials). */
   onRefused?: (reason: string, request: SipRequest) => void;
 }
@@ -44,18 +42,19 @@ export class RequestAuthenticator {
     if (bearer && (flow.protocol === 'WS' || flow.protocol === 'WSS')) {
       return this.bearer(request, bearer, purpose);
     }
+    const offered = digestOffer(this.options.offer ?? {}, request, flow);
     const digest = credentials.find(
       (c) =>
         c.scheme.toLowerCase() === 'digest' &&
         c.params.get('realm') === this.options.authenticator.realm,
     );
-    if (!digest) return { ok: false, response: this.challenge(request, false) };
+    if (!digest) return { ok: false, response: this.challenge(request, offered, false) };
     if (digest.params.get('username') !== user) {
       this.options.onRefused?.(
         `digest username is not the ${purpose === 'register' ? 'To' : 'From'} user`,
         request,
       );
-      return { ok: false, response: this.challenge(request, false) };
+      return { ok: false, response: this.challenge(request, offered, false) };
     }
     let found: AddressOfRecord | null = null;
     const verdict = await this.options.authenticator.verify(
@@ -66,6 +65,7 @@ export class RequestAuthenticator {
         found = entry?.aor ?? null;
         return entry;
       },
+      offered,
     );
     if (verdict.ok && found) return { ok: true, aor: found };
     // RFC 3261 22.2 and 22.4: credentials that fail are answered with a fresh challenge, so
@@ -73,14 +73,19 @@ export class RequestAuthenticator {
     // 3.3). A wrong password and an unknown user get the same answer.
     const reason = verdict.ok ? 'user vanished during the check' : verdict.reason;
     this.options.onRefused?.(reason, request);
-    return { ok: false, response: this.challenge(request, !verdict.ok && verdict.stale) };
+    return {
+      ok: false,
+      response: this.challenge(request, offered, !verdict.ok && verdict.stale),
+    };
   }
 
   /** A 401 with one digest challenge per algorithm offered to this client. */
-  challenge(request: SipRequest, stale: boolean): SipResponse {
-    const agent = request.headers.get('User-Agent')?.toLowerCase() ?? '';
-    const md5Only = this.options.md5OnlyAgents?.some((prefix) => agent.startsWith(prefix));
-    const challenges = this.options.authenticator.challenges(stale, md5Only ? ['MD5'] : undefined);
+  private challenge(
+    request: SipRequest,
+    offered: readonly DigestAlgorithm[],
+    stale: boolean,
+  ): SipResponse {
+    const challenges = this.options.authenticator.challenges(stale, offered);
     return responseTo(request, 401, {
       headers: challenges.map((c) => ['WWW-Authenticate', c] as const),
     });

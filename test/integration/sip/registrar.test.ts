@@ -14,7 +14,12 @@ let cseq = 1;
 beforeAll(async () => {
   gw = await startGateway({
     listen: true,
-    env: { VOXGATE_SIP_MIN_EXPIRES: '2', VOXGATE_SIP_NONCE_LIFETIME: '1' },
+    env: {
+      VOXGATE_SIP_MIN_EXPIRES: '2',
+      VOXGATE_SIP_NONCE_LIFETIME: '1',
+      // Both algorithms over UDP, as a deployment may ask (the default is MD5 alone).
+      VOXGATE_SIP_DIGEST_ALGORITHMS: 'SHA-256,MD5',
+    },
   });
   sipPort = gw.gateway.sip.addresses.udp.port;
   peer = await RawUdpPeer.open();
@@ -91,7 +96,7 @@ const endpointView = async () =>
   (await gw.request('GET', `/v1/Account/${gw.main.id}/Endpoint/${endpoint.id}/`)).body;
 
 describe('the registrar', () => {
-  it('challenges with SHA-256 first, then MD5, both qop=auth (RFC 8760)', async () => {
+  it('challenges with SHA-256 first, then MD5, both qop=auth, when configured so (RFC 8760)', async () => {
     const challenge = await exchange(register({}));
     expect(challenge.status).toBe(401);
     const offers = challenge.wwwAuthenticate();

@@ -11,9 +11,24 @@ import { until } from '../../support/wait.js';
 let gw: TestGateway;
 let wsUrl: string;
 const saved = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');
+/** Every WebSocket message sip.js sent and received, as text. */
+const frames: { sent: string[]; received: string[] } = { sent: [], received: [] };
+
+/** The ws client, as sip.js finds it on globalThis, keeping a copy of what passes. */
+class RecordedWebSocket extends WebSocket {
+  constructor(...args: ConstructorParameters<typeof WebSocket>) {
+    super(...args);
+    this.on('message', (data) => frames.received.push(String(data)));
+    const send = this.send.bind(this) as (...args: unknown[]) => void;
+    this.send = ((data: unknown, ...rest: unknown[]) => {
+      frames.sent.push(String(data));
+      send(data, ...rest);
+    }) as WebSocket['send'];
+  }
+}
 
 beforeAll(async () => {
-  Object.defineProperty(globalThis, 'WebSocket', { value: WebSocket, configurable: true });
+  Object.defineProperty(globalThis, 'WebSocket', { value: RecordedWebSocket, configurable: true });
   gw = await startGateway({ listen: true });
   wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
 });
@@ -54,8 +69,22 @@ describe('sip.js registers over WebSocket', () => {
       authorizationPassword: 'web-secret-1',
       logBuiltinEnabled: false,
     });
+    frames.sent.length = 0;
+    frames.received.length = 0;
     const { states } = await registerWith(ua);
     expect(states).toContain(RegistererState.Registered);
+    // Over WebSocket the 401 offers SHA-256 first (RFC 8760 order) and MD5 last. sip.js 0.21
+    // keeps the last WWW-Authenticate header and knows only MD5, so it answers MD5.
+    const challenge = frames.received.find((f) => f.startsWith('SIP/2.0 401'))!;
+    expect(challenge.match(/^WWW-Authenticate: .*algorithm=[\w-]+/gm)).toEqual([
+      expect.stringMatching(/algorithm=SHA-256$/),
+      expect.stringMatching(/algorithm=MD5$/),
+    ]);
+    const answered = frames.sent
+      .map((f) => /^Authorization: Digest .*$/m.exec(f)?.[0])
+      .filter((line) => line !== undefined);
+    expect(answered.length).toBeGreaterThan(0);
+    expect(answered.every((line) => /algorithm=MD5\b/.test(line!))).toBe(true);
     const view = async () =>
       (await gw.request('GET', `/v1/Account/${gw.main.id}/Endpoint/${created.body.endpoint_id}/`))
         .body;

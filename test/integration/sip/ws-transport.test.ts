@@ -122,6 +122,50 @@ describe('WsTransport (RFC 7118)', () => {
     expect(transport!.openConnections).toBe(0);
   });
 
+  it('refuses a page from an origin not listed with 403, and takes listed ones and none', async () => {
+    const recorder = await start({ origins: ['https://app.example.com', 'http://localhost:3000'] });
+    const refused = dial(['sip'], { origin: 'https://evil.example.net' });
+    const status = new Promise<{ code?: number; body: string }>((resolve) =>
+      refused.client.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += String(chunk)));
+        res.on('end', () => resolve({ code: res.statusCode, body }));
+      }),
+    );
+    await expect(refused.opened).rejects.toThrow('HTTP 403');
+    expect(await status).toEqual({
+      code: 403,
+      body: 'Origin https://evil.example.net may not open SIP WebSocket connections',
+    });
+    // An opaque origin (a sandboxed page, a file) is no listed origin either.
+    await expect(dial(['sip'], { origin: 'null' }).opened).rejects.toThrow('HTTP 403');
+    expect(recorder.connections).toHaveLength(0);
+
+    // Compared as browsers send it: case and the scheme's default port do not matter.
+    await dial(['sip'], { origin: 'HTTPS://App.Example.com:443' }).opened;
+    await dial(['sip'], { origin: 'http://localhost:3000' }).opened;
+    // A client that sends no Origin is no browser page: the list is not about it.
+    await dial(['sip']).opened;
+    expect(recorder.connections.map(([, h]) => h.headers.origin)).toEqual([
+      'HTTPS://App.Example.com:443',
+      'http://localhost:3000',
+      undefined,
+    ]);
+  });
+
+  it('takes every origin when no list is given', async () => {
+    await start();
+    await dial(['sip'], { origin: 'https://anywhere.example.org' }).opened;
+  });
+
+  it('refuses an origin list entry that is no origin', async () => {
+    await expect(
+      WsTransport.listen('127.0.0.1', 0, new Recorder(), { origins: ['https://a.example/path'] }),
+    ).rejects.toThrow(
+      'Expected origins such as https://app.example.com (as URL.origin writes them) but received https://a.example/path',
+    );
+  });
+
   it('answers a CRLF CRLF keep-alive with CRLF and passes nothing up', async () => {
     const recorder = await start();
     const { client, received, opened } = dial(['sip']);

@@ -19,8 +19,10 @@ describe('loadConfig', () => {
       sipNonceLifetime: 300,
       sipMinExpires: 60,
       sipMaxExpires: 3600,
-      sipDigestAlgorithms: ['SHA-256', 'MD5'],
-      sipMd5OnlyAgents: ['baresip'],
+      sipDigestAlgorithms: ['MD5'],
+      sipWsDigestAlgorithms: ['SHA-256', 'MD5'],
+      sipMd5OnlyAgents: [],
+      sipWsOrigins: null,
       sipTrace: false,
       rtpPorts: { min: 20000, max: 29999 },
       rtpHost: '0.0.0.0',
@@ -186,6 +188,22 @@ describe('loadConfig', () => {
     ],
     [{ VOXGATE_SIP_TRACE: 'yes' }, 'VOXGATE_SIP_TRACE="yes" is invalid: must be true or false'],
     [
+      { VOXGATE_SIP_WS_DIGEST_ALGORITHMS: 'SHA-512-256' },
+      'VOXGATE_SIP_WS_DIGEST_ALGORITHMS="SHA-512-256" is invalid: must be SHA-256 and/or MD5, comma-separated, most preferred first',
+    ],
+    [
+      { VOXGATE_SIP_WS_ORIGINS: 'https://app.example.com/phone' },
+      'VOXGATE_SIP_WS_ORIGINS="https://app.example.com/phone" is invalid: must be comma-separated origins such as https://app.example.com (scheme://host[:port])',
+    ],
+    [
+      { VOXGATE_SIP_WS_ORIGINS: 'app.example.com' },
+      'VOXGATE_SIP_WS_ORIGINS="app.example.com" is invalid: must be comma-separated origins',
+    ],
+    [
+      { VOXGATE_SIP_WS_ORIGINS: 'https://a.example,ftp://b.example' },
+      'VOXGATE_SIP_WS_ORIGINS="https://a.example,ftp://b.example" is invalid: must be comma-separated origins',
+    ],
+    [
       { VOXGATE_REDIS_URL: 'http://x' },
       'VOXGATE_REDIS_URL="http://x" is invalid: must be a URL with scheme redis or rediss',
     ],
@@ -225,6 +243,23 @@ describe('loadConfig', () => {
   it.each(bad)('stops on %j naming the variable and the rule', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads the SIP digest lists, the User-Agent override and the WebSocket origins', () => {
+    const config = loadConfig({
+      VOXGATE_SIP_DIGEST_ALGORITHMS: 'sha-256, md5',
+      VOXGATE_SIP_WS_DIGEST_ALGORITHMS: 'SHA-256',
+      VOXGATE_SIP_MD5_ONLY_AGENTS: 'OldPhone, Acme-SIP ',
+      VOXGATE_SIP_WS_ORIGINS:
+        'https://App.Example.com:443, http://localhost:5173,https://app.example.com',
+    });
+    expect(config).toMatchObject({
+      sipDigestAlgorithms: ['SHA-256', 'MD5'],
+      sipWsDigestAlgorithms: ['SHA-256'],
+      sipMd5OnlyAgents: ['oldphone', 'acme-sip'],
+      // As browsers send them: lower case, without the default port, once each.
+      sipWsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+    });
   });
 
   it('takes a real-time priority of 0 (and 00) as off', () => {

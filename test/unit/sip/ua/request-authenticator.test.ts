@@ -6,7 +6,10 @@ import { DigestAuthenticator } from '../../../../src/sip/auth/digest-authenticat
 import { digestHash } from '../../../../src/sip/auth/digest.js';
 import { SipRequest, parseMessage } from '../../../../src/sip/message/index.js';
 import type { Flow } from '../../../../src/sip/transport/flow.js';
-import { RequestAuthenticator } from '../../../../src/sip/ua/request-authenticator.js';
+import {
+  RequestAuthenticator,
+  type RequestAuthenticatorOptions,
+} from '../../../../src/sip/ua/request-authenticator.js';
 
 /**
  * INVITE authentication, as the call layer will ask it: digest against the calling
@@ -15,7 +18,7 @@ import { RequestAuthenticator } from '../../../../src/sip/ua/request-authenticat
 const clock = new ManualScheduler(Date.UTC(2026, 10, 21));
 const ACCOUNT = 'MAAAAAAAAAAAAAAAAAAA';
 const KEY = 'k'.repeat(40);
-const auth = new RequestAuthenticator({
+const authOptions: RequestAuthenticatorOptions = {
   clock,
   authenticator: new DigestAuthenticator({ realm: 'voxgate', secret: Buffer.alloc(32, 1), clock }),
   directory: {
@@ -29,7 +32,8 @@ const auth = new RequestAuthenticator({
     tokenKey: async (id) => (id === ACCOUNT ? KEY : null),
     accountOf: async (id) => (id === ACCOUNT ? { account: ACCOUNT, subaccount: null } : null),
   },
-});
+};
+const auth = new RequestAuthenticator(authOptions);
 
 const flow = (protocol: Flow['protocol']): Flow => ({
   protocol,
@@ -120,5 +124,61 @@ describe('RequestAuthenticator for INVITE', () => {
       'alice123',
     );
     expect(!result.ok && result.response.status).toBe(401);
+  });
+});
+
+describe('the digest challenges each client gets', () => {
+  const offeredTo = async (
+    authenticator: RequestAuthenticator,
+    protocol: Flow['protocol'],
+    userAgent?: string,
+  ) => {
+    const request = invite();
+    if (userAgent) request.headers.set('User-Agent', userAgent);
+    const result = await authenticator.authenticate(request, flow(protocol), 'call', 'alice123');
+    expect(result.ok).toBe(false);
+    return (!result.ok ? result.response : null)!
+      .wwwAuthenticate()
+      .map((c) => c.params.get('algorithm'));
+  };
+
+  it('by default: MD5 alone over UDP, TCP and TLS; SHA-256 then MD5 over WS and WSS', async () => {
+    expect(await offeredTo(auth, 'UDP')).toEqual(['MD5']);
+    expect(await offeredTo(auth, 'TCP')).toEqual(['MD5']);
+    expect(await offeredTo(auth, 'TLS')).toEqual(['MD5']);
+    expect(await offeredTo(auth, 'WS')).toEqual(['SHA-256', 'MD5']);
+    expect(await offeredTo(auth, 'WSS')).toEqual(['SHA-256', 'MD5']);
+  });
+
+  it('follows the configured lists, and the User-Agent override on every transport', async () => {
+    const configured = new RequestAuthenticator({
+      ...authOptions,
+      offer: { sip: ['SHA-256', 'MD5'], websocket: ['SHA-256'], md5OnlyAgents: ['oldphone'] },
+    });
+    expect(await offeredTo(configured, 'UDP')).toEqual(['SHA-256', 'MD5']);
+    expect(await offeredTo(configured, 'WS')).toEqual(['SHA-256']);
+    expect(await offeredTo(configured, 'WS', 'OldPhone/2.1')).toEqual(['MD5']);
+    expect(await offeredTo(configured, 'UDP', 'OldPhone/2.1')).toEqual(['MD5']);
+  });
+
+  it('refuses an answer with an algorithm this client was not offered', async () => {
+    const refusals: string[] = [];
+    const watched = new RequestAuthenticator({
+      ...authOptions,
+      onRefused: (reason) => refusals.push(reason),
+    });
+    const first = await watched.authenticate(invite(), flow('UDP'), 'call', 'alice123');
+    const offer = (!first.ok ? first.response : null)!.wwwAuthenticate()[0]!;
+    const sha256 = answerDigestChallenge(
+      { realm: 'voxgate', nonce: offer.params.get('nonce')!, algorithm: 'SHA-256', qop: 'auth' },
+      { username: 'alice123', password: 's3cret' },
+      { method: 'INVITE', uri: 'sip:+15550100@127.0.0.1' },
+    )!;
+    const second = await watched.authenticate(invite(sha256), flow('UDP'), 'call', 'alice123');
+    expect(second.ok).toBe(false);
+    expect(refusals).toEqual(['algorithm not offered']);
+    // The same answer over WebSocket, where SHA-256 is offered, is taken.
+    const ws = await watched.authenticate(invite(sha256), flow('WS'), 'call', 'alice123');
+    expect(ws.ok).toBe(true);
   });
 });
