@@ -42,6 +42,8 @@ import { RedisStore } from './state/redis-store.js';
 import { createState, type State } from './state/state.js';
 import { TollfreeVerifications } from './tollfree/verifications.js';
 import { PeriodicSweep } from './core/periodic-sweep.js';
+import { OriginationProbes } from './call/trunks/origination-probes.js';
+import { systemSipDns } from './sip/dialog/server-locator.js';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -147,6 +149,17 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   });
 
   const media = new MediaService({ config, log: app.log, registry });
+  const dns = systemSipDns(config.dnsServers);
+  const probes = new OriginationProbes({
+    state,
+    tenant: mainAccount.authId,
+    transactions: sip.stack.transactions,
+    dns,
+    scheduler,
+    publicHost: config.publicHost,
+    intervalMs: config.trunkProbeInterval * 1000,
+    log: app.log,
+  });
   const calls = new CallEngine({
     services: {
       state,
@@ -158,6 +171,12 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     },
     legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log },
     carrierUri: config.carrierUri,
+    trunks: {
+      dns,
+      probes,
+      responseTimeoutMs: config.trunkResponseTimeout * 1000,
+      answerTimeoutMs: config.trunkAnswerTimeout * 1000,
+    },
   });
 
   const graph = new GraphClient({
@@ -288,12 +307,14 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       await app.listen({ host: config.httpHost, port: config.httpPort });
       retention.start();
       tollfreeExpiry.start();
+      probes.start();
       listening = true;
     },
     close: async () => {
       listening = false;
       retention.stop();
       tollfreeExpiry.stop();
+      probes.stop();
       await calls.close();
       await messaging.close();
       await sip.close();

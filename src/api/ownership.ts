@@ -1,5 +1,5 @@
 import { invalidParameter } from '../core/errors.js';
-import type { ApplicationRecord } from '../state/records.js';
+import type { ApplicationRecord, TrunkRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { Principal } from './auth.js';
 import { visibleTo } from './owned-resources.js';
@@ -40,4 +40,27 @@ export async function resolveApplication(
     throw invalidParameter(`invalid app_id: no application ${appId} in this account`);
   }
   return app;
+}
+
+/**
+ * The trunk a number's calls go to: one of the principal's inbound trunks, owned by the same
+ * account as the number (a subaccount's number by that subaccount's trunk, a main account's by
+ * the main account's), so a trunk never carries calls of an account that cannot see it.
+ */
+export async function resolveTrunk(
+  state: State,
+  principal: Principal,
+  trunkId: string,
+  numberOwner: string | null,
+): Promise<TrunkRecord> {
+  const trunk = await state.trunks.get(principal.tenant, trunkId);
+  if (!trunk || !visibleTo(trunk, principal)) {
+    throw invalidParameter(`invalid trunk_id: no inbound trunk ${trunkId} in this account`);
+  }
+  if (trunk.subaccount !== numberOwner) {
+    throw invalidParameter(
+      `invalid trunk_id: trunk ${trunkId} belongs to ${trunk.subaccount ?? 'the main account'}, the number to ${numberOwner ?? 'the main account'}`,
+    );
+  }
+  return trunk;
 }

@@ -13,12 +13,15 @@ import type { Destination as SipDestination } from '../sip/transport/transport-l
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { resolveSipTarget } from './endpoint-target.js';
 import { routeInbound } from './inbound-routing.js';
+import { relayToTrunk, type TrunkDeps } from './trunks/trunk-relay.js';
 
 export interface CallEngineOptions {
   services: CallServices;
   legs: LegEnvironment;
   /** VOXGATE_CARRIER_URI: where calls to phone numbers go; null when none is configured. */
   carrierUri: string | null;
+  /** How calls to numbers on inbound trunks reach the trunks' origination URIs. */
+  trunks: Omit<TrunkDeps, 'services' | 'legs'>;
 }
 
 /** A live call as the API lists it. */
@@ -235,7 +238,7 @@ export class CallEngine implements CallLauncher {
       }
       return;
     }
-    // A call to an endpoint's SIP URI runs no application: connectToEndpoint dials it.
+    // A call to an endpoint's SIP URI or to a trunk runs no application: it is relayed.
     const urls = route.kind === 'app' ? route.urls : { answer: { xml: '<Response/>' } };
     // The call exists before its media opens, so a CANCEL from here on still ends it with a
     // record and a hangup callback.
@@ -252,9 +255,25 @@ export class CallEngine implements CallLauncher {
     });
     this.track(call, route.owner, null);
     if (!(await leg.prepare())) return;
-    leg.ring();
+    // A trunk call rings when the PBX does.
+    if (route.kind !== 'trunk') leg.ring();
     if (route.kind === 'endpoint') void connectToEndpoint(call, route.uri, this.dialDeps());
-    else call.startApplication();
+    else if (route.kind === 'trunk') {
+      const { services, legs, trunks } = this.options;
+      void relayToTrunk(call, route.trunk, {
+        services,
+        legs,
+        ...trunks,
+        ringCaller: () => leg.ring(),
+      }).catch((error: Error) => {
+        services.log.warn({ err: error, callUuid: call.uuid }, 'trunk call failed');
+        void call.hangup({
+          cause: hangupCause('Internal Error'),
+          source: 'Error',
+          status: 'failed',
+        });
+      });
+    } else call.startApplication();
   }
 
   /** What Dial needs from the engine: services, legs, and how to route a target. */

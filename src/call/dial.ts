@@ -32,7 +32,7 @@ const RINGBACK_PAUSE_MS = 4000;
 /** How long an answered B leg has to press confirmKey. */
 const CONFIRM_TIMEOUT_MS = 10_000;
 
-interface Dialled {
+export interface Dialled {
   leg: OutboundLeg;
   /** True once it answered (and pressed confirmKey when one is asked); false if it never will. */
   confirmed: Promise<boolean>;
@@ -144,8 +144,24 @@ export async function connectToEndpoint(call: Call, uri: string, deps: DialDeps)
 const escapeXml = (text: string): string =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** The caller and the B leg talk until either hangs up (or timeLimit, or * with hangupOnStar). */
-async function bridged(call: Call, dialled: Dialled, instruction: DialInstruction, deps: DialDeps) {
+/** What a bridge takes from Dial: its limits, and where its events go. */
+export type BridgeSettings = Pick<
+  DialInstruction,
+  'timeLimit' | 'hangupOnStar' | 'digitsMatch' | 'callbackUrl' | 'callbackMethod'
+>;
+
+/**
+ * The caller and the B leg talk until either hangs up (or timeLimit, or * with hangupOnStar).
+ * Audio is mixed through the media plane, or relayed undecoded (`relay`) between legs that
+ * share a codec.
+ */
+export async function bridged(
+  call: Call,
+  dialled: Dialled,
+  instruction: BridgeSettings,
+  deps: Pick<DialDeps, 'legs' | 'answerCaller'>,
+  mode: 'mix' | 'relay' = 'mix',
+) {
   const aLeg = call.leg;
   const bLeg = dialled.leg;
   deps.answerCaller?.();
@@ -154,7 +170,7 @@ async function bridged(call: Call, dialled: Dialled, instruction: DialInstructio
     type: 'bridge',
     sessionId: aLeg.uuid,
     peerId: bLeg.uuid,
-    mode: 'mix',
+    mode,
   });
   const callerHungUp = () =>
     bLeg.hangup({ cause: hangupCause('Normal Hangup'), source: 'Caller', status: 'completed' });
@@ -341,7 +357,7 @@ function firstConfirmed(dialled: Dialled[], aLeg: Call['leg']): Promise<Dialled 
 /** A Dial event to callbackUrl (DialAction answer, hangup or digits), when one is set. */
 function dialEvent(
   call: Call,
-  instruction: DialInstruction,
+  instruction: BridgeSettings,
   bLeg: OutboundLeg,
   action: 'answer' | 'hangup' | 'digits',
   extra: Record<string, string>,

@@ -1,7 +1,7 @@
 import { isSipUri, type SipRequest, type SipResponse } from '../sip/message/index.js';
 import type { Flow } from '../sip/transport/flow.js';
 import type { RequestAuthenticator } from '../sip/ua/request-authenticator.js';
-import type { ApplicationRecord } from '../state/records.js';
+import type { ApplicationRecord, TrunkRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { HttpMethod } from './app/app-call.js';
 import type { CallAccount, CallUrls } from './call.js';
@@ -25,6 +25,15 @@ export type InboundRoute =
       to: string;
       callerName: string | null;
     }
+  /** A call to a number attached to an inbound trunk: relayed to the trunk's URIs. */
+  | {
+      kind: 'trunk';
+      trunk: TrunkRecord;
+      owner: CallAccount;
+      from: string;
+      to: string;
+      callerName: string | null;
+    }
   | { kind: 'refuse'; status: number; reason: string }
   /** Send this response (a digest challenge, a refused token). */
   | { kind: 'respond'; response: SipResponse };
@@ -37,7 +46,8 @@ export interface RoutingContext {
 
 /**
  * Routes an INVITE, in this order:
- * 1. to a number we hold: the Number's application (or its account's default number app);
+ * 1. to a number we hold: its inbound trunk when it has one (relayed to the trunk's origination
+ *    URIs), else the Number's application (or its account's default number app);
  * 2. from one of our endpoints (digest-authenticated, or a bearer token over WebSocket):
  *    the endpoint's application, or its account's default endpoint application;
  * 3. to one of our endpoints' SIP URIs: dialled directly (2020 when it is not registered);
@@ -60,17 +70,23 @@ export async function routeInbound(
   if (!number || !number.voice_enabled) {
     return routeEndpoint(context, invite, called, caller, from.displayName);
   }
+  const owner = {
+    authId: number.subaccount ?? number.account,
+    account: number.account,
+    subaccount: number.subaccount,
+  };
+  if (number.trunk_id) {
+    const trunk = await state.trunks.get(number.account, number.trunk_id);
+    if (!trunk) return { kind: 'refuse', status: 480, reason: 'Trunk Not Found' };
+    return { kind: 'trunk', trunk, owner, from: caller, to: digits, callerName: from.displayName };
+  }
   const app =
     (number.app_id ? await state.applications.get(number.account, number.app_id) : null) ??
     (await defaultNumberApp(state, number.account, number.subaccount));
   if (!app) return { kind: 'refuse', status: 480, reason: 'No Application' };
   return {
     kind: 'app',
-    owner: {
-      authId: number.subaccount ?? number.account,
-      account: number.account,
-      subaccount: number.subaccount,
-    },
+    owner,
     from: caller,
     to: digits,
     callerName: from.displayName,

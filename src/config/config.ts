@@ -1,5 +1,6 @@
 import { constants, accessSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
 
 /**
@@ -55,6 +56,14 @@ export interface Config {
   authId: string | null;
   authToken: string | null;
   carrierUri: string | null;
+  /** DNS servers (host or host:port) for SIP server location; empty: the system's. */
+  dnsServers: string[];
+  /** Seconds an origination URI has to respond at all to an INVITE before the next is tried. */
+  trunkResponseTimeout: number;
+  /** Seconds a trunk URI may ring before the next is tried; 0: as long as the caller waits. */
+  trunkAnswerTimeout: number;
+  /** Seconds between OPTIONS probes of trunk origination URIs; 0: no probing. */
+  trunkProbeInterval: number;
   /** The SMPP carriers of VOXGATE_SMPP_URL (empty: no SMS carrier). */
   smppCarriers: SmppCarrier[];
   /** CSV message rate deck (prefix,rate_per_unit,carrier_fee_per_unit,description). */
@@ -116,6 +125,27 @@ function port(env: Env, name: string, fallback: number): number {
     throw new ConfigError(name, 'must be a port number from 1 to 65535, or 0 for any', raw);
   }
   return value;
+}
+
+/** Comma-separated IPv4 or IPv6 addresses, each with an optional port (host:port, [v6]:port). */
+function dnsServers(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const list = raw.split(',').map((s) => s.trim());
+  const ok = (entry: string) => {
+    const match = /^(?:\[([0-9a-fA-F:]+)\]|([\d.]+))(?::(\d{1,5}))?$|^([0-9a-fA-F:]+)$/.exec(entry);
+    if (!match) return false;
+    const host = match[1] ?? match[2] ?? match[4]!;
+    return isIP(host) !== 0 && (match[3] === undefined || Number(match[3]) <= 65535);
+  };
+  if (!list.every(ok)) {
+    throw new ConfigError(
+      name,
+      'must be IP addresses, each with an optional :port, comma-separated',
+      raw,
+    );
+  }
+  return list;
 }
 
 function whole(env: Env, name: string, fallback: number, min: number): number {
@@ -439,6 +469,10 @@ export function loadConfig(processEnv: Env = process.env): Config {
     authId,
     authToken,
     carrierUri: url(env, 'VOXGATE_CARRIER_URI', ['sip', 'sips']),
+    dnsServers: dnsServers(env, 'VOXGATE_DNS_SERVERS'),
+    trunkResponseTimeout: whole(env, 'VOXGATE_TRUNK_RESPONSE_TIMEOUT', 4, 1),
+    trunkAnswerTimeout: whole(env, 'VOXGATE_TRUNK_ANSWER_TIMEOUT', 0, 0),
+    trunkProbeInterval: whole(env, 'VOXGATE_TRUNK_PROBE_INTERVAL', 30, 0),
     smppCarriers: smppCarriers(env, 'VOXGATE_SMPP_URL'),
     messageRateDeck: readableFile(env, 'VOXGATE_MESSAGE_RATE_DECK', DEFAULT_MESSAGE_RATE_DECK),
     smsSmartEncoding: flag(env, 'VOXGATE_SMS_SMART_ENCODING'),

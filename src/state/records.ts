@@ -34,6 +34,11 @@ export interface NumberRecord extends Owned {
   number: string;
   alias: string | null;
   app_id: string | null;
+  /**
+   * An inbound trunk (SipTrunk/Trunk/) that takes the number's calls instead of its
+   * application; absent on numbers stored before trunks carried calls.
+   */
+  trunk_id?: string | null;
   carrier: string;
   region: string;
   number_type: string;

@@ -49,6 +49,8 @@ export async function startDnsServer(zone: Record<string, ZoneEntry>) {
   const { port } = socket.address() as AddressInfo;
   return {
     server: `127.0.0.1:${port}`,
+    /** The zone served: names may be added while it runs. */
+    zone,
     queries,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };

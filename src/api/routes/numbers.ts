@@ -6,7 +6,7 @@ import type { NumberRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listVisible } from '../owned-resources.js';
-import { resolveApplication, resolveSubaccount } from '../ownership.js';
+import { resolveApplication, resolveSubaccount, resolveTrunk } from '../ownership.js';
 import {
   AuthIdParams,
   errorResponses,
@@ -26,6 +26,12 @@ const Label = (what: string) =>
   Type.String({ minLength: 1, maxLength: 100, description: `${what} of 1 to 100 characters` });
 const Alias = Type.String({ maxLength: 100, description: 'at most 100 characters' });
 
+const TrunkId = Type.String({
+  maxLength: 64,
+  description:
+    'an inbound trunk id: calls to the number go to the trunk instead of the application; empty to detach',
+});
+
 const AddBody = Type.Object(
   {
     numbers: Type.String({ minLength: 1, description: 'comma-separated E.164 numbers' }),
@@ -33,6 +39,7 @@ const AddBody = Type.Object(
     region: Label('a region'),
     number_type: Type.Optional(NumberType),
     app_id: Type.Optional(Type.String()),
+    trunk_id: Type.Optional(TrunkId),
     subaccount: Type.Optional(Type.String()),
   },
   { required: ['numbers', 'carrier', 'region'] },
@@ -40,6 +47,7 @@ const AddBody = Type.Object(
 
 const UpdateBody = Type.Object({
   app_id: Type.Optional(Type.String({ description: 'an application id, or empty to detach' })),
+  trunk_id: Type.Optional(TrunkId),
   alias: Type.Optional(Alias),
   subaccount: Type.Optional(Type.String()),
 });
@@ -49,6 +57,7 @@ const PhoneNumber = Type.Object({
   alias: Nullable(Type.String()),
   application: Nullable(Type.String()),
   app_id: Nullable(Type.String()),
+  trunk_id: Nullable(Type.String()),
   carrier: Type.String(),
   region: Type.String(),
   country: Nullable(Type.String()),
@@ -69,6 +78,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
     alias: n.alias,
     application: n.app_id ? uris.account(principal.authId, 'Application', n.app_id) : null,
     app_id: n.app_id,
+    trunk_id: n.trunk_id ?? null,
     carrier: n.carrier,
     region: n.region,
     country: parsePhoneNumberFromString(`+${n.number}`)?.country ?? null,
@@ -117,6 +127,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
         throw invalidParameter('invalid numbers: must be comma-separated E.164 numbers');
       const subaccount = await resolveSubaccount(state, request.principal, b.subaccount);
       if (b.app_id) await resolveApplication(state, request.principal, b.app_id);
+      if (b.trunk_id) await resolveTrunk(state, request.principal, b.trunk_id, subaccount);
       const now = clock.now();
       const added: NumberRecord[] = [];
       try {
@@ -128,6 +139,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
             number,
             alias: null,
             app_id: b.app_id || null,
+            trunk_id: b.trunk_id || null,
             carrier: b.carrier,
             region: b.region,
             number_type: b.number_type ?? 'local',
@@ -224,14 +236,19 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
           b.app_id === ''
             ? null
             : (await resolveApplication(state, request.principal, b.app_id)).app_id;
+      const subaccount =
+        b.subaccount === undefined
+          ? current.subaccount
+          : await resolveSubaccount(state, request.principal, b.subaccount);
+      const trunkId = b.trunk_id === undefined ? (current.trunk_id ?? null) : b.trunk_id || null;
+      // The trunk must be the number's owner's, also when the number moves to another owner.
+      if (trunkId) await resolveTrunk(state, request.principal, trunkId, subaccount);
       const next: NumberRecord = {
         ...current,
         app_id: appId,
+        trunk_id: trunkId,
         alias: b.alias === undefined ? current.alias : b.alias || null,
-        subaccount:
-          b.subaccount === undefined
-            ? current.subaccount
-            : await resolveSubaccount(state, request.principal, b.subaccount),
+        subaccount,
       };
       await state.numbers.update(next, current);
       return { api_id: request.id, message: 'changed' };

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { conflict, invalidParameter, missingParameter } from '../../core/errors.js';
+import { invalidParameter, missingParameter } from '../../core/errors.js';
 import { newUuid } from '../../core/ids.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import { originationUriProblem, URI_FORMATS } from '../../sip/origination-uri-format.js';
@@ -126,18 +126,8 @@ export function originationUriRoutes(app: TypedApp, context: ApiContext): void {
     },
     updated: (u) => ({ message: 'origination uri updated successfully.', uri_uuid: u.uri_uuid }),
     updatedAnswer: UriChanged,
-    // Deleting a URI a trunk routes to would make that trunk's inbound calls fail (the API
-    // document says so), so it is refused until no trunk uses it: the operator repoints or
-    // deletes the trunk first and never loses inbound routing by accident. Trunks only use
-    // URIs of their own account, so every trunk named here is one the caller can see.
-    beforeDelete: async (found) => {
-      const trunks = await state.trunks.all(found.account, `uri:${found.uri_uuid}`);
-      if (trunks.length > 0) {
-        throw conflict(
-          `origination URI ${found.uri_uuid} is in use by trunk ${trunks.map((t) => t.trunk_id).join(', ')}; ` +
-            'point the trunk at another URI or delete the trunk first',
-        );
-      }
-    },
+    // SIP document: "Deleting a URI attached to an active trunk as primary or fallback makes
+    // inbound calls fail": the delete goes through, and the trunk's calls then skip the URI
+    // (both gone: they fail with 5020 Routing Error and a log line naming the URIs).
   });
 }

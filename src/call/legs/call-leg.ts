@@ -1,5 +1,6 @@
 import type { Scheduler } from '../../core/scheduler.js';
 import type { DtmfDigit } from '../../media/dtmf/dtmf-digit.js';
+import type { AudioFormat } from '../../media/pipeline/audio-format.js';
 import { carriesDtmf, parseSipInfoDtmf } from '../../media/dtmf/sip-info-dtmf.js';
 import type {
   PlaySource,
@@ -176,12 +177,13 @@ export abstract class CallLeg {
   /** Applies what offer/answer settled to the media session. */
   protected async applyAudio(audio: Parameters<typeof mediaUpdateFrom>[0]): Promise<void> {
     if (!this.mediaOpened || this.isOver) return;
-    await this.env.media.send({
-      type: 'updateSession',
-      sessionId: this.uuid,
-      changes: mediaUpdateFrom(audio),
-    });
+    const changes = mediaUpdateFrom(audio);
+    this.format = changes.formats?.[0] ?? this.format;
+    await this.env.media.send({ type: 'updateSession', sessionId: this.uuid, changes });
   }
+
+  /** The audio format offer/answer settled last (null before). */
+  format: AudioFormat | null = null;
 
   /** Watches the confirmed dialog: BYE, INFO digits, re-INVITE and UPDATE offers. */
   protected watchDialog(dialog: Dialog, remoteParty: 'Caller' | 'Callee'): void {

@@ -91,7 +91,8 @@ export class InboundLeg extends CallLeg {
     }
     this.finish(end);
     const state = this.invite.state;
-    if (state === 'received' || state === 'early') this.invite.reject(rejectionStatus(end));
+    if (state === 'received' || state === 'early')
+      this.invite.reject(end.sipStatus ?? rejectionStatus(end));
   }
 
   private refuse(status: number, reason: string): false {

@@ -15,6 +15,11 @@ export interface LegEnd {
   source: HangupSource;
   /** CallStatus on the hangup callback. */
   status: CallStatus;
+  /**
+   * The final response an unanswered caller gets, when it relays the callee's own (a trunk
+   * call answered 486 by the PBX); otherwise one follows from the cause.
+   */
+  sipStatus?: number;
 }
 
 /** The leg was answered and then ended: `completed` whatever the cause. */

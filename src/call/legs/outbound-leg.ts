@@ -1,5 +1,5 @@
 import type { Destination } from '../../sip/transport/transport-layer.js';
-import type { OutgoingInvite } from '../../sip/ua/outgoing-invite.js';
+import type { InviteFailure, OutgoingInvite } from '../../sip/ua/outgoing-invite.js';
 import type { TimerHandle } from '../../core/scheduler.js';
 import { hangupCause } from '../hangup-causes.js';
 import { CallLeg, type LegEnvironment, type LegEvents } from './call-leg.js';
@@ -60,6 +60,14 @@ export class OutboundLeg extends CallLeg {
   get inviteSent(): boolean {
     return this.invite !== null;
   }
+
+  /** Whether the far end has responded to the INVITE at all (a 100 Trying is enough). */
+  get responded(): boolean {
+    return this.invite?.responded ?? false;
+  }
+
+  /** The SIP failure the INVITE ended with, once it has (null while it runs or if answered). */
+  failure: InviteFailure | null = null;
 
   async hangup(end: LegEnd): Promise<void> {
     if (this.isOver) return;
@@ -137,6 +145,7 @@ export class OutboundLeg extends CallLeg {
     const outcome = await this.invite.outcome;
     this.ringTimer?.cancel();
     if (!outcome.answered) {
+      this.failure = outcome.failure;
       const end =
         this.pendingEnd ?? endOfFailedInvite(outcome.failure, options.credentials !== undefined);
       return this.finish(end);
@@ -169,7 +178,11 @@ export class OutboundLeg extends CallLeg {
     this.answered();
   }
 
+  /** Why an answer was unusable (its SDP), when that ended the leg. */
+  mediaProblem: string | null = null;
+
   private async hangUpAnswered(reason: string): Promise<void> {
+    this.mediaProblem = reason;
     this.env.log.warn({ callUuid: this.uuid, reason }, 'answered call dropped');
     this.finish({ cause: hangupCause('Network Error'), source: 'Error', status: 'failed' });
     await this.invite?.hangup().catch(() => undefined);

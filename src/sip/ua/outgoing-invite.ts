@@ -146,6 +146,16 @@ export class OutgoingInvite {
     return this.current;
   }
 
+  /** Whether the far end has answered the INVITE at all (a 100 Trying is enough). */
+  get responded(): boolean {
+    return (
+      this.provisional ||
+      this.authAttempts > 0 ||
+      this.current === 'answered' ||
+      (this.current === 'failed' && !this.cancelRequested)
+    );
+  }
+
   /** The INVITE last sent (the one with credentials after a challenge). */
   get request(): SipRequest | null {
     return this.invite || this.inviteBytes ? this.lastInvite() : null;

@@ -137,6 +137,59 @@ describeEachStore('numbers', (target) => {
     expect((await add({ numbers: '14155550100', carrier: 'c', region: 'r' })).status).toBe(201);
   });
 
+  it("attaches a number to an inbound trunk of the number's owner, and detaches it", async () => {
+    const trunk = async (as = gw.main) => {
+      const account = `/v1/Account/${as.id}/SipTrunk`;
+      const uri = await gw.request('POST', `${account}/URI/`, {
+        json: { uri: 'pbx.example.com' },
+        as,
+      });
+      const created = await gw.request('POST', `${account}/Trunk/`, {
+        json: { trunk_direction: 'inbound', primary_uri_uuid: uri.body.uri_uuid },
+        as,
+      });
+      return created.body.trunk_id as string;
+    };
+    const mine = await trunk();
+    const added = await add({ numbers: '14155550100', carrier: 'c', region: 'r', trunk_id: mine });
+    expect(added.status).toBe(201);
+    expect((await gw.request('GET', `${base}/14155550100/`)).body.trunk_id).toBe(mine);
+
+    const unknown = await gw.request('POST', `${base}/14155550100/`, {
+      json: { trunk_id: 'no-such-trunk' },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toBe(
+      'invalid trunk_id: no inbound trunk no-such-trunk in this account',
+    );
+    // A subaccount's trunk cannot carry the main account's number, nor the number move to
+    // the subaccount while the main account's trunk carries it.
+    const sub = await gw.subaccount();
+    const theirs = await trunk(sub);
+    const crossed = await gw.request('POST', `${base}/14155550100/`, {
+      json: { trunk_id: theirs },
+    });
+    expect(crossed.status).toBe(400);
+    expect(crossed.body.error).toBe(
+      `invalid trunk_id: trunk ${theirs} belongs to ${sub.id}, the number to the main account`,
+    );
+    const moved = await gw.request('POST', `${base}/14155550100/`, {
+      json: { subaccount: sub.id },
+    });
+    expect(moved.status).toBe(400);
+    expect((await gw.request('GET', `${base}/14155550100/`)).body).toMatchObject({
+      trunk_id: mine,
+      sub_account: null,
+    });
+    const both = await gw.request('POST', `${base}/14155550100/`, {
+      json: { subaccount: sub.id, trunk_id: theirs },
+    });
+    expect(both.status).toBe(200);
+
+    await gw.request('POST', `${base}/14155550100/`, { json: { trunk_id: '' } });
+    expect((await gw.request('GET', `${base}/14155550100/`)).body.trunk_id).toBeNull();
+  });
+
   it('keeps subaccounts apart', async () => {
     const one = await gw.subaccount('one');
     const two = await gw.subaccount('two');

@@ -35,6 +35,10 @@ describe('loadConfig', () => {
       authId: null,
       authToken: null,
       carrierUri: null,
+      dnsServers: [],
+      trunkResponseTimeout: 4,
+      trunkAnswerTimeout: 0,
+      trunkProbeInterval: 30,
       smppCarriers: [],
       messageRateDeck: 'fixtures/message-rate-deck.csv',
       smsSmartEncoding: false,
@@ -66,6 +70,10 @@ describe('loadConfig', () => {
       VOXGATE_AUTH_ID: ID,
       VOXGATE_AUTH_TOKEN: TOKEN,
       VOXGATE_CARRIER_URI: 'sip:carrier.example.com:5080',
+      VOXGATE_DNS_SERVERS: '10.0.0.53, [2001:db8::53]:5353,127.0.0.1:5300',
+      VOXGATE_TRUNK_RESPONSE_TIMEOUT: '2',
+      VOXGATE_TRUNK_ANSWER_TIMEOUT: '20',
+      VOXGATE_TRUNK_PROBE_INTERVAL: '0',
       VOXGATE_SMPP_URL:
         'smpp://sys:pw@smsc.example.com:2775 ssmpp://a%40b:p%2Fw@10.0.0.9:3550?name=eu&prefixes=44,+33&binds=2&window=50&mps=0&long=sar&enquire_link=5',
       VOXGATE_SMS_SMART_ENCODING: 'true',
@@ -94,6 +102,10 @@ describe('loadConfig', () => {
       authId: ID,
       authToken: TOKEN,
       carrierUri: 'sip:carrier.example.com:5080',
+      dnsServers: ['10.0.0.53', '[2001:db8::53]:5353', '127.0.0.1:5300'],
+      trunkResponseTimeout: 2,
+      trunkAnswerTimeout: 20,
+      trunkProbeInterval: 0,
       smppCarriers: [
         {
           name: 'carrier1',
@@ -234,6 +246,14 @@ describe('loadConfig', () => {
     [
       { VOXGATE_RATE_LIMIT: '-1' },
       'VOXGATE_RATE_LIMIT="-1" is invalid: must be a whole number of requests per second (0 turns it off)',
+    ],
+    [
+      { VOXGATE_DNS_SERVERS: 'dns.example.com' },
+      'VOXGATE_DNS_SERVERS="dns.example.com" is invalid: must be IP addresses, each with an optional :port, comma-separated',
+    ],
+    [
+      { VOXGATE_TRUNK_RESPONSE_TIMEOUT: '0' },
+      'VOXGATE_TRUNK_RESPONSE_TIMEOUT="0" is invalid: must be a whole number of at least 1',
     ],
     [
       { VOXGATE_LOG_LEVEL: 'loud' },
