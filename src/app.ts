@@ -20,6 +20,7 @@ import {
 import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
 import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
+import { MachineDetectionMetrics } from './call/machine-detection.js';
 import { RecordRetention } from './call/record-retention.js';
 import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
@@ -167,6 +168,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       deck: RateDeck.load(config.rateDeck),
       streamRate: config.streamRate,
       scheduler,
+      machineDetection: new MachineDetectionMetrics(registry),
       log: app.log,
     },
     legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log },

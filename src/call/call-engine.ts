@@ -14,6 +14,7 @@ import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { resolveSipTarget } from './endpoint-target.js';
 import { routeInbound } from './inbound-routing.js';
 import { relayToTrunk, type TrunkDeps } from './trunks/trunk-relay.js';
+import { machineDetectionOf } from './machine-detection.js';
 
 export interface CallEngineOptions {
   services: CallServices;
@@ -163,6 +164,7 @@ export class CallEngine implements CallLauncher {
       parentCallUuid: request.parentCallUuid,
       timeLimit: request.timeLimit,
       hangupOnRing: request.hangupOnRing,
+      machineDetection: machineDetectionOf(request),
       sendDigits: request.sendDigits
         ? { digits: request.sendDigits, onPreanswer: request.sendOnPreanswer }
         : null,

@@ -2,7 +2,11 @@ import type { CallbackDelivery, FetchedDocument } from '../callbacks/index.js';
 import { formatCallbackTime } from '../core/record-time.js';
 import type { Scheduler, TimerHandle } from '../core/scheduler.js';
 import type { PlaySource } from '../media/worker/protocol.js';
-import type { CallConversion } from '../state/records.js';
+import type { CallConversion, MachineDetectionOutcome } from '../state/records.js';
+import type {
+  MachineDetectionSettings,
+  MachineVerdict,
+} from '../media/pipeline/machine-classifier.js';
 import type { State } from '../state/state.js';
 import { AnswerApp, type AppStart } from './app/answer-app.js';
 import type { AppCall, HttpMethod } from './app/app-call.js';
@@ -12,6 +16,11 @@ import { hangupCause } from './hangup-causes.js';
 import type { CallLeg, DigitSource } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { writeLegRecord } from './leg-record.js';
+import {
+  runMachineDetection,
+  type MachineDetectionMetrics,
+  type MachineDetectionRequest,
+} from './machine-detection.js';
 import { CallStreams } from './streams/call-streams.js';
 import type { StreamRequest } from './streams/stream-request.js';
 import type { DialInstruction } from './xml/answer-document.js';
@@ -24,6 +33,8 @@ export interface CallServices {
   /** USD per started minute of an audio stream. */
   streamRate?: string;
   scheduler: Scheduler;
+  /** Machine detection results on /metrics. */
+  machineDetection?: MachineDetectionMetrics;
   log: {
     info(object: object, message: string): void;
     warn(object: object, message: string): void;
@@ -63,6 +74,8 @@ export interface CallInit {
   sendDigits?: { digits: string; onPreanswer: boolean } | null;
   /** Seconds after ringing starts before the call is dropped. */
   hangupOnRing?: number | null;
+  /** Answering-machine detection from the answer (outbound calls). */
+  machineDetection?: MachineDetectionRequest | null;
 }
 
 /**
@@ -82,6 +95,8 @@ export class Call implements AppCall {
   readonly streams: CallStreams;
   /** Reported with POST Call/{uuid}/Conversion/ while the call is live; its record keeps it. */
   conversion: CallConversion | null = null;
+  /** Answering-machine detection's outcome once decided; its record keeps it. */
+  machineDetection: MachineDetectionOutcome | null = null;
   /** When early media started, for SessionStart. */
   private sessionStart: number | null = null;
   private timers: TimerHandle[] = [];
@@ -173,6 +188,9 @@ export class Call implements AppCall {
     }
     if (init.callerName) params.CallerName = init.callerName;
     if (this.sessionStart !== null) params.SessionStart = formatCallbackTime(this.sessionStart);
+    // Synchronous detection: the answer_url request and every later one carry the result.
+    if (this.machineDetection?.mode === 'sync')
+      params.Machine = String(this.machineDetection.machine);
     return params;
   }
 
@@ -213,6 +231,10 @@ export class Call implements AppCall {
 
   waitForBeep(maxMs: number): Promise<boolean> {
     return this.leg.waitForBeep(maxMs);
+  }
+
+  detectMachine(settings: MachineDetectionSettings): Promise<MachineVerdict> {
+    return this.leg.detectMachine(settings);
   }
 
   async hangup(end: LegEnd): Promise<void> {
@@ -280,7 +302,15 @@ export class Call implements AppCall {
     }
     const send = this.init.sendDigits;
     if (send && !send.onPreanswer) void this.leg.sendDigits(send.digits);
-    if (this.direction === 'outbound') this.startApplication();
+    if (this.direction !== 'outbound') return;
+    const detection = this.init.machineDetection;
+    if (!detection) return this.startApplication();
+    void runMachineDetection(
+      this,
+      detection,
+      (outcome) => (this.machineDetection = outcome),
+      this.services.machineDetection,
+    );
   }
 
   private async ended(end: LegEnd): Promise<void> {
@@ -298,6 +328,7 @@ export class Call implements AppCall {
         callType: init.callType,
         parentCallUuid: init.parentCallUuid,
         conversion: this.conversion,
+        machineDetection: this.machineDetection,
       });
     } catch (error) {
       this.services.log.warn(

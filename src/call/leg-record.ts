@@ -1,4 +1,4 @@
-import type { CallConversion, CallType } from '../state/records.js';
+import type { CallConversion, CallType, MachineDetectionOutcome } from '../state/records.js';
 import type { CallServices, CallAccount } from './call.js';
 import { buildCallRecord } from './call-record.js';
 import type { CallLeg } from './legs/call-leg.js';
@@ -15,6 +15,8 @@ export interface LegFacts {
   parentCallUuid?: string | null;
   /** Conversion feedback posted while the call was live. */
   conversion?: CallConversion | null;
+  /** Answering-machine detection's outcome, when it ran to a verdict. */
+  machineDetection?: MachineDetectionOutcome | null;
 }
 
 /** Writes the record of a leg that has ended: its times, cause and charge. */
@@ -48,5 +50,6 @@ export async function writeLegRecord(
       services.deck,
     ),
     conversion: facts.conversion ?? null,
+    ...(facts.machineDetection ? { machine_detection: facts.machineDetection } : {}),
   });
 }

@@ -160,6 +160,21 @@ export interface CallRecord extends Owned {
   call_state: string;
   /** The conversion reported for the call; absent (or null) when none was. */
   conversion?: CallConversion | null;
+  /** Answering-machine detection's outcome; absent (or null) when none was asked or decided. */
+  machine_detection?: MachineDetectionOutcome | null;
+}
+
+/** What answering-machine detection decided on an outbound call (README, Machine detection). */
+export interface MachineDetectionOutcome {
+  /** What Machine said: true only for `machine`. */
+  machine: boolean;
+  result: 'machine' | 'human' | 'unknown';
+  /** Why, e.g. beep, long-greeting, silence-after-greeting, no-audio. */
+  reason: string;
+  /** Milliseconds from the answer to the verdict. */
+  decision_ms: number;
+  /** sync: the answer_url waited for it; async: it went to machine_detection_url. */
+  mode: 'sync' | 'async';
 }
 
 export type StreamTrack = 'inbound' | 'outbound' | 'both';

@@ -119,6 +119,17 @@ const CallObject = Type.Object({
   source_ip: Type.String(),
   resource_uri: Type.String(),
   call_state: Type.String(),
+  machine_detection: Type.Optional(
+    Nullable(
+      Type.Object({
+        machine: Type.Boolean(),
+        result: Type.String(),
+        reason: Type.String(),
+        decision_ms: Type.Integer(),
+        mode: Type.String(),
+      }),
+    ),
+  ),
 });
 
 /** Inclusive bounds on end_time in ms; the store's index answers them directly. */
@@ -266,6 +277,7 @@ export function callRoutes(app: TypedApp, context: ApiContext): void {
     source_ip: c.source_ip,
     resource_uri: uris.account(principal.authId, 'Call', c.call_uuid),
     call_state: c.call_state,
+    ...(c.machine_detection ? { machine_detection: c.machine_detection } : {}),
   });
 
   /** One page of the completed calls the principal can see, newest end_time first. */

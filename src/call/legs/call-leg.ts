@@ -3,6 +3,10 @@ import type { DtmfDigit } from '../../media/dtmf/dtmf-digit.js';
 import type { AudioFormat } from '../../media/pipeline/audio-format.js';
 import { carriesDtmf, parseSipInfoDtmf } from '../../media/dtmf/sip-info-dtmf.js';
 import type {
+  MachineDetectionSettings,
+  MachineVerdict,
+} from '../../media/pipeline/machine-classifier.js';
+import type {
   PlaySource,
   SessionEvent,
   StreamForkSpec,
@@ -154,6 +158,17 @@ export abstract class CallLeg {
     if (!this.mediaOpened || this.isOver) return false;
     const command = { type: 'waitForBeep', sessionId: this.uuid, maxMs } as const;
     return (await this.env.media.send(command)).beeped;
+  }
+
+  /**
+   * Answering-machine detection on what the far end says from now on: the verdict, unknown
+   * (call-ended) when the leg has no media or its media closes first.
+   */
+  async detectMachine(settings: MachineDetectionSettings): Promise<MachineVerdict> {
+    if (!this.mediaOpened || this.isOver) {
+      return { result: 'unknown', reason: 'call-ended', afterMs: 0, firstAudioMs: null, words: 0 };
+    }
+    return this.env.media.send({ type: 'detectMachine', sessionId: this.uuid, settings });
   }
 
   /** Opens the media session; its port goes into our SDP. */

@@ -27,6 +27,8 @@ export class BeepWatch {
     private readonly maxMs: number,
     private readonly rate: number,
     private readonly frameMs = 20,
+    /** Frames of one steady tone that make a beep. */
+    private readonly beepFrames = BEEP_FRAMES,
   ) {}
 
   /** True once a beep was heard, false when maxMs passed first, null to go on. */
@@ -39,7 +41,7 @@ export class BeepWatch {
       this.toneFrames = hz === null ? 0 : 1;
       this.toneHz = hz;
     }
-    if (this.toneFrames >= BEEP_FRAMES) return true;
+    if (this.toneFrames >= this.beepFrames) return true;
     if (this.elapsedMs >= this.maxMs) return false;
     return null;
   }

@@ -4,6 +4,7 @@
  * the same id. Events are unsolicited and name the session they concern.
  */
 import type { SpeechVoice } from '../sources/speech.js';
+import type { MachineDetectionSettings, MachineVerdict } from '../pipeline/machine-classifier.js';
 import type { PlayoutMode } from '../playout/playout-queue.js';
 import type {
   MediaSessionSpec,
@@ -128,6 +129,16 @@ export interface WaitForBeep {
   maxMs: number;
 }
 
+/**
+ * Answering-machine detection on what the far end says from now (the answer): resolves with
+ * the verdict, `unknown` with reason call-ended when the session closes first.
+ */
+export interface DetectMachine {
+  type: 'detectMachine';
+  sessionId: string;
+  settings: MachineDetectionSettings;
+}
+
 export interface Bridge {
   type: 'bridge';
   sessionId: string;
@@ -169,6 +180,7 @@ export type Command =
   | SendDigits
   | WaitForSilence
   | WaitForBeep
+  | DetectMachine
   | Bridge
   | Unbridge
   | SessionStats
@@ -191,6 +203,7 @@ export interface Results {
   /** silent is false when maxMs passed first, or the session closed. */
   waitForSilence: { silent: boolean };
   waitForBeep: { beeped: boolean };
+  detectMachine: MachineVerdict;
   bridge: { sessionId: string; peerId: string };
   unbridge: { sessionId: string; bridged: boolean };
   sessionStats: MediaSessionStats;

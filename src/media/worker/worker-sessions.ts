@@ -2,6 +2,7 @@ import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { bridgeSessions, relaySessions } from '../pipeline/bridge.js';
 import { MediaSession } from '../pipeline/media-session.js';
 import { BeepWatch } from '../pipeline/beep-watch.js';
+import { MachineClassifier, type MachineVerdict } from '../pipeline/machine-classifier.js';
 import { SilenceWatch } from '../pipeline/silence-watch.js';
 import { FrameClock } from '../playout/frame-clock.js';
 import { PcmSource } from '../playout/playout-source.js';
@@ -12,6 +13,7 @@ import { StreamAudio, type StreamAudioOptions } from '../pipeline/stream-audio.j
 import { LatencyCounts } from './latency-counts.js';
 import type {
   Command,
+  DetectMachine,
   LatencyReport,
   Play,
   PlaySource,
@@ -129,6 +131,8 @@ export class WorkerSessions {
         return { silent: await this.waitForSilence(command) };
       case 'waitForBeep':
         return { beeped: await this.waitForBeep(command) };
+      case 'detectMachine':
+        return this.detectMachine(command);
       case 'bridge':
         return this.bridge(command.sessionId, command.peerId, command.mode);
       case 'unbridge':
@@ -290,30 +294,41 @@ export class WorkerSessions {
   /** Watches what the session hears, one frame per tick of the clock that ticks it. */
   private waitForSilence(command: WaitForSilence): Promise<boolean> {
     const watch = new SilenceWatch(command.silenceMs, command.maxMs);
-    return this.watchHeard(command.sessionId, watch);
+    return this.watchHeard(command.sessionId, watch, false);
   }
 
   private waitForBeep(command: WaitForBeep): Promise<boolean> {
     const session = this.get(command.sessionId);
-    return this.watchHeard(command.sessionId, new BeepWatch(command.maxMs, session.rate));
+    return this.watchHeard(command.sessionId, new BeepWatch(command.maxMs, session.rate), false);
+  }
+
+  private detectMachine(command: DetectMachine): Promise<MachineVerdict> {
+    const session = this.get(command.sessionId);
+    const classifier = new MachineClassifier(command.settings, session.rate);
+    return this.watchHeard(command.sessionId, classifier, () => classifier.stop()!);
   }
 
   /**
    * Feeds a watch what the session hears, a frame (or null) per tick, until it decides;
-   * false when the session goes away first.
+   * `gone` (a value, or made by a function) when the session goes away first.
    */
-  private watchHeard(
+  private watchHeard<T>(
     sessionId: string,
-    watch: { tick(frame: Int16Array | null): boolean | null },
-  ): Promise<boolean> {
+    watch: { tick(frame: Int16Array | null): T | null },
+    gone: T | (() => T),
+  ): Promise<T> {
     const session = this.get(sessionId);
     return new Promise((resolve) => {
       let heard: Int16Array | null = null;
       const removeTap = session.addTap((frame) => (heard = frame));
       // Added after the session's own tick, so each tick here sees that tick's frame.
       const stop = this.clock.add(() => {
-        const gone = this.sessions.get(sessionId) !== session;
-        const verdict = gone ? false : watch.tick(heard);
+        const closed = this.sessions.get(sessionId) !== session;
+        const verdict = closed
+          ? typeof gone === 'function'
+            ? (gone as () => T)()
+            : gone
+          : watch.tick(heard);
         heard = null;
         if (verdict === null) return;
         removeTap();
