@@ -20,6 +20,7 @@ import {
 import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
 import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
+import { LiveControl } from './call/live-control.js';
 import { MachineDetectionMetrics } from './call/machine-detection.js';
 import { RecordRetention } from './call/record-retention.js';
 import { MediaService } from './call/media-service.js';
@@ -279,6 +280,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     clock,
     sipDomain: config.publicHost,
     calls,
+    control: new LiveControl(calls),
     messages: messaging.pipeline,
     chatAppTemplates,
     mediaStore: messaging.mms.store,

@@ -6,6 +6,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { CallControl } from '../call/live-control.js';
 import type { CallEngine } from '../call/call-engine.js';
 import type { Clock } from '../core/clock.js';
 import type { MessagePipeline } from '../messaging/message-pipeline.js';
@@ -24,8 +25,10 @@ export interface ApiContext {
   clock: Clock;
   /** The host put in endpoint SIP URIs. */
   sipDomain: string;
-  /** Places, lists and ends calls. */
+  /** Places calls. */
   calls: CallEngine;
+  /** Lists, shows and acts on calls in progress, on this node or another. */
+  control: CallControl;
   /** Accepts messages to send. */
   messages: MessagePipeline;
   /** Chat-app templates, mirrored upstream. */

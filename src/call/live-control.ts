@@ -1,7 +1,13 @@
-import { notFound } from '../core/errors.js';
+import type { CallConversion } from '../state/records.js';
 import type { Call } from './call.js';
 import type { CallOwner } from './call-launcher.js';
-import type { CallEngine } from './call-engine.js';
+import type { CallEngine, LiveCall } from './call-engine.js';
+import {
+  liveCallView,
+  matchesLiveFilters,
+  type LiveCallFilters,
+  type LiveCallView,
+} from './live-call-view.js';
 import { hangupCause } from './hangup-causes.js';
 import type { CallLeg } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
@@ -35,23 +41,90 @@ export interface LiveSpeech {
   mix: boolean;
 }
 
-/**
- * What a client does to calls in progress over the API: hang up or cancel them, speak and send
- * digits into them, fork their audio. Every action goes through the engine's view of the live
- * calls, so a viewer acts only on the calls it may see.
- */
-export class LiveControl {
-  constructor(private readonly engine: Pick<CallEngine, 'find' | 'liveCalls' | 'callsOfRequest'>) {}
+/** `live`: dialled calls not over yet (ringing or answered); `queued`: not dialled yet. */
+export type CallView = 'live' | 'queued';
 
+/**
+ * What the API does to calls in progress, wherever they run: list and show them, hang up or
+ * cancel them, speak and send digits into them, fork their audio, note a conversion. Every
+ * answer is plain data, so a call on another node answers the same way (src/cluster).
+ */
+export interface CallControl {
+  /** The calls of one view the viewer sees, oldest first. */
+  list(viewer: CallOwner, view: CallView, filters?: LiveCallFilters): Promise<LiveCallView[]>;
+  /** One call of a view; null when the viewer has no such call in that view. */
+  get(viewer: CallOwner, view: CallView, uuid: string): Promise<LiveCallView | null>;
   /** Ends a live call (DELETE Call/{uuid}/); false when there is none of that uuid. */
+  hangup(viewer: CallOwner, uuid: string): Promise<boolean>;
+  /** Ends every live call the viewer sees (DELETE Call/); how many. */
+  hangupAll(viewer: CallOwner): Promise<number>;
+  /** Cancels what is left of a request (DELETE Request/{uuid}/); how many calls it had. */
+  cancelRequest(viewer: CallOwner, requestUuid: string): Promise<number>;
+  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): Promise<LiveAction>;
+  stopSpeaking(viewer: CallOwner, uuid: string): Promise<LiveAction>;
+  sendDigits(
+    viewer: CallOwner,
+    uuid: string,
+    digits: string,
+    leg?: 'aleg' | 'bleg',
+  ): Promise<LiveAction>;
+  startStream(
+    viewer: CallOwner,
+    uuid: string,
+    request: StreamRequest,
+  ): Promise<{ streamId: string } | null | 'not-connected'>;
+  stopStream(viewer: CallOwner, uuid: string, streamId: string): Promise<boolean>;
+  stopStreams(viewer: CallOwner, uuid: string): Promise<number | null>;
+  /**
+   * Keeps a conversion with a live call, whose record takes it when it ends: `live`. When the
+   * call is not live (or ends meanwhile, its record written) `not-live`: the record is the
+   * caller's to update.
+   */
+  convert(
+    viewer: CallOwner,
+    uuid: string,
+    conversion: CallConversion,
+  ): Promise<'live' | 'not-live'>;
+}
+
+/**
+ * The calls of this node (CallControl on the engine's live calls). Every action goes through
+ * the engine's view of them, so a viewer acts only on the calls it may see.
+ */
+export class LiveControl implements CallControl {
+  constructor(
+    private readonly engine: Pick<
+      CallEngine,
+      'find' | 'liveCalls' | 'queuedCalls' | 'callsOfRequest'
+    >,
+  ) {}
+
+  async list(
+    viewer: CallOwner,
+    view: CallView,
+    filters: LiveCallFilters = {},
+  ): Promise<LiveCallView[]> {
+    const entries =
+      view === 'queued' ? this.engine.queuedCalls(viewer) : this.engine.liveCalls(viewer);
+    return entries
+      .filter((entry) => inView(entry, view))
+      .map(liveCallView)
+      .filter((call) => matchesLiveFilters(call, filters))
+      .sort((a, b) => a.initiated - b.initiated);
+  }
+
+  async get(viewer: CallOwner, view: CallView, uuid: string): Promise<LiveCallView | null> {
+    const entry = this.engine.find(viewer, uuid);
+    return entry && inView(entry, view) ? liveCallView(entry) : null;
+  }
+
   async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
     const entry = this.engine.find(viewer, uuid);
-    if (!entry) return false;
+    if (!entry || entry.call.over) return false;
     await entry.call.hangup(endByApi(entry.call));
     return true;
   }
 
-  /** Ends every live call the viewer sees (DELETE Call/). */
   async hangupAll(viewer: CallOwner): Promise<number> {
     const calls = this.engine.liveCalls(viewer);
     await Promise.all(calls.map((entry) => this.hangup(viewer, entry.call.uuid)));
@@ -62,7 +135,7 @@ export class LiveControl {
    * Speaks into a live call (POST Call/{uuid}/Speak/) on the legs asked for: the caller, the
    * party Dial connected (bleg), or both. Returns at once; the speech renders and plays on.
    */
-  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): LiveAction {
+  async speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): Promise<LiveAction> {
     return this.onLegs(viewer, uuid, speech.legs ?? 'aleg', (leg, call) => {
       void leg
         .play(
@@ -79,19 +152,19 @@ export class LiveControl {
    * Stops the speech started with speak() on every leg of a live call (DELETE .../Speak/); what
    * the answer XML plays goes on.
    */
-  stopSpeaking(viewer: CallOwner, uuid: string): LiveAction {
+  async stopSpeaking(viewer: CallOwner, uuid: string): Promise<LiveAction> {
     return this.onLegs(viewer, uuid, 'both', (leg) => void leg.stopPlayback(API_SPEECH), {
       needsAudio: false,
     });
   }
 
   /** Sends digits to a leg of a live call (POST Call/{uuid}/DTMF/). */
-  sendDigits(
+  async sendDigits(
     viewer: CallOwner,
     uuid: string,
     digits: string,
     leg: 'aleg' | 'bleg' = 'aleg',
-  ): LiveAction {
+  ): Promise<LiveAction> {
     return this.onLegs(viewer, uuid, leg, (target) => {
       void target.sendDigits(digits);
     });
@@ -151,10 +224,28 @@ export class LiveControl {
     return 'done';
   }
 
-  /** Cancels what is left of a request (DELETE Request/{uuid}/). */
-  async cancelRequest(viewer: CallOwner, requestUuid: string): Promise<void> {
+  async cancelRequest(viewer: CallOwner, requestUuid: string): Promise<number> {
     const mine = this.engine.callsOfRequest(viewer, requestUuid);
-    if (mine.length === 0) throw notFound('request');
     await Promise.all(mine.map((entry) => entry.call.hangup(endByApi(entry.call))));
+    return mine.length;
   }
+
+  async convert(
+    viewer: CallOwner,
+    uuid: string,
+    conversion: CallConversion,
+  ): Promise<'live' | 'not-live'> {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry) return 'not-live';
+    entry.call.conversion = conversion;
+    if (!entry.call.over) return 'live';
+    // Ending: its record takes the conversion, or is written before this returns.
+    await entry.call.finished;
+    return 'not-live';
+  }
+}
+
+/** Whether a call is in a view: live once dialled and until over, queued before. */
+function inView({ call }: LiveCall, view: CallView): boolean {
+  return !call.over && (view === 'queued') === !call.dialled;
 }

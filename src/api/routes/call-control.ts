@@ -1,6 +1,4 @@
 import { Type } from 'typebox';
-import type { CallEngine } from '../../call/call-engine.js';
-import { LiveControl } from '../../call/live-control.js';
 import {
   isSpeakLanguage,
   languageHasVoice,
@@ -106,8 +104,7 @@ function checkDigits(digits: string): void {
  * account sees its subaccounts' calls); any other uuid is 404.
  */
 export function callControlRoutes(app: TypedApp, context: ApiContext): void {
-  const { calls } = context;
-  const control = new LiveControl(calls);
+  const { control } = context;
 
   /** wire-compat.md: 204, and 404 for an unknown call or one that is already over. */
   app.delete('/v1/Account/:auth_id/Call/:call_uuid/', {
@@ -118,9 +115,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
     },
     handler: async (request, reply) => {
       const { call_uuid } = request.params;
-      const viewer = callOwner(request.principal);
-      const entry = calls.find(viewer, call_uuid);
-      if (!entry || entry.call.over || !(await control.hangup(viewer, call_uuid))) {
+      if (!(await control.hangup(callOwner(request.principal), call_uuid))) {
         throw notFound(`call ${call_uuid}`);
       }
       return reply.code(204).send(null);
@@ -148,7 +143,9 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },
     handler: async (request, reply) => {
-      await control.cancelRequest(callOwner(request.principal), request.params.request_uuid);
+      const { request_uuid } = request.params;
+      if ((await control.cancelRequest(callOwner(request.principal), request_uuid)) === 0)
+        throw notFound('request');
       return reply.code(204).send(null);
     },
   });
@@ -160,11 +157,11 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       body: SpeakBody,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409, 422) },
     },
-    handler: (request) => {
+    handler: async (request) => {
       const { call_uuid } = request.params;
       const body = request.body;
       const { voice, language } = speakVoice(body.voice ?? 'WOMAN', body.language ?? 'en-US');
-      const started = control.speak(callOwner(request.principal), call_uuid, {
+      const started = await control.speak(callOwner(request.principal), call_uuid, {
         legs: body.legs ?? 'aleg',
         text: body.text,
         voice,
@@ -187,7 +184,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
     },
     handler: async (request) => {
       const { call_uuid } = request.params;
-      if (control.stopSpeaking(callOwner(request.principal), call_uuid) === 'not-found') {
+      if ((await control.stopSpeaking(callOwner(request.principal), call_uuid)) === 'not-found') {
         throw notFound(`call ${call_uuid}`);
       }
       return { message: 'speak stopped', api_id: request.id };
@@ -201,10 +198,10 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
       body: DtmfBody,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409, 422) },
     },
-    handler: (request) => {
+    handler: async (request) => {
       const { call_uuid } = request.params;
       checkDigits(request.body.digits);
-      const sent = control.sendDigits(
+      const sent = await control.sendDigits(
         callOwner(request.principal),
         call_uuid,
         request.body.digits,
@@ -229,13 +226,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
         timestamp: request.body.timestamp ?? null,
         status: request.body.status ?? null,
       };
-      await recordConversion(
-        context,
-        calls,
-        request.principal,
-        request.params.call_uuid,
-        conversion,
-      );
+      await recordConversion(context, request.principal, request.params.call_uuid, conversion);
       return { message: 'conversion recorded', api_id: request.id };
     },
   });
@@ -248,17 +239,12 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
  */
 async function recordConversion(
   context: ApiContext,
-  calls: CallEngine,
   principal: Principal,
   callUuid: string,
   conversion: CallConversion,
 ): Promise<void> {
-  const entry = calls.find(callOwner(principal), callUuid);
-  if (entry) {
-    entry.call.conversion = conversion;
-    if (!entry.call.over) return;
-    await entry.call.finished;
-  }
+  if ((await context.control.convert(callOwner(principal), callUuid, conversion)) === 'live')
+    return;
   const record = await findCallRecord(context, principal, callUuid);
   const same =
     record.conversion?.timestamp === conversion.timestamp &&

@@ -5,11 +5,10 @@ import type { CallRecord, HangupSource } from '../../state/records.js';
 import { recordTimeMs } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { numberFilter } from '../number-filter.js';
+import { numberFilter } from '../../core/number-filter.js';
 import { listIndex, visibleTo } from '../owned-resources.js';
 import {
   callOwner,
-  callsInView,
   findInView,
   LiveCallIds,
   LiveCallObject,
@@ -250,7 +249,7 @@ export async function findCallRecord(
 }
 
 export function callRoutes(app: TypedApp, context: ApiContext): void {
-  const { state, uris, clock, calls } = context;
+  const { state, uris, clock, control } = context;
   const present = (principal: Principal, c: CallRecord): Static<typeof CallObject> => ({
     call_uuid: c.call_uuid,
     from_number: c.from_number,
@@ -315,11 +314,11 @@ export function callRoutes(app: TypedApp, context: ApiContext): void {
             `invalid ${recordOnly}: it filters completed calls, not status=${q.status}`,
           );
         }
-        const found = callsInView(calls, callOwner(principal), q.status, q);
+        const found = await control.list(callOwner(principal), q.status, q);
         // voice-calls-and-streams.md: queued calls "max 20 per request"; limit (at most 20)
         // and offset page them as they page the records.
         const page = q.status === 'queued' ? found.slice(q.offset, q.offset + q.limit) : found;
-        return { api_id: request.id, calls: page.map((entry) => entry.call.uuid) };
+        return { api_id: request.id, calls: page.map((call) => call.call_uuid) };
       }
       const { items, total } = await listCompletedCalls(principal, q);
       return uris.list(
@@ -344,8 +343,8 @@ export function callRoutes(app: TypedApp, context: ApiContext): void {
       const { call_uuid } = request.params;
       const { status } = request.query;
       if (status !== undefined) {
-        const entry = findInView(calls, callOwner(request.principal), status, call_uuid);
-        return { api_id: request.id, ...presentLiveCall(entry) };
+        const found = await findInView(control, callOwner(request.principal), status, call_uuid);
+        return { api_id: request.id, ...presentLiveCall(found) };
       }
       const found = await findCallRecord(context, request.principal, call_uuid);
       return { api_id: request.id, ...present(request.principal, found) };

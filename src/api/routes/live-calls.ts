@@ -1,10 +1,10 @@
 import { Type, type Static } from 'typebox';
-import type { CallEngine, LiveCall } from '../../call/call-engine.js';
 import type { CallOwner } from '../../call/call-launcher.js';
+import type { LiveCallView } from '../../call/live-call-view.js';
+import type { CallControl, CallView } from '../../call/live-control.js';
 import { conflict, notFound, type ApiError } from '../../core/errors.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
-import { numberFilter } from '../number-filter.js';
 import { AuthIdParams, errorResponses, ListBody, ListQuery } from '../schemas.js';
 
 /**
@@ -29,15 +29,6 @@ export type LiveCallObject = Static<typeof LiveCallObject>;
 
 export const LiveCallIds = Type.Object({ api_id: Type.String(), calls: Type.Array(Type.String()) });
 
-/** The filters of the list query that also apply to calls in progress. */
-export interface LiveCallFilters {
-  from_number?: string;
-  to_number?: string;
-  call_direction?: 'inbound' | 'outbound';
-}
-
-export type CallView = 'live' | 'queued';
-
 /** Speech, digits or a stream asked of a call (or leg) that is not answered and has no early media. */
 export const notConnected = (uuid: string, legs = 'aleg'): ApiError =>
   conflict(
@@ -50,66 +41,23 @@ export function callOwner(principal: Principal): CallOwner {
   return { authId, tenant, isMain };
 }
 
-/**
- * The calls of one view, oldest first: `live` holds the dialled calls not yet over (ringing or
- * answered), `queued` the calls of a request still waiting to be dialled.
- */
-export function callsInView(
-  engine: CallEngine,
-  viewer: CallOwner,
-  view: CallView,
-  filters: LiveCallFilters = {},
-): LiveCall[] {
-  const entries = view === 'queued' ? engine.queuedCalls(viewer) : engine.liveCalls(viewer);
-  const matches = callFilter(filters);
-  return entries
-    .filter(({ call }) => !call.over && (view === 'queued' || call.dialled))
-    .filter(({ call }) => matches(call))
-    .sort((a, b) => a.call.leg.times.initiation - b.call.leg.times.initiation);
-}
-
-function callFilter(filters: LiveCallFilters): (call: LiveCall['call']) => boolean {
-  const always = () => true;
-  const from = filters.from_number === undefined ? always : numberFilter(filters.from_number);
-  const to = filters.to_number === undefined ? always : numberFilter(filters.to_number);
-  const direction = filters.call_direction;
-  return (call) =>
-    from(call.init.from) &&
-    to(call.init.to) &&
-    (direction === undefined || call.direction === direction);
+/** A live call's view as the API shows it (without the start time it is ordered by). */
+export function presentLiveCall(view: LiveCallView): LiveCallObject {
+  const { initiated, ...shown } = view;
+  void initiated;
+  return shown;
 }
 
 /** One call of a view; 404 when the viewer has no such call in that view. */
-export function findInView(
-  engine: CallEngine,
+export async function findInView(
+  control: CallControl,
   viewer: CallOwner,
   view: CallView,
   callUuid: string,
-): LiveCall {
-  const entry = engine.find(viewer, callUuid);
-  const inView = entry !== null && !entry.call.over && (view === 'queued') === !entry.call.dialled;
-  if (!inView) throw notFound(`${view} call ${callUuid}`);
-  return entry;
-}
-
-/**
- * The live call object. Status, session start and STIR fields are read from the parameters the
- * call sends its own callbacks, so the API and the callbacks never disagree.
- */
-export function presentLiveCall({ call }: LiveCall): LiveCallObject {
-  const params = call.requestParams();
-  return {
-    call_uuid: call.uuid,
-    direction: call.direction,
-    from: call.init.from,
-    to: call.init.to,
-    caller_name: call.init.callerName ?? '',
-    call_status: call.dialled ? (params.CallStatus ?? 'ringing') : 'queued',
-    session_start: params.SessionStart ?? '',
-    request_uuid: call.init.requestUuid ?? '',
-    stir_attestation: params.STIRAttestation ?? '',
-    stir_verification: params.STIRVerification ?? 'Not Applicable',
-  };
+): Promise<LiveCallView> {
+  const found = await control.get(viewer, view, callUuid);
+  if (!found) throw notFound(`${view} call ${callUuid}`);
+  return found;
 }
 
 /**
@@ -118,7 +66,7 @@ export function presentLiveCall({ call }: LiveCall): LiveCallObject {
  * paged by limit and offset. It is registered in the authenticated scope, so it takes the same
  * HTTP Basic credentials and the same auth_id check as the /v1 paths.
  */
-export function liveCallRoutes(app: TypedApp, { calls, uris }: ApiContext): void {
+export function liveCallRoutes(app: TypedApp, { control, uris }: ApiContext): void {
   app.get('/v2/Account/:auth_id/Call/', {
     schema: {
       tags: ['Call'],
@@ -126,9 +74,9 @@ export function liveCallRoutes(app: TypedApp, { calls, uris }: ApiContext): void
       querystring: ListQuery,
       response: { 200: ListBody(LiveCallObject), ...errorResponses(400, 401) },
     },
-    handler: (request) => {
+    handler: async (request) => {
       const { limit, offset } = request.query;
-      const live = callsInView(calls, callOwner(request.principal), 'live');
+      const live = await control.list(callOwner(request.principal), 'live');
       return uris.list(
         request,
         { limit, offset, total: live.length },

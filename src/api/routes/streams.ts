@@ -7,7 +7,6 @@ import {
   streamRequestProblem,
   type StreamRequest,
 } from '../../call/streams/stream-request.js';
-import { LiveControl } from '../../call/live-control.js';
 import { invalidParameter, notFound } from '../../core/errors.js';
 import { formatTime } from '../../core/record-time.js';
 import type { StreamRecord } from '../../state/records.js';
@@ -157,8 +156,7 @@ const callIndex = (callUuid: string) => `call:${callUuid}`;
  * not see (a main account sees its subaccounts'; a subaccount only its own).
  */
 export function streamRoutes(app: TypedApp, context: ApiContext): void {
-  const { state, uris, calls } = context;
-  const control = new LiveControl(calls);
+  const { state, uris, control } = context;
 
   const present = (principal: Principal, s: StreamRecord): Static<typeof StreamObject> => ({
     stream_id: s.stream_id,
