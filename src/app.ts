@@ -97,10 +97,18 @@ const REDACT = [
 /** The composition root: the one place that picks concrete implementations. */
 export async function buildGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? systemClock;
-  const redisStore = config.redisUrl ? RedisStore.connect(config.redisUrl) : null;
   // The logger comes with the HTTP app, after the store: a write that fails before it exists
   // is a process warning.
   let log: { warn(object: object, message: string): void } | null = null;
+  const redisStore = config.redisUrl
+    ? RedisStore.connect(config.redisUrl, {
+        waitForReplicas: config.redisWaitForReplicas,
+        onError: (error) =>
+          log
+            ? log.warn({ err: error }, 'Redis connection; reconnecting')
+            : process.emitWarning(`Redis: ${error.message}`),
+      })
+    : null;
   const store: DocumentStore =
     redisStore ??
     new EmbeddedStore(config.dataDir, {
@@ -136,6 +144,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       ? new BullMqRetryQueue<CallbackJob>({
           redisUrl: config.redisUrl,
           onError: (error) => app.log.warn({ err: error }, 'callback retry queue'),
+          waitForReplicas: config.redisWaitForReplicas,
         })
       : new TimerRetryQueue<CallbackJob>(scheduler),
     log: app.log,
@@ -195,6 +204,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           queueName: 'voxgate-messages',
           concurrency: 1000,
           onError: (error) => app.log.warn({ err: error }, 'message send queue'),
+          waitForReplicas: config.redisWaitForReplicas,
         })
       : new TimerRetryQueue<SendJob>(scheduler),
     callbackQueue: config.redisUrl
@@ -202,6 +212,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           redisUrl: config.redisUrl,
           queueName: 'voxgate-message-callbacks',
           onError: (error) => app.log.warn({ err: error }, 'message callback retry queue'),
+          waitForReplicas: config.redisWaitForReplicas,
         })
       : new TimerRetryQueue<CallbackJob>(scheduler),
     mainAccount: mainAccount.authId,

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, UniqueViolation } from '../core/errors.js';
+import { ApiError, StoreUnavailable, UniqueViolation } from '../core/errors.js';
 import { validationMessage, type SchemaError } from './validation-message.js';
 
 /**
@@ -8,6 +8,12 @@ import { validationMessage, type SchemaError } from './validation-message.js';
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof StoreUnavailable) {
+      // Redis is restarting or failing over: the client may try again, which a 500 would not say.
+      request.log.warn({ detail: error.detail }, 'state store unavailable');
+      reply.header('retry-after', '2');
+      return sendError(request, reply, 503, error.message);
+    }
     const { status, message } = describe(error);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, status, message);

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
-import type { Redis } from 'ioredis';
 import { ApiError } from '../core/errors.js';
+import type { RedisClient } from '../state/redis-connection.js';
 import type { ApiContext, RouteModule, TypedApp } from './api-context.js';
 import { installAuthentication } from './auth.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -41,8 +41,8 @@ const RESOURCES: RouteModule[] = [
 export interface RestApiOptions {
   /** Requests per second per auth id per endpoint; 0 turns the limit off. */
   rateLimit: number;
-  /** Shares the rate-limit counters between nodes when set. */
-  redis: Redis | null;
+  /** Shares the rate-limit counters between nodes when set (one server, Sentinel or Cluster). */
+  redis: RedisClient | null;
 }
 
 /**
@@ -64,7 +64,9 @@ export async function restApi(
         max: options.rateLimit,
         timeWindow: 1000,
         nameSpace: 'vg:ratelimit:',
-        ...(options.redis ? { redis: options.redis } : {}),
+        // While Redis is unreachable requests are let through the limit: the state store they
+        // go on to answers 503 with a message saying why, where the limiter would answer 500.
+        ...(options.redis ? { redis: options.redis, skipOnError: true } : {}),
         keyGenerator: (request) =>
           `${request.principal.authId}:${request.method}:${request.routeOptions.url ?? request.url}`,
         errorResponseBuilder: (_request, limit) =>

@@ -1,11 +1,20 @@
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { StoreUnavailable } from '../core/errors.js';
+import { openRedis, type RedisClient } from '../state/redis-connection.js';
+import { parseRedisTarget } from '../state/redis-target.js';
+import { ReplicaWait } from '../state/replica-wait.js';
 import type { RetryHandler, RetryQueue } from './retry-queue.js';
 
 export interface BullMqRetryQueueOptions {
+  /** A VOXGATE_REDIS_URL: one server, `redis+cluster://` or `redis+sentinel://`. */
   redisUrl: string;
-  /** BullMQ queue name; keys live under `bull:<queueName>:`. */
+  /**
+   * BullMQ queue name; keys live under `bull:<queueName>:` (on a Redis Cluster under
+   * `bull:{<queueName>}:`, see queueKeyName).
+   */
   queueName?: string;
+  /** schedule() resolves only once the replicas of the queue's master have the job. */
+  waitForReplicas?: boolean;
   /** How many due jobs one process handles at once. */
   concurrency?: number;
   /** How long schedule() waits for Redis to take a job before it fails. */
@@ -23,9 +32,10 @@ export const DEFAULT_CALLBACK_QUEUE_NAME = 'voxgate-callbacks';
  * may arrive twice but is not lost.
  */
 export class BullMqRetryQueue<T> implements RetryQueue<T> {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly queue: Queue;
   private readonly queueName: string;
+  private readonly replicas: ReplicaWait | null;
   private readonly concurrency: number;
   private readonly scheduleTimeoutMs: number;
   private readonly onError: (error: Error) => void;
@@ -33,7 +43,11 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
   private worker: Worker | undefined;
 
   constructor(options: BullMqRetryQueueOptions) {
-    this.queueName = options.queueName ?? DEFAULT_CALLBACK_QUEUE_NAME;
+    const target = parseRedisTarget(options.redisUrl);
+    this.queueName = queueKeyName(
+      options.queueName ?? DEFAULT_CALLBACK_QUEUE_NAME,
+      target.kind === 'cluster',
+    );
     this.concurrency = options.concurrency ?? 20;
     this.scheduleTimeoutMs = options.scheduleTimeoutMs ?? 5000;
     this.onError = options.onError ?? (() => undefined);
@@ -41,7 +55,8 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     // client, and its worker refuses one without `maxRetriesPerRequest: null`. A client passed
     // in is shared: BullMQ duplicates it for the blocking connection but never quits it, so
     // close() does.
-    this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+    this.connection = openRedis(target, { purpose: 'queue' });
+    this.replicas = options.waitForReplicas ? new ReplicaWait(this.connection) : null;
     this.connection.on('error', this.reportError);
     this.connection.on('ready', () => (this.lastError = undefined));
     this.queue = new Queue(this.queueName, {
@@ -58,13 +73,20 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`Redis did not take the job within ${this.scheduleTimeoutMs} ms`)),
+        () =>
+          reject(
+            new StoreUnavailable(`Redis did not take the job within ${this.scheduleTimeoutMs} ms`),
+          ),
         this.scheduleTimeoutMs,
       );
     });
     try {
       const options = id === undefined ? { delay: delayMs } : { delay: delayMs, jobId: id };
-      await Promise.race([this.queue.add('retry', job, options), timeout]);
+      const added = async () => {
+        await this.queue.add('retry', job, options);
+        await this.replicas?.after([`bull:${this.queueName}:id`]);
+      };
+      await Promise.race([added(), timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -99,4 +121,14 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     this.lastError = error.message;
     this.onError(error);
   };
+}
+
+/**
+ * BullMQ runs Lua scripts over many keys of one queue, which a Redis Cluster allows only within
+ * one hash slot: there the queue's name is a hash tag, `{name}`, which also spreads the queues
+ * over the masters. One server and Sentinel keep the plain name, so the jobs a single-server
+ * deployment already holds stay where its workers look for them.
+ */
+export function queueKeyName(name: string, cluster: boolean): string {
+  return cluster ? `{${name}}` : name;
 }

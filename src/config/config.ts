@@ -2,6 +2,7 @@ import { constants, accessSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
+import { parseRedisTarget } from '../state/redis-target.js';
 
 /**
  * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
@@ -50,7 +51,10 @@ export interface Config {
   publicHost: string;
   /** Base put before resource URIs; '' means URIs are paths. */
   publicUrl: string;
+  /** One server, `redis+cluster://` or `redis+sentinel://` (state/redis-target.ts). */
   redisUrl: string | null;
+  /** Writes are acknowledged once the replicas of their master have them (Redis WAIT). */
+  redisWaitForReplicas: boolean;
   /** Where the embedded store keeps its snapshot; null keeps it in memory only. */
   dataDir: string | null;
   authId: string | null;
@@ -252,6 +256,27 @@ function url(env: Env, name: string, schemes: string[]): string | null {
   }
   if (!schemes.includes(parsed.protocol.replace(/:$/, ''))) throw new ConfigError(name, rule, raw);
   return raw;
+}
+
+function redisUrl(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  try {
+    parseRedisTarget(raw);
+  } catch (error) {
+    throw new ConfigError(name, (error as Error).message, raw);
+  }
+  return raw;
+}
+
+/** `replicas` or `none`; by default replicas on Sentinel and Cluster, where failover happens. */
+function redisWait(env: Env, name: string, url: string | null): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '')
+    return url !== null && parseRedisTarget(url).kind !== 'server';
+  if (raw !== 'replicas' && raw !== 'none')
+    throw new ConfigError(name, 'must be replicas or none', raw);
+  return raw === 'replicas';
 }
 
 function host(env: Env, name: string, fallback: string): string {
@@ -464,7 +489,8 @@ export function loadConfig(processEnv: Env = process.env): Config {
     realtimePriority: realtimePriority(env, 'VOXGATE_REALTIME_PRIORITY'),
     publicHost: host(env, 'VOXGATE_PUBLIC_HOST', '127.0.0.1'),
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : '',
-    redisUrl: url(env, 'VOXGATE_REDIS_URL', ['redis', 'rediss']),
+    redisUrl: redisUrl(env, 'VOXGATE_REDIS_URL'),
+    redisWaitForReplicas: redisWait(env, 'VOXGATE_REDIS_WAIT', redisUrl(env, 'VOXGATE_REDIS_URL')),
     dataDir: dataDirRaw === undefined ? 'data' : dataDirRaw === '' ? null : dataDirRaw,
     authId,
     authToken,

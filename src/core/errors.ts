@@ -49,3 +49,15 @@ export class UniqueViolation extends Error {
     this.name = 'UniqueViolation';
   }
 }
+
+/**
+ * The shared state (Redis) cannot be reached or did not answer in time: the request may be
+ * tried again shortly. The HTTP layer answers 503 with the message and logs the detail (which
+ * may name servers and addresses a client has no business seeing).
+ */
+export class StoreUnavailable extends Error {
+  constructor(readonly detail: string) {
+    super('the state store (Redis) is unavailable; try again in a few seconds');
+    this.name = 'StoreUnavailable';
+  }
+}

@@ -1,5 +1,4 @@
-import { Redis } from 'ioredis';
-import { UniqueViolation } from '../core/errors.js';
+import { StoreUnavailable, UniqueViolation } from '../core/errors.js';
 import {
   ALL_INDEX,
   entryChanges,
@@ -11,6 +10,21 @@ import {
   type UniqueKey,
   type UniqueOwner,
 } from './document-store.js';
+import { DEFAULT_REDIS_TIMEOUT_MS, openRedis, type RedisClient } from './redis-connection.js';
+import { parseRedisTarget, type RedisTarget } from './redis-target.js';
+import { ReplicaWait } from './replica-wait.js';
+
+export interface RedisStoreOptions {
+  /** Upper bound on one store operation, all its commands included (ms). */
+  timeoutMs?: number;
+  /**
+   * Acknowledges a write only once the replicas connected to its master have it (WAIT), so a
+   * failover loses nothing a client was told was stored.
+   */
+  waitForReplicas?: boolean;
+  /** Connection errors; a repeated one is reported once until Redis is back. */
+  onError?: (error: Error) => void;
+}
 
 /**
  * The Redis backend. Key layout (works on Redis Cluster):
@@ -18,26 +32,68 @@ import {
  *   vg:{TENANT}:i:KIND:INDEX   sorted set of ids by score
  *   vg:u:SPACE:VALUE           the owner of a unique key, JSON {tenant,id}
  * Everything a tenant owns shares the hash tag {TENANT}, so one MULTI writes a document and its
- * indexes atomically. Unique keys are global and each is a single-key SET NX, claimed before
- * the document is written and given back if a later claim fails.
+ * indexes atomically, and MGET reads a page in one slot. Unique keys are global and each is a
+ * single-key command (SET NX, a one-key script, one DEL per key: keys in different slots never
+ * share a command), claimed before the document is written and given back if a later claim
+ * fails.
+ *
+ * Every operation fails with StoreUnavailable, within `timeoutMs`, while Redis cannot be
+ * reached (restart, failover), so that a REST request answers 503 instead of hanging.
  */
 export class RedisStore implements DocumentStore {
-  constructor(private readonly redis: Redis) {}
+  private readonly timeoutMs: number;
+  private readonly replicas: ReplicaWait | null;
+  private lastError: string | undefined;
 
-  static connect(url: string): RedisStore {
-    return new RedisStore(new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 }));
+  constructor(
+    private readonly redis: RedisClient,
+    options: RedisStoreOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+    this.replicas = options.waitForReplicas ? new ReplicaWait(redis) : null;
+    const onError = options.onError;
+    if (onError) {
+      redis.on('error', (error: Error) => {
+        if (error.message === this.lastError) return;
+        this.lastError = error.message;
+        onError(error);
+      });
+      redis.on('ready', () => (this.lastError = undefined));
+    }
   }
 
-  get client(): Redis {
+  /** Connects to a VOXGATE_REDIS_URL (one server, `redis+cluster://`, `redis+sentinel://`). */
+  static connect(url: string | RedisTarget, options: RedisStoreOptions = {}): RedisStore {
+    const target = typeof url === 'string' ? parseRedisTarget(url) : url;
+    return new RedisStore(
+      openRedis(target, { purpose: 'store', timeoutMs: DEFAULT_REDIS_TIMEOUT_MS }),
+      options,
+    );
+  }
+
+  get client(): RedisClient {
     return this.redis;
   }
 
-  async get<T>(kind: string, tenant: string, id: string): Promise<T | null> {
-    const text = await this.redis.get(docKey(kind, tenant, id));
-    return text === null ? null : (JSON.parse(text) as T);
+  get<T>(kind: string, tenant: string, id: string): Promise<T | null> {
+    return this.guard(async () => {
+      const text = await this.redis.get(docKey(kind, tenant, id));
+      return text === null ? null : (JSON.parse(text) as T);
+    });
   }
 
   async put(
+    kind: string,
+    tenant: string,
+    id: string,
+    doc: unknown,
+    entry: DocumentEntry,
+    previous?: DocumentEntry,
+  ): Promise<void> {
+    return this.guard(() => this.write(kind, tenant, id, doc, entry, previous));
+  }
+
+  private async write(
     kind: string,
     tenant: string,
     id: string,
@@ -56,7 +112,7 @@ export class RedisStore implements DocumentStore {
       }
       // Held by anyone, this very id included (see EmbeddedStore.put): give back what this
       // write claimed and change nothing.
-      if (taken.length > 0) await this.redis.del(...taken.map(uniqueKey));
+      for (const given of taken) await this.redis.del(uniqueKey(given));
       throw new UniqueViolation(key.space, key.value);
     }
     if (writtenIndexes.length === 0 && droppedIndexes.length === 0) {
@@ -70,17 +126,28 @@ export class RedisStore implements DocumentStore {
       await multi.exec();
     }
     if (released.length > 0) await this.releaseUnique(released, tenant, id);
+    await this.replicas?.after([
+      docKey(kind, tenant, id),
+      ...[...claimed, ...released].map(uniqueKey),
+    ]);
   }
 
-  async remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void> {
-    const multi = this.redis.multi().del(docKey(kind, tenant, id));
-    for (const index of [ALL_INDEX, ...entry.indexes])
-      multi.zrem(indexKey(kind, tenant, index), id);
-    await multi.exec();
-    await this.releaseUnique(entry.unique, tenant, id);
+  remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void> {
+    return this.guard(async () => {
+      const multi = this.redis.multi().del(docKey(kind, tenant, id));
+      for (const index of [ALL_INDEX, ...entry.indexes])
+        multi.zrem(indexKey(kind, tenant, index), id);
+      await multi.exec();
+      await this.releaseUnique(entry.unique, tenant, id);
+      await this.replicas?.after([docKey(kind, tenant, id), ...entry.unique.map(uniqueKey)]);
+    });
   }
 
-  async page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>> {
+  page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>> {
+    return this.guard(() => this.readPage<T>(kind, tenant, query));
+  }
+
+  private async readPage<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>> {
     const key = indexKey(kind, tenant, query.index ?? ALL_INDEX);
     const min = query.scoreMin === undefined ? '-inf' : String(query.scoreMin);
     const max = query.scoreMax === undefined ? '+inf' : String(query.scoreMax);
@@ -108,13 +175,16 @@ export class RedisStore implements DocumentStore {
     return { items, total: countResult[1] };
   }
 
-  async findUnique(key: UniqueKey): Promise<UniqueOwner | null> {
-    const text = await this.redis.get(uniqueKey(key));
-    return text === null ? null : (JSON.parse(text) as UniqueOwner);
+  findUnique(key: UniqueKey): Promise<UniqueOwner | null> {
+    return this.guard(async () => {
+      const text = await this.redis.get(uniqueKey(key));
+      return text === null ? null : (JSON.parse(text) as UniqueOwner);
+    });
   }
 
   async durable(): Promise<void> {
-    // Every write has been acknowledged by Redis when its promise resolved.
+    // Every write has been acknowledged by Redis (and by its replicas, when waited for) when
+    // its promise resolved; surviving a Redis restart is Redis's persistence (README, Redis).
   }
 
   async close(): Promise<void> {
@@ -128,7 +198,44 @@ export class RedisStore implements DocumentStore {
       await this.redis.eval(RELEASE_IF_OWNER, 1, uniqueKey(key), owner);
     }
   }
+
+  /** Runs one operation, turning an unreachable or silent Redis into StoreUnavailable. */
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailable(`no answer from Redis within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([work(), deadline]);
+    } catch (error) {
+      throw unavailability(error) ?? error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
+
+/**
+ * Connection failures, timeouts and the replies of a Redis in transition (a cluster re-electing,
+ * a replica not yet promoted, a server loading its data) mean "try again"; other reply errors
+ * and our own errors are bugs and stay as they are.
+ */
+function unavailability(error: unknown): StoreUnavailable | null {
+  if (error instanceof StoreUnavailable) return error;
+  if (!(error instanceof Error)) return null;
+  if (error.name === 'ReplyError')
+    return TRANSIENT_REPLY.test(error.message) ? new StoreUnavailable(error.message) : null;
+  return CONNECTION_ERRORS.has(error.name) ? new StoreUnavailable(error.message) : null;
+}
+
+const TRANSIENT_REPLY = /^(CLUSTERDOWN|TRYAGAIN|LOADING|READONLY|MASTERDOWN|NOREPLICAS)\b/;
+/** ioredis reports a closed connection and a command timeout as plain Errors. */
+const CONNECTION_ERRORS = new Set(['Error', 'MaxRetriesPerRequestError', 'ClusterAllFailedError']);
+
+const DEFAULT_OPERATION_TIMEOUT_MS = 3000;
 
 const RELEASE_IF_OWNER =
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";

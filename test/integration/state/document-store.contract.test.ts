@@ -5,6 +5,7 @@ import { Collection, type Owned } from '../../../src/state/collection.js';
 import type { DocumentEntry, DocumentStore } from '../../../src/state/document-store.js';
 import { EmbeddedStore } from '../../../src/state/embedded-store.js';
 import { RedisStore } from '../../../src/state/redis-store.js';
+import { startRedisCluster, type RedisCluster } from '../../support/redis-cluster.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
 
 interface Doc extends Owned {
@@ -20,11 +21,12 @@ const entry = (score: number, indexes: string[] = [], unique: string[] = []): Do
 });
 
 let redis: RedisServer;
+let cluster: RedisCluster;
 beforeAll(async () => {
-  redis = await startRedis();
-});
+  [redis, cluster] = await Promise.all([startRedis(), startRedisCluster()]);
+}, 30_000);
 afterAll(async () => {
-  await redis.stop();
+  await Promise.all([redis?.stop(), cluster?.stop()]);
 });
 
 const targets: [string, () => Promise<DocumentStore>][] = [
@@ -34,6 +36,14 @@ const targets: [string, () => Promise<DocumentStore>][] = [
     async () => {
       await redis.flush();
       return RedisStore.connect(redis.url);
+    },
+  ],
+  [
+    // Three masters: a tenant's keys share one slot, unique keys spread over all of them.
+    'redis cluster',
+    async () => {
+      await cluster.flush();
+      return RedisStore.connect(cluster.url);
     },
   ],
 ];

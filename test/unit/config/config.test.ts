@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       publicHost: '127.0.0.1',
       publicUrl: '',
       redisUrl: null,
+      redisWaitForReplicas: false,
       dataDir: 'data',
       authId: null,
       authToken: null,
@@ -217,7 +218,7 @@ describe('loadConfig', () => {
     ],
     [
       { VOXGATE_REDIS_URL: 'http://x' },
-      'VOXGATE_REDIS_URL="http://x" is invalid: must be a URL with scheme redis or rediss',
+      'VOXGATE_REDIS_URL="http://x" is invalid: must be redis://host:port[/db], rediss://...',
     ],
     [
       { VOXGATE_CARRIER_URI: 'carrier' },
