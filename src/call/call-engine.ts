@@ -187,7 +187,9 @@ export class CallEngine implements CallLauncher {
   }
 
   /** A SIP URI's target: a registered endpoint's contact and flow, or the URI itself. */
-  sipTarget(uri: string): Promise<{ target: string; destination?: SipDestination } | null> {
+  sipTarget(
+    uri: string,
+  ): Promise<{ target: string; destination?: SipDestination; routeSet?: string[] } | null> {
     return resolveSipTarget(uri, {
       state: this.options.services.state,
       scheduler: this.options.services.scheduler,
@@ -195,7 +197,11 @@ export class CallEngine implements CallLauncher {
     }).then((resolved) =>
       resolved.kind === 'unregistered'
         ? null
-        : { target: resolved.target, destination: resolved.destination },
+        : {
+            target: resolved.target,
+            destination: resolved.destination,
+            routeSet: resolved.routeSet,
+          },
     );
   }
 

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { pause } from '../core/scheduler.js';
-import type { Destination } from '../sip/transport/transport-layer.js';
 import type { Call, CallServices } from './call.js';
 import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
 import type { CallLeg, DigitSource, LegEnvironment } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
-import { OutboundLeg } from './legs/outbound-leg.js';
+import { OutboundLeg, type RoutedTarget } from './legs/outbound-leg.js';
 import { writeLegRecord } from './leg-record.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import type { DialInstruction, DialTarget } from './xml/answer-document.js';
@@ -23,7 +22,7 @@ export interface DialDeps {
    */
   answerCaller?: () => void;
   /** A SIP URI's target (a registered endpoint's contact); null when it is not registered. */
-  sipTarget(uri: string): Promise<{ target: string; destination?: Destination } | null>;
+  sipTarget(uri: string): Promise<RoutedTarget | null>;
 }
 
 /** US ringback: 440 + 480 Hz, 2 s on, 4 s off, played to the caller while the B leg rings. */

@@ -7,15 +7,16 @@ import { liveBindings } from './registrar-directory.js';
 
 /** Where a SIP URI destination is to be sent. */
 export type ResolvedTarget =
-  | { kind: 'uri'; target: string; destination?: Destination }
+  | { kind: 'uri'; target: string; destination?: Destination; routeSet?: string[] }
   /** The URI names one of our endpoints, and it has no live registration. */
   | { kind: 'unregistered' };
 
 /**
  * A destination on the gateway's own domain whose user is an endpoint goes to where that
  * endpoint registered from: its newest live binding's contact, sent to the address and
- * connection the REGISTER came on (so NAT and WebSocket clients are reached). Any other URI
- * is dialled as it is.
+ * connection the REGISTER came on (so NAT and WebSocket clients are reached), or through the
+ * proxies of its Path when it registered through some (a load balancer in front of the
+ * nodes). Any other URI is dialled as it is.
  */
 export async function resolveSipTarget(
   uri: string,
@@ -42,9 +43,15 @@ export async function resolveSipTarget(
   );
   const newest = bindings.at(-1);
   if (!newest) return { kind: 'unregistered' };
+  const target = newest.contact.replace(/^<|>$/g, '');
+  // RFC 3327 5.3: the Path the client registered through becomes the route set of requests
+  // to it, sent to the first proxy on it (the one that holds the client's flow), not to the
+  // address the REGISTER came from.
+  const path = newest.path ?? [];
+  if (path.length > 0) return { kind: 'uri', target, routeSet: path };
   return {
     kind: 'uri',
-    target: newest.contact.replace(/^<|>$/g, ''),
+    target,
     destination: {
       protocol: newest.protocol as TransportProtocol,
       address: { address: newest.address, port: newest.port },

@@ -103,6 +103,7 @@ const toRecord = (b: Binding): BindingRecord => ({
   port: b.flow.port,
   connection_id: b.flow.connectionId,
   node: b.flow.node,
+  path: b.path,
 });
 
 const fromRecord = (r: BindingRecord): Binding => ({
@@ -111,6 +112,7 @@ const fromRecord = (r: BindingRecord): Binding => ({
   callId: r.call_id,
   cseq: r.cseq,
   userAgent: r.user_agent,
+  path: r.path ?? [],
   flow: {
     protocol: r.protocol as Binding['flow']['protocol'],
     address: r.address,

@@ -93,6 +93,12 @@ export interface BindingRecord {
   /** The connection the client registered over, on `node` (null for UDP). */
   connection_id: string | null;
   node: string;
+  /**
+   * The REGISTER's Path values (RFC 3327), the proxy nearest to us first: requests to the
+   * contact are routed through them. Empty or absent (bindings stored before Path support)
+   * when the client registered directly.
+   */
+  path?: string[];
 }
 
 /**

@@ -22,11 +22,20 @@ export interface DialOptions {
   near?: string;
   /** Where the INVITE goes instead of the target's host (a registered endpoint's flow). */
   destination?: Destination;
+  /** Route values the INVITE carries (a registered endpoint's Path, RFC 3327). */
+  routeSet?: readonly string[];
   /**
    * Finds the target when it is known only asynchronously (an endpoint's registration):
    * null means the endpoint is not registered (2020).
    */
-  resolve?: () => Promise<{ target: string; destination?: Destination } | null>;
+  resolve?: () => Promise<RoutedTarget | null>;
+}
+
+/** Where a dialled SIP URI is reached: its Request-URI, and how the INVITE gets there. */
+export interface RoutedTarget {
+  target: string;
+  destination?: Destination;
+  routeSet?: readonly string[];
 }
 
 /**
@@ -84,7 +93,7 @@ export class OutboundLeg extends CallLeg {
   }
 
   private async start(): Promise<void> {
-    let { target, destination } = this.options;
+    let { target, destination, routeSet } = this.options;
     if (this.options.resolve) {
       const resolved = await this.options.resolve();
       if (resolved === null) {
@@ -94,7 +103,7 @@ export class OutboundLeg extends CallLeg {
           status: 'failed',
         });
       }
-      ({ target, destination } = resolved);
+      ({ target, destination, routeSet } = resolved);
     }
     if (this.pendingEnd) return this.finish(this.pendingEnd);
     await this.openMedia(this.options.near);
@@ -104,6 +113,7 @@ export class OutboundLeg extends CallLeg {
     this.invite = this.env.sip.invites.invite({
       target,
       destination,
+      routeSet,
       to: options.to,
       from: options.from,
       fromDisplayName: options.fromDisplayName,

@@ -154,13 +154,19 @@ export class DialogLayer implements DialogRouter {
     this.cancelWatch.delete(invite);
   }
 
-  /** Where a request to this URI goes (RFC 3263 without DNS records, see resolveUri). */
-  async destinationOf(target: Dialog | string): Promise<Destination> {
+  /**
+   * Where a request in this dialog, or to this URI through an optional pre-loaded route set,
+   * goes (RFC 3263 without DNS records, see resolveUri).
+   */
+  async destinationOf(
+    target: Dialog | string,
+    routeSet: readonly string[] = [],
+  ): Promise<Destination> {
     if (typeof target !== 'string') {
       if (target.pinned) return target.pinned;
       return resolveUri(nextHopUri(target.remoteTarget, target.routeSet), this.resolver);
     }
-    return resolveUri(nextHopUri(target, []), this.resolver);
+    return resolveUri(nextHopUri(target, routeSet), this.resolver);
   }
 
   /** Sends a request in a new client transaction, with our Via as its first header. */

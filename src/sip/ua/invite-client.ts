@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { randomHex } from '../../core/ids.js';
 import type { DialogLayer } from '../dialog/dialog-layer.js';
+import { requestTarget, type RequestTarget } from '../dialog/next-hop.js';
 import { SDP } from '../dialog/session-body.js';
 import {
   SipRequest,
@@ -8,6 +9,7 @@ import {
   headerKey,
   isSipUri,
   parseAddressUri,
+  parseNameAddr,
   parseUri,
   type AbsoluteUri,
   type SipUri,
@@ -62,6 +64,8 @@ export class InviteClient {
       }
       return [name, value] as const;
     });
+    const routeSet = [...(options.routeSet ?? [])];
+    const next = routedTarget(target, routeSet);
     const callId = options.callId ?? randomHex(16);
     const fromValue = formatNameAddr({
       displayName: options.fromDisplayName ?? null,
@@ -70,11 +74,12 @@ export class InviteClient {
     });
     const toValue = formatNameAddr({ displayName: options.toDisplayName ?? null, uri: to });
     const firstSeq = randomInt(1, 10_000);
-    const ready = this.where(options.destination, target).then((destination) => {
+    const ready = this.where(options.destination, target, routeSet).then((destination) => {
       const contact = localContact(this.stack.transport, destination.protocol, options.contactUser);
       const build = (attempt: number): SipRequest => {
         const rows: (readonly [string, string])[] = [
           ['Max-Forwards', '70'],
+          ...next.routes.map((route) => ['Route', route] as const),
           ['From', fromValue],
           ['To', toValue],
           ['Call-ID', callId],
@@ -87,7 +92,7 @@ export class InviteClient {
         ];
         return new SipRequest({
           method: 'INVITE',
-          uri: target.raw,
+          uri: next.uri,
           headers: rows,
           body: options.sdp,
         });
@@ -102,9 +107,34 @@ export class InviteClient {
     });
   }
 
-  private async where(destination: Destination | undefined, target: SipUri): Promise<Destination> {
-    return destination ?? this.dialogs.destinationOf(target.raw);
+  private async where(
+    destination: Destination | undefined,
+    target: SipUri,
+    routeSet: readonly string[],
+  ): Promise<Destination> {
+    return destination ?? this.dialogs.destinationOf(target.raw, routeSet);
   }
+}
+
+/**
+ * RFC 3261 8.1.2: "If the UAC is configured with a pre-existing route set ... the procedures
+ * of Section 12.2.1.1 MUST be followed": the Request-URI and Route values of the INVITE.
+ */
+function routedTarget(target: SipUri, routeSet: readonly string[]): RequestTarget {
+  for (const route of routeSet) {
+    let uri: SipUri | AbsoluteUri | null;
+    try {
+      uri = parseNameAddr(route, 'Route').uri;
+    } catch {
+      uri = null;
+    }
+    if (uri === null || !isSipUri(uri)) {
+      throw new TypeError(
+        `Expected Route values with sip: or sips: URIs for routeSet but received "${route}"`,
+      );
+    }
+  }
+  return requestTarget(target.raw, routeSet);
 }
 
 function sipUri(text: string, option: string): SipUri {

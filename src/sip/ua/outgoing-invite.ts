@@ -74,6 +74,12 @@ export interface OutgoingInviteOptions {
   credentials?: { username: string; password: string };
   /** Where to send the INVITE (an outbound proxy, a trunk) instead of the target's host. */
   destination?: Destination;
+  /**
+   * A pre-loaded route set (RFC 3261 8.1.2), as Route values: the INVITE goes to the first
+   * one's URI (unless `destination` says otherwise) and carries them all. A registered
+   * client's Path (RFC 3327) is one.
+   */
+  routeSet?: readonly string[];
   /** The user part of our Contact. */
   contactUser?: string;
   delegate?: OutgoingInviteDelegate;

@@ -27,6 +27,12 @@ export interface Binding {
   callId: string;
   cseq: number;
   userAgent: string | null;
+  /**
+   * The Path values of the REGISTER (RFC 3327), in order: the proxies between us and the
+   * client, the first the nearest to us. Requests to the contact go through them as a
+   * pre-loaded route set. Empty when the client registered directly.
+   */
+  path: string[];
   /** How to reach the client: the flow the REGISTER came on (NAT-friendly, RFC 5626 style). */
   flow: {
     protocol: TransportProtocol;

@@ -1,5 +1,11 @@
 import type { Scheduler, TimerHandle } from '../../core/scheduler.js';
-import { type NameAddr, type SipRequest, type SipResponse, isSipUri } from '../message/index.js';
+import {
+  type NameAddr,
+  type SipRequest,
+  type SipResponse,
+  isSipUri,
+  parseNameAddr,
+} from '../message/index.js';
 import { responseTo } from '../transaction/response-to.js';
 import type { ServerTransaction } from '../transaction/transaction-layer.js';
 import type { Flow } from '../transport/flow.js';
@@ -93,11 +99,17 @@ export class Registrar {
       return;
     }
     const contacts = request.contact();
+    // RFC 3327 5.3: the registrar stores the Path values with the bindings of this REGISTER.
+    const path = request.headers.getAll('Path');
+    if (!path.every(isRoutable)) {
+      answer(responseTo(request, 400, { reason: 'Path is not a list of SIP URIs' }));
+      return;
+    }
     const now = this.options.scheduler.now();
     let result!: ReturnType<Registrar['apply']>;
     await this.options.directory.update(auth.aor, (stored) => {
       const current = stored.filter((b) => b.expiresAt > now);
-      result = this.apply(request, contacts, current, transaction.flow, now);
+      result = this.apply(request, { contacts, path }, current, transaction.flow, now);
       const expired = current.length !== stored.length;
       if ('response' in result) return expired ? current : null;
       return result.changed || expired ? result.bindings : null;
@@ -111,13 +123,13 @@ export class Registrar {
       this.options.onChange?.(auth.aor, result.bindings);
       this.scheduleExpiry(auth.aor, result.bindings);
     }
-    answer(this.ok(request, result.bindings, now));
+    answer(this.ok(request, result.bindings, path, now));
   }
 
   /** RFC 3261 10.3 steps 6 to 8, on the bindings that have not expired. */
   private apply(
     request: SipRequest,
-    contacts: NameAddr[] | '*',
+    { contacts, path }: { contacts: NameAddr[] | '*'; path: string[] },
     current: Binding[],
     flow: Flow,
     now: number,
@@ -159,6 +171,7 @@ export class Registrar {
         callId,
         cseq,
         userAgent: request.headers.get('User-Agent') ?? null,
+        path,
         flow: {
           protocol: flow.protocol,
           address: flow.remote.address,
@@ -172,12 +185,17 @@ export class Registrar {
   }
 
   /** RFC 3261 10.3 step 8: 200 with every current binding and its remaining time. */
-  private ok(request: SipRequest, bindings: Binding[], now: number): SipResponse {
+  private ok(request: SipRequest, bindings: Binding[], path: string[], now: number): SipResponse {
     const headers: [string, string][] = bindings.map((b) => [
       'Contact',
       `<${b.contact}>;expires=${Math.max(0, Math.round((b.expiresAt - now) / 1000))}`,
     ]);
     headers.push(['Date', new Date(now).toUTCString()]);
+    // RFC 3327 5.3: the registrar copies the Path values into the 200, but only to a UA that
+    // said it supports path; to one that did not, they are stored and not returned.
+    if (path.length > 0 && request.supported().includes('path')) {
+      headers.push(['Path', path.join(', ')]);
+    }
     return responseTo(request, 200, { headers });
   }
 
@@ -226,4 +244,13 @@ function contactExpires(contact: NameAddr): number | null {
   const value = contact.params.get('expires');
   if (value === undefined || value === null || !/^\d+$/.test(value)) return null;
   return Math.min(Number(value), 2 ** 32 - 1);
+}
+
+/** A Path value later requests can be routed through: a name-addr with a SIP or SIPS URI. */
+function isRoutable(value: string): boolean {
+  try {
+    return isSipUri(parseNameAddr(value, 'Path').uri);
+  } catch {
+    return false;
+  }
 }

@@ -28,10 +28,10 @@ export interface DialogRouter {
 }
 
 /**
- * Option tags we support (RFC 3261 8.2.2.3: anything else in Require gets 420). None yet:
- * 100rel, path, outbound and gruu are extensions we do not implement.
+ * Option tags we support (RFC 3261 8.2.2.3: anything else in Require gets 420): path, which
+ * the registrar implements (RFC 3327). 100rel, outbound and gruu are extensions we do not.
  */
-const SUPPORTED_EXTENSIONS = new Set<string>();
+const SUPPORTED_EXTENSIONS = new Set<string>(['path']);
 
 /**
  * The UA core of RFC 3261 8.2: the checks every request passes before a handler sees it, in
@@ -159,6 +159,7 @@ export class UserAgentCore implements TransactionUser {
       headers: [
         ['Allow', this.allowed().join(', ')],
         ['Accept', 'application/sdp'],
+        ['Supported', [...SUPPORTED_EXTENSIONS].join(', ')],
       ],
     });
   }

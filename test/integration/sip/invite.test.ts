@@ -525,6 +525,33 @@ Content-Length: 0
     expect(outcome).toMatchObject({ answered: false, failure: { kind: 'transport', status: 503 } });
   });
 
+  it('sends an INVITE with a pre-loaded route set (a Path) to its first hop, and CANCELs the same way', async () => {
+    peer.received.length = 0;
+    const routeSet = [
+      `<sip:127.0.0.1:${peer.port};lr;received=sip:192.0.2.9:5099>`,
+      '<sip:edge.example.net;lr>',
+    ];
+    const call = a.uac.invite({
+      target: 'sip:phone@192.0.2.9:5099',
+      from: 'sip:a@test',
+      sdp: OFFER,
+      routeSet,
+    });
+    const invite = await nextInvite();
+    // RFC 3261 8.1.2 and 12.2.1.1: the first route loose-routes, so the Request-URI stays
+    // the target and every route goes in Route, in order.
+    expect(invite.uri).toBe('sip:phone@192.0.2.9:5099');
+    expect(invite.headers.getAll('Route')).toEqual(routeSet);
+    peer.send(reply(invite, 180), a.port);
+    await until(() => call.state === 'proceeding');
+    call.cancel();
+    await until(() => requests('CANCEL').length > 0);
+    expect(requests('CANCEL')[0]!.headers.getAll('Route')).toEqual(routeSet);
+    peer.send(reply(requests('CANCEL')[0]!, 200), a.port);
+    peer.send(reply(invite, 487), a.port);
+    expect(await call.outcome).toMatchObject({ answered: false });
+  });
+
   it('refuses bad options before sending anything', () => {
     expect(() => a.uac.invite({ target: 'mailto:x@y', from: 'sip:a@test', sdp: OFFER })).toThrow(
       'Expected a sip: or sips: URI for target but received "mailto:x@y"',
@@ -537,6 +564,14 @@ Content-Length: 0
         headers: [['Call-ID', 'mine']],
       }),
     ).toThrow('Expected headers the UAC does not write but received Call-ID');
+    expect(() =>
+      a.uac.invite({
+        target: callTo(b),
+        from: 'sip:a@test',
+        sdp: OFFER,
+        routeSet: ['<tel:+14155550100>'],
+      }),
+    ).toThrow('Expected Route values with sip: or sips: URIs for routeSet but received');
   });
 });
 

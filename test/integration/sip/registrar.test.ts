@@ -40,6 +40,8 @@ function register(options: {
   authorization?: string;
   callId?: string;
   user?: string;
+  /** More header lines (Path, Supported). */
+  headers?: string[];
 }): string {
   const user = options.user ?? endpoint.username;
   const contact = options.contact ?? `<sip:${user}@127.0.0.1:${peer.port}>`;
@@ -55,6 +57,7 @@ function register(options: {
     ...(options.expires === null ? [] : [`Expires: ${options.expires ?? 60}`]),
     'User-Agent: voxgate-test/1',
     ...(options.authorization ? [`Authorization: ${options.authorization}`] : []),
+    ...(options.headers ?? []),
     'Content-Length: 0',
     '',
     '',
@@ -180,6 +183,56 @@ describe('the registrar', () => {
     expect((await endpointView()).sip_registered).toBe('false');
     const stored = await gw.gateway.state.registrations.get(gw.main.id, `endpoint:${endpoint.id}`);
     expect(stored).toBeNull();
+  });
+
+  describe('Path (RFC 3327)', () => {
+    const proxy = '<sip:127.0.0.1:5070;lr;received=sip:192.0.2.7:41000>';
+    const edge = '<sip:edge.example.net;lr>';
+    const storedPath = async () =>
+      (
+        await gw.gateway.state.registrations.get(gw.main.id, `endpoint:${endpoint.id}`)
+      )?.bindings.map((b) => b.path);
+
+    it('stores the Path values with the binding and echoes them to a UA that supports path', async () => {
+      const ok = await authenticated({
+        callId: 'behind-proxies',
+        headers: [`Path: ${proxy}`, `Path: ${edge}`, 'Supported: path'],
+      });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.getAll('Path')).toEqual([proxy, edge]);
+      expect(await storedPath()).toEqual([[proxy, edge]]);
+    });
+
+    it('stores them for a UA that did not say it supports path, without echoing them', async () => {
+      const ok = await authenticated({
+        callId: 'behind-proxies',
+        headers: [`Path: ${proxy}, ${edge}`],
+      });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.has('Path')).toBe(false);
+      expect(await storedPath()).toEqual([[proxy, edge]]);
+    });
+
+    it('keeps no Path for a contact refreshed without one', async () => {
+      const ok = await authenticated({ callId: 'behind-proxies' });
+      expect(ok.status).toBe(200);
+      expect(await storedPath()).toEqual([[]]);
+    });
+
+    it('accepts Require: path, and refuses a Path that is not a SIP URI with 400', async () => {
+      const required = await authenticated({
+        callId: 'behind-proxies',
+        headers: [`Path: ${proxy}`, 'Require: path', 'Supported: path'],
+      });
+      expect(required.status).toBe(200);
+      const refused = await authenticated({
+        callId: 'behind-proxies',
+        headers: ['Path: <mailto:proxy@example.net>'],
+      });
+      expect(refused.status).toBe(400);
+      expect(await storedPath()).toEqual([[proxy]]);
+      await authenticated({ contact: '*', expires: 0, callId: 'behind-proxies' });
+    });
   });
 
   it('refuses a REGISTER whose To is not a SIP address of record', async () => {

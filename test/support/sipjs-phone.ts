@@ -1,0 +1,125 @@
+import {
+  Registerer,
+  RegistererState,
+  SessionState,
+  UserAgent,
+  type Invitation,
+  type SessionDescriptionHandler,
+} from 'sip.js';
+import { until } from './wait.js';
+
+/**
+ * sip.js 0.21 as a WebSocket softphone in Node (RFC 7118): it registers with digest
+ * credentials and answers every call at once. Node has no WebRTC, so the session description
+ * handler is a plain one: it takes the offer as it is and answers PCMU towards `rtpPort` (a
+ * test's RTP socket). sip.js needs a WebSocket class on globalThis (ws's, in Node 20).
+ */
+export interface SipjsPhoneOptions {
+  /** ws://host:port of the registrar or proxy. */
+  server: string;
+  /** The address of record, sip:user@domain. */
+  aor: string;
+  username: string;
+  password: string;
+  /** Where the answers send the call's audio. */
+  rtpPort: number;
+}
+
+export interface SipjsPhone {
+  /** Every state each answered call went through, in order (Establishing, Established...). */
+  calls: SessionState[][];
+  /** The INVITEs it was offered, as sip.js read them (Request-URI, From, headers). */
+  invites: Invitation[];
+  /** Resolves once registered (a 2xx to its REGISTER), rejects if refused. */
+  register(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Answers with PCMU (and telephone-event when offered) at 127.0.0.1:port. */
+function answerTo(offer: string, port: number): string {
+  const dtmf = /^a=rtpmap:(\d+) telephone-event\/8000/m.exec(offer)?.[1];
+  return [
+    'v=0',
+    `o=sipjs ${Date.now()} 1 IN IP4 127.0.0.1`,
+    's=-',
+    'c=IN IP4 127.0.0.1',
+    't=0 0',
+    `m=audio ${port} RTP/AVP 0${dtmf ? ` ${dtmf}` : ''}`,
+    'a=rtpmap:0 PCMU/8000',
+    ...(dtmf ? [`a=rtpmap:${dtmf} telephone-event/8000`, `a=fmtp:${dtmf} 0-15`] : []),
+    'a=ptime:20',
+    'a=sendrecv',
+    '',
+  ].join('\r\n');
+}
+
+class PlainDescriptions implements SessionDescriptionHandler {
+  private offer: string | null = null;
+
+  constructor(private readonly rtpPort: number) {}
+
+  close(): void {}
+
+  async getDescription() {
+    if (this.offer === null) throw new Error('this phone only answers offers');
+    return { body: answerTo(this.offer, this.rtpPort), contentType: 'application/sdp' };
+  }
+
+  hasDescription(contentType: string): boolean {
+    return contentType === 'application/sdp';
+  }
+
+  async setDescription(sdp: string): Promise<void> {
+    this.offer = sdp;
+  }
+
+  sendDtmf(): boolean {
+    return false;
+  }
+}
+
+export async function startSipjsPhone(options: SipjsPhoneOptions): Promise<SipjsPhone> {
+  const calls: SessionState[][] = [];
+  const invites: Invitation[] = [];
+  const ua = new UserAgent({
+    uri: UserAgent.makeURI(options.aor),
+    transportOptions: { server: options.server },
+    authorizationUsername: options.username,
+    authorizationPassword: options.password,
+    logBuiltinEnabled: false,
+    sessionDescriptionHandlerFactory: () => new PlainDescriptions(options.rtpPort),
+    delegate: {
+      onInvite: (invitation) => {
+        invites.push(invitation);
+        const states: SessionState[] = [];
+        calls.push(states);
+        invitation.stateChange.addListener((state) => states.push(state));
+        void invitation.accept().catch(() => {});
+      },
+    },
+  });
+  await ua.start();
+  const registerer = new Registerer(ua);
+  const registered: RegistererState[] = [];
+  registerer.stateChange.addListener((state) => registered.push(state));
+  return {
+    calls,
+    invites,
+    register: async () => {
+      await registerer.register();
+      await until(
+        () =>
+          registered.includes(RegistererState.Registered) ||
+          registered.includes(RegistererState.Unregistered),
+        10_000,
+      );
+      if (!registered.includes(RegistererState.Registered)) {
+        throw new Error(`sip.js did not register: ${registered.join(', ')}`);
+      }
+    },
+    stop: async () => {
+      await registerer.unregister().catch(() => {});
+      await ua.stop();
+    },
+  };
+}
