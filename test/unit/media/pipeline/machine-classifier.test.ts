@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_MACHINE_DETECTION,
+  GREETING_SHAPE,
   MachineClassifier,
+  type GreetingShape,
   type MachineDetectionSettings,
   type MachineVerdict,
 } from '../../../../src/media/pipeline/machine-classifier.js';
@@ -45,8 +47,14 @@ function classify(
   parts: Part[],
   settings: Partial<MachineDetectionSettings> = {},
   noiseRms = 30,
+  shape: GreetingShape = GREETING_SHAPE,
 ): MachineVerdict {
-  const classifier = new MachineClassifier({ ...DEFAULT_MACHINE_DETECTION, ...settings }, RATE);
+  const classifier = new MachineClassifier(
+    { ...DEFAULT_MACHINE_DETECTION, ...settings },
+    RATE,
+    20,
+    shape,
+  );
   const frames: (Int16Array | null)[] = [];
   for (const part of parts) {
     for (let i = 0; i < part[1] / 20; i++) {
@@ -62,6 +70,24 @@ function classify(
     if (verdict) return verdict;
   }
   throw new Error('no verdict in 100 s');
+}
+
+/** No short-greeting rule: every greeting waits for all of machine_detection_silence. */
+const NO_SHORT_GREETING: GreetingShape = { shortGreetingMs: 0, shortGreetingSilenceShare: 1 };
+
+/**
+ * The silence that ends a greeting of `spanMs` (first word's start to last word's end), as the
+ * classifier hears it: in whole 20 ms frames.
+ */
+function silenceEnding(
+  spanMs: number,
+  silenceMs = DEFAULT_MACHINE_DETECTION.afterGreetingSilenceMs,
+): number {
+  const ms =
+    spanMs <= GREETING_SHAPE.shortGreetingMs
+      ? silenceMs * GREETING_SHAPE.shortGreetingSilenceShare
+      : silenceMs;
+  return Math.ceil(ms / 20) * 20;
 }
 
 /** Words of `ms` each, `gapMs` of noise between them. */
@@ -83,9 +109,29 @@ describe('MachineClassifier', () => {
       ['speech', 500],
     ]);
     expect(verdict).toMatchObject({ result: 'human', reason: 'silence-after-greeting', words: 1 });
-    // 400 ms of line, 500 ms of hello, then the 700 ms of silence that decides.
-    expect(verdict.afterMs).toBe(400 + 500 + DEFAULT_MACHINE_DETECTION.afterGreetingSilenceMs);
+    // 400 ms of line, 500 ms of hello, then the silence that ends a greeting that short.
+    expect(verdict.afterMs).toBe(400 + 500 + silenceEnding(500));
     expect(verdict.firstAudioMs).toBe(0);
+  });
+
+  it('ends a short greeting after a share of machine_detection_silence, a longer one after all', () => {
+    const shape = { shortGreetingMs: 1000, shortGreetingSilenceShare: 0.5 };
+    const settings = { afterGreetingSilenceMs: 800 };
+    // A 600 ms hello is over after 400 ms of silence.
+    expect(classify([['speech', 600]], settings, 30, shape)).toMatchObject({
+      result: 'human',
+      afterMs: 600 + 400,
+    });
+    // Three words over 1500 ms need the whole 800 ms.
+    expect(classify(words(3, 300, 300), settings, 30, shape)).toMatchObject({
+      result: 'human',
+      afterMs: 1500 + 800,
+      words: 3,
+    });
+    // Without the rule the hello waits for all of it too.
+    expect(classify([['speech', 600]], settings, 30, NO_SHORT_GREETING)).toMatchObject({
+      afterMs: 600 + 800,
+    });
   });
 
   it('calls a greeting with more speech than machine_detection_initial_greeting a machine', () => {
@@ -115,9 +161,9 @@ describe('MachineClassifier', () => {
           ['noise', 900],
           ['speech', 400],
         ],
-        {
-          afterGreetingSilenceMs: silenceMs,
-        },
+        { afterGreetingSilenceMs: silenceMs },
+        30,
+        NO_SHORT_GREETING,
       );
     // A 900 ms pause ends a greeting when 500 ms is enough, not when 1500 ms is needed.
     expect(hello(500)).toMatchObject({ result: 'human', afterMs: 900, words: 1 });
@@ -173,9 +219,7 @@ describe('MachineClassifier', () => {
       ['speech', 500],
     ]);
     expect(verdict).toMatchObject({ result: 'human', firstAudioMs: 1000 });
-    expect(verdict.afterMs).toBe(
-      1000 + 200 + 500 + DEFAULT_MACHINE_DETECTION.afterGreetingSilenceMs,
-    );
+    expect(verdict.afterMs).toBe(1000 + 200 + 500 + silenceEnding(500));
   });
 
   it('stops at machine_detection_time: a greeting still going is a machine, else unknown', () => {
