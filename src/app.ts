@@ -21,6 +21,10 @@ import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
 import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
 import { LiveControl } from './call/live-control.js';
+import { DRAIN_RETRY_AFTER_S } from './call/call-engine.js';
+import { clusterMetrics } from './cluster/cluster-metrics.js';
+import { GatewayCluster } from './cluster/gateway-cluster.js';
+import { LiveCallDirectory } from './cluster/live-call-directory.js';
 import { MachineDetectionMetrics } from './call/machine-detection.js';
 import { RecordRetention } from './call/record-retention.js';
 import { MediaService } from './call/media-service.js';
@@ -58,6 +62,8 @@ export interface GatewayOptions {
    * ensureMainAccount); the process entry writes it to a file. Nothing is done without it.
    */
   keepGeneratedCredentials?: (account: { authId: string; authToken: string }) => Promise<void>;
+  /** The operator asked this node to drain (POST /operator/v1/Node/Drain/): as SIGTERM. */
+  onDrainRequested?: () => void;
 }
 
 export interface Gateway {
@@ -78,6 +84,11 @@ export interface Gateway {
   tollfree: TollfreeVerifications;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
+  /**
+   * Takes no new work (503 to INVITE and OPTIONS, outbound calls placed on other nodes) and
+   * resolves once this node runs no call, or at the deadline; close() then ends what is left.
+   */
+  drain(deadlineMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -135,6 +146,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   log = app.log;
 
   let listening = false;
+  let draining = false;
   const registry = new Registry();
   const scheduler = options.scheduler ?? systemScheduler;
   const keys = recentSigningKeys(signingKeys(state), scheduler);
@@ -171,14 +183,25 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     intervalMs: config.trunkProbeInterval * 1000,
     log: app.log,
   });
+  // On Redis, several nodes may share the state: each call's owner is kept there (src/cluster).
+  const directory = redisStore
+    ? new LiveCallDirectory({
+        redis: redisStore.client,
+        node: sip.node,
+        onError: (error, uuid) =>
+          app.log.warn({ err: error, callUuid: uuid }, 'the live call directory was not updated'),
+      })
+    : null;
+  const deck = RateDeck.load(config.rateDeck);
   const calls = new CallEngine({
     services: {
       state,
       callbacks,
-      deck: RateDeck.load(config.rateDeck),
+      deck,
       streamRate: config.streamRate,
       scheduler,
       machineDetection: new MachineDetectionMetrics(registry),
+      ...(directory ? { watcher: directory } : {}),
       log: app.log,
     },
     legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log },
@@ -242,7 +265,37 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   const retention = new RecordRetention(state, mainAccount.authId, scheduler, (error) =>
     app.log.warn({ err: error }, 'sweeping expired call records failed'),
   );
-  operationalRoutes(app, { isReady: () => listening, registry });
+  const local = new LiveControl(calls);
+  const cluster =
+    redisStore && directory
+      ? new GatewayCluster({
+          redis: redisStore.client,
+          node: sip.node,
+          mainToken: mainAccount.authToken,
+          scheduler,
+          engine: calls,
+          local,
+          directory,
+          state,
+          deck,
+          callbacks,
+          addresses: () => ({
+            sip: `${config.publicHost}:${listening ? sip.addresses.udp.port : config.sipPort}`,
+            http: `${config.httpHost}:${config.httpPort}`,
+          }),
+          log: app.log,
+        })
+      : null;
+  if (cluster) clusterMetrics(registry, cluster);
+  operationalRoutes(app, {
+    isReady: () => listening,
+    registry,
+    node: () => ({
+      id: sip.node,
+      state: cluster?.draining || draining ? 'draining' : 'active',
+      peers: cluster ? cluster.peers() : Promise.resolve([]),
+    }),
+  });
   const chatAppTemplates = new ChatAppTemplates({
     state,
     graph,
@@ -291,7 +344,8 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     clock,
     sipDomain: config.publicHost,
     calls,
-    control: new LiveControl(calls),
+    control: cluster?.control ?? local,
+    launcher: cluster ?? calls,
     messages: messaging.pipeline,
     chatAppTemplates,
     mediaStore: messaging.mms.store,
@@ -303,6 +357,14 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       tollfree,
       tenant: mainAccount.authId,
       token: config.operatorToken,
+      ...(options.onDrainRequested
+        ? {
+            drain: () => {
+              options.onDrainRequested!();
+              return sip.node;
+            },
+          }
+        : {}),
     });
   await restApi(app, context, { rateLimit: config.rateLimit, redis: redisStore?.client ?? null });
   await app.ready();
@@ -324,6 +386,18 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       tollfreeExpiry.start();
       probes.start();
       listening = true;
+      await cluster?.start();
+    },
+    drain: async (deadlineMs) => {
+      draining = true;
+      calls.drain();
+      sip.drain(DRAIN_RETRY_AFTER_S);
+      await cluster?.drain();
+      const deadline = new Promise<'deadline'>((resolve) =>
+        scheduler.after(deadlineMs, () => resolve('deadline')),
+      );
+      if ((await Promise.race([calls.idle(), deadline])) === 'deadline')
+        app.log.warn({ calls: calls.liveCount }, 'drain deadline reached: hanging up what is left');
     },
     close: async () => {
       listening = false;
@@ -331,6 +405,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       tollfreeExpiry.stop();
       probes.stop();
       await calls.close();
+      await cluster?.stop();
       await messaging.close();
       await sip.close();
       await media.shutdown();

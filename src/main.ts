@@ -18,10 +18,12 @@ async function main(): Promise<void> {
   const priority =
     config.realtimePriority === null ? null : applyRealtimePriority(config.realtimePriority);
   const written: { file?: MainAccountFile } = {};
+  let requestDrain = (): void => undefined;
   const gateway = await buildGateway(config, {
     keepGeneratedCredentials: async (account) => {
       written.file = await writeMainAccountFile(config.dataDir, account);
     },
+    onDrainRequested: () => requestDrain(),
   });
   if (priority?.applied) {
     gateway.app.log.info(
@@ -48,7 +50,16 @@ async function main(): Promise<void> {
     );
   }
   await gateway.listen();
+  let stopping = false;
+  // SIGTERM (a deploy) and the operator's drain: no new work, running calls go on until they
+  // end or VOXGATE_DRAIN_TIMEOUT, then the rest is hung up with records and callbacks.
   const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    if (signal !== 'SIGINT') {
+      gateway.app.log.info({ signal, deadlineS: config.drainTimeout }, 'draining');
+      await gateway.drain(config.drainTimeout * 1000);
+    }
     gateway.app.log.info({ signal }, 'shutting down');
     await gateway.close();
     // In memory the account ends with the process, and so does the file that names it.
@@ -57,6 +68,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+  requestDrain = () => void stop('operator drain');
   // SIP message tracing, switched at run time: `kill -USR2 <pid>` turns it on, again off.
   process.on('SIGUSR2', () => {
     gateway.sip.setTrace(!gateway.sip.tracing);

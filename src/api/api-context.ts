@@ -7,6 +7,7 @@ import type {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { CallControl } from '../call/live-control.js';
+import type { CallLauncher } from '../call/call-launcher.js';
 import type { CallEngine } from '../call/call-engine.js';
 import type { Clock } from '../core/clock.js';
 import type { MessagePipeline } from '../messaging/message-pipeline.js';
@@ -27,6 +28,8 @@ export interface ApiContext {
   sipDomain: string;
   /** Places calls. */
   calls: CallEngine;
+  /** Places outbound calls on the node that should run them (this one without a cluster). */
+  launcher?: CallLauncher;
   /** Lists, shows and acts on calls in progress, on this node or another. */
   control: CallControl;
   /** Accepts messages to send. */

@@ -1,10 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import type { NodeInfo } from '../cluster/node-registry.js';
 
 /** /health, /metrics and /docs: unauthenticated, outside /v1. */
 export function operationalRoutes(
   app: FastifyInstance,
-  options: { isReady: () => boolean; registry: Registry },
+  options: {
+    isReady: () => boolean;
+    registry: Registry;
+    /** This node and the peers it sees (none without Redis). */
+    node?: () => { id: string; state: 'active' | 'draining'; peers: Promise<NodeInfo[]> };
+  },
 ): void {
   const { registry } = options;
   collectDefaultMetrics({ register: registry, prefix: 'voxgate_' });
@@ -22,11 +28,29 @@ export function operationalRoutes(
     });
   });
 
+  // 200 when the node takes work; 503 while it starts or drains (a load balancer moves on).
   app.get('/health', { schema: { hide: true } }, async (request, reply) => {
     const ready = options.isReady();
-    return reply
-      .code(ready ? 200 : 503)
-      .send({ api_id: request.id, status: ready ? 'ok' : 'starting' });
+    const node = options.node?.();
+    const draining = node?.state === 'draining';
+    const peers = node ? await node.peers.catch(() => null) : null;
+    return reply.code(ready && !draining ? 200 : 503).send({
+      api_id: request.id,
+      status: !ready ? 'starting' : draining ? 'draining' : 'ok',
+      ...(node
+        ? {
+            node: { id: node.id, state: node.state },
+            peers: peers?.map((p) => ({
+              id: p.id,
+              state: p.state,
+              calls: p.calls,
+              sip: p.sip,
+              http: p.http,
+              heartbeat_at: new Date(p.heartbeatAt).toISOString(),
+            })),
+          }
+        : {}),
+    });
   });
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     return reply.type(registry.contentType).send(await registry.metrics());

@@ -28,6 +28,8 @@ export interface OperatorContext {
   /** The tenant whose accounts the operator reviews. */
   tenant: string;
   token: string;
+  /** Starts this node's drain (the same as SIGTERM); its node id. */
+  drain?: () => string;
 }
 
 /**
@@ -113,6 +115,22 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
           ...(body.error_message === undefined ? {} : { error_message: body.error_message }),
         });
         return present(moved);
+      },
+    });
+
+    /** Drains this node as SIGTERM does: no new work, running calls go on, then it exits. */
+    scope.post('/operator/v1/Node/Drain/', {
+      schema: {
+        tags,
+        response: {
+          202: Type.Object({ node: Type.String(), state: Type.Literal('draining') }),
+          ...errorResponses(401, 404),
+        },
+      },
+      handler: async (_request, reply) => {
+        if (!context.drain) throw notFound('draining (this gateway is not started by its process)');
+        const node = context.drain();
+        return reply.code(202).send({ node, state: 'draining' as const });
       },
     });
   });

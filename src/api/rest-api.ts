@@ -26,7 +26,7 @@ const RESOURCES: RouteModule[] = [
   numberRoutes,
   sipDirectoryRoutes,
   callRoutes,
-  (scope, context) => callCreateRoutes(scope, context, context.calls),
+  (scope, context) => callCreateRoutes(scope, context, context.launcher ?? context.calls),
   callControlRoutes,
   streamRoutes,
   liveCallRoutes,

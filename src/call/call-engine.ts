@@ -25,6 +25,9 @@ export interface CallEngineOptions {
   trunks: Omit<TrunkDeps, 'services' | 'legs'>;
 }
 
+/** Seconds a draining node asks callers (the proxy) to wait before trying it again. */
+export const DRAIN_RETRY_AFTER_S = 300;
+
 /** A live call as the API lists it. */
 export interface LiveCall {
   call: Call;
@@ -40,6 +43,8 @@ export class CallEngine implements CallLauncher {
   private readonly live = new Map<string, LiveCall>();
   private readonly requests = new Map<string, Set<string>>();
   private closing = false;
+  private draining = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: CallEngineOptions) {
     options.legs.sip.incoming.onInvite = (invite) => this.incoming(invite);
@@ -83,6 +88,27 @@ export class CallEngine implements CallLauncher {
       if (parentAuthId === owner.tenant && holder.subaccount === null) return;
     }
     throw notFound(`parent call ${uuid}`);
+  }
+
+  /** How many calls this node runs (queued ones included). */
+  get liveCount(): number {
+    return this.live.size;
+  }
+
+  /** Whether this node runs the call of that uuid, whoever owns it. */
+  runs(uuid: string): boolean {
+    return this.live.has(uuid);
+  }
+
+  /** From now on a new INVITE is answered 503 with Retry-After: the proxy tries another node. */
+  drain(): void {
+    this.draining = true;
+  }
+
+  /** Resolves once this node runs no call. */
+  idle(): Promise<void> {
+    if (this.live.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** The live calls an account sees (a main account sees its subaccounts' too). */
@@ -215,8 +241,11 @@ export class CallEngine implements CallLauncher {
   }
 
   private incoming(invite: IncomingInvite): void {
-    if (this.closing) {
-      invite.reject(503, 'Shutting down');
+    if (this.closing || this.draining) {
+      // RFC 3261 21.5.4: Retry-After tells the proxy when to try this node again.
+      invite.reject(503, this.draining ? 'Draining' : 'Shutting down', [
+        ['Retry-After', String(DRAIN_RETRY_AFTER_S)],
+      ]);
       return;
     }
     const uuid = randomUUID();
@@ -299,6 +328,7 @@ export class CallEngine implements CallLauncher {
     call.dial = (instruction) => runDial(call, instruction, this.dialDeps());
     void call.finished.then(() => {
       this.live.delete(call.uuid);
+      if (this.live.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
       if (requestUuid) {
         const uuids = this.requests.get(requestUuid);
         uuids?.delete(call.uuid);

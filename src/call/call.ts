@@ -35,10 +35,19 @@ export interface CallServices {
   scheduler: Scheduler;
   /** Machine detection results on /metrics. */
   machineDetection?: MachineDetectionMetrics;
+  /** Hears each call start, answer and end (the cluster keeps who runs which call). */
+  watcher?: CallWatcher;
   log: {
     info(object: object, message: string): void;
     warn(object: object, message: string): void;
   };
+}
+
+export interface CallWatcher {
+  started(call: Call): void;
+  answered(call: Call): void;
+  /** After its record is written and its hangup callback sent. */
+  ended(call: Call): void;
 }
 
 /** Who a call belongs to: the account that placed it or whose number it reached. */
@@ -130,6 +139,7 @@ export class Call implements AppCall {
       onEnded: (end) => void this.ended(end),
       onStream: (streamId, news) => this.streams.news(streamId, news),
     };
+    services.watcher?.started(this);
     // A leg that ended before its call was made (a CANCEL during routing) still gets its
     // record and its hangup callback.
     if (leg.result) void this.ended(leg.result);
@@ -288,6 +298,7 @@ export class Call implements AppCall {
   private startAnswered(): void {
     if (this.sessionStart === null)
       this.sessionStart = this.leg.times.answer ?? this.services.scheduler.now();
+    this.services.watcher?.answered(this);
     const limit = this.init.timeLimit;
     if (limit) {
       this.timers.push(
@@ -340,6 +351,7 @@ export class Call implements AppCall {
     try {
       this.notifyHangup(end);
     } finally {
+      this.services.watcher?.ended(this);
       this.resolveFinished();
     }
   }

@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import { DIGEST_REALM } from '../core/digest.js';
@@ -17,6 +16,7 @@ import type { State } from '../state/state.js';
 import { StateRegistrarDirectory } from './registrar-directory.js';
 import { prometheusSipMetrics } from './sip-metrics.js';
 import { redactSipSecrets } from './sip-trace.js';
+import { responseTo } from '../sip/transaction/response-to.js';
 
 export interface SipLogger {
   info(object: object, message: string): void;
@@ -52,11 +52,13 @@ export class SipService {
   readonly incoming: InviteServer;
   /** Checks who sent an INVITE: an endpoint's digest, or a bearer token over WebSocket. */
   readonly callers: RequestAuthenticator;
-  readonly node = `${hostname()}-${process.pid}`;
+  /** This node's id (VOXGATE_NODE_ID): its registrations and, on Redis, its calls name it. */
+  readonly node: string;
   private addressesValue: SipAddresses | null = null;
 
   constructor(private readonly options: SipServiceOptions) {
     const { config, state, scheduler, log, registry } = options;
+    this.node = config.nodeId;
     const { metrics, watch } = prometheusSipMetrics(registry);
     this.stack = new SipStack({
       scheduler,
@@ -118,6 +120,21 @@ export class SipService {
         );
     });
     this.setTrace(config.sipTrace);
+  }
+
+  /**
+   * Draining: OPTIONS is answered 503 with Retry-After, so a proxy probing this node stops
+   * sending it new calls (the call engine refuses new INVITEs the same way).
+   */
+  drain(retryAfterSeconds: number): void {
+    this.stack.core.handle('OPTIONS', (request, transaction) =>
+      transaction.respond(
+        responseTo(request, 503, {
+          reason: 'Draining',
+          headers: [['Retry-After', String(retryAfterSeconds)]],
+        }),
+      ),
+    );
   }
 
   /** Where the listeners are, once listening. */

@@ -1,5 +1,5 @@
 import { constants, accessSync, readFileSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
 import { parseRedisTarget } from '../state/redis-target.js';
@@ -68,6 +68,10 @@ export interface Config {
   trunkAnswerTimeout: number;
   /** Seconds between OPTIONS probes of trunk origination URIs; 0: no probing. */
   trunkProbeInterval: number;
+  /** Seconds a draining node lets its calls run before it hangs them up and exits. */
+  drainTimeout: number;
+  /** This node's id among the nodes sharing Redis (VOXGATE_NODE_ID). */
+  nodeId: string;
   /** The SMPP carriers of VOXGATE_SMPP_URL (empty: no SMS carrier). */
   smppCarriers: SmppCarrier[];
   /** CSV message rate deck (prefix,rate_per_unit,carrier_fee_per_unit,description). */
@@ -150,6 +154,19 @@ function dnsServers(env: Env, name: string): string[] {
     );
   }
   return list;
+}
+
+/** Letters, digits, dots, dashes and underscores; the host name and process id by default. */
+function nodeId(env: Env, name: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return `${hostname()}-${process.pid}`;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(raw))
+    throw new ConfigError(
+      name,
+      'must be 1 to 64 letters, digits, dots, dashes or underscores',
+      raw,
+    );
+  return raw;
 }
 
 function whole(env: Env, name: string, fallback: number, min: number): number {
@@ -499,6 +516,8 @@ export function loadConfig(processEnv: Env = process.env): Config {
     trunkResponseTimeout: whole(env, 'VOXGATE_TRUNK_RESPONSE_TIMEOUT', 4, 1),
     trunkAnswerTimeout: whole(env, 'VOXGATE_TRUNK_ANSWER_TIMEOUT', 0, 0),
     trunkProbeInterval: whole(env, 'VOXGATE_TRUNK_PROBE_INTERVAL', 30, 0),
+    drainTimeout: whole(env, 'VOXGATE_DRAIN_TIMEOUT', 600, 0),
+    nodeId: nodeId(env, 'VOXGATE_NODE_ID'),
     smppCarriers: smppCarriers(env, 'VOXGATE_SMPP_URL'),
     messageRateDeck: readableFile(env, 'VOXGATE_MESSAGE_RATE_DECK', DEFAULT_MESSAGE_RATE_DECK),
     smsSmartEncoding: flag(env, 'VOXGATE_SMS_SMART_ENCODING'),

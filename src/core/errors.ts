@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   upstream: 502,
+  unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -40,6 +40,8 @@ describe('loadConfig', () => {
       trunkResponseTimeout: 4,
       trunkAnswerTimeout: 0,
       trunkProbeInterval: 30,
+      drainTimeout: 600,
+      nodeId: expect.stringMatching(/-\d+$/),
       smppCarriers: [],
       messageRateDeck: 'fixtures/message-rate-deck.csv',
       smsSmartEncoding: false,

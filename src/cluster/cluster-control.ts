@@ -1,0 +1,187 @@
+import type { CallOwner } from '../call/call-launcher.js';
+import type { LiveCallFilters, LiveCallView } from '../call/live-call-view.js';
+import type {
+  CallControl,
+  CallView,
+  LiveAction,
+  LiveControl,
+  LiveSpeech,
+} from '../call/live-control.js';
+import type { StreamRequest } from '../call/streams/stream-request.js';
+import { ApiError } from '../core/errors.js';
+import type { CallConversion } from '../state/records.js';
+import { ControlTimeout, type ControlBus } from './control-bus.js';
+import type { LiveCallDirectory } from './live-call-directory.js';
+import type { NodeRegistry } from './node-registry.js';
+
+/** The actions that name one call, as sent to the node that runs it. */
+const ON_CALL = [
+  'get',
+  'hangup',
+  'speak',
+  'stopSpeaking',
+  'sendDigits',
+  'startStream',
+  'stopStream',
+  'stopStreams',
+  'convert',
+] as const;
+type OnCall = (typeof ON_CALL)[number];
+
+/** The actions every node answers for its own calls, gathered. */
+const ON_ALL = ['list', 'hangupAll', 'cancelRequest'] as const;
+
+/** What a call's action gives when no live node runs that call. */
+const NOT_RUNNING: Record<OnCall, unknown> = {
+  get: null,
+  hangup: false,
+  speak: 'not-found',
+  stopSpeaking: 'not-found',
+  sendDigits: 'not-found',
+  startStream: null,
+  stopStream: false,
+  stopStreams: null,
+  convert: 'not-live',
+};
+
+/**
+ * CallControl over every node: a call of this node is acted on here; a call of another node
+ * (its owner found in the live call directory) by a request to that node, whose own
+ * LiveControl answers as if the client had asked it; listings and "all calls" actions gather
+ * every live node's answer. An owner that does not answer in time is dead when its heartbeat
+ * is gone too (its calls are then closed by the reaper, and the call is not found), and
+ * otherwise the request fails with 503: never a hang.
+ */
+export class ClusterControl implements CallControl {
+  constructor(
+    private readonly local: LiveControl,
+    private readonly options: {
+      node: string;
+      bus: ControlBus;
+      directory: LiveCallDirectory;
+      registry: NodeRegistry;
+      /** Closes a dead node's calls now (elected, once). */
+      reap: (node: string) => Promise<void>;
+      /** Whether this node runs a call (whoever owns it). */
+      runsHere: (uuid: string) => boolean;
+    },
+  ) {
+    const { bus } = options;
+    for (const method of ON_CALL) {
+      bus.handle(method, (args: unknown[]) =>
+        (this.local[method] as (...a: unknown[]) => Promise<unknown>).apply(this.local, args),
+      );
+    }
+    for (const method of ON_ALL) {
+      bus.handle(method, (args: unknown[]) =>
+        (this.local[method] as (...a: unknown[]) => Promise<unknown>).apply(this.local, args),
+      );
+    }
+  }
+
+  async list(
+    viewer: CallOwner,
+    view: CallView,
+    filters: LiveCallFilters = {},
+  ): Promise<LiveCallView[]> {
+    const all = await this.gather<LiveCallView[]>('list', [viewer, view, filters]);
+    return all.flat().sort((a, b) => a.initiated - b.initiated);
+  }
+
+  async hangupAll(viewer: CallOwner): Promise<number> {
+    return (await this.gather<number>('hangupAll', [viewer])).reduce((a, b) => a + b, 0);
+  }
+
+  async cancelRequest(viewer: CallOwner, requestUuid: string): Promise<number> {
+    const counts = await this.gather<number>('cancelRequest', [viewer, requestUuid]);
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  get(viewer: CallOwner, view: CallView, uuid: string): Promise<LiveCallView | null> {
+    return this.onCall('get', uuid, [viewer, view, uuid]) as Promise<LiveCallView | null>;
+  }
+
+  hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
+    return this.onCall('hangup', uuid, [viewer, uuid]) as Promise<boolean>;
+  }
+
+  speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): Promise<LiveAction> {
+    return this.onCall('speak', uuid, [viewer, uuid, speech]) as Promise<LiveAction>;
+  }
+
+  stopSpeaking(viewer: CallOwner, uuid: string): Promise<LiveAction> {
+    return this.onCall('stopSpeaking', uuid, [viewer, uuid]) as Promise<LiveAction>;
+  }
+
+  sendDigits(
+    viewer: CallOwner,
+    uuid: string,
+    digits: string,
+    leg: 'aleg' | 'bleg' = 'aleg',
+  ): Promise<LiveAction> {
+    return this.onCall('sendDigits', uuid, [viewer, uuid, digits, leg]) as Promise<LiveAction>;
+  }
+
+  startStream(
+    viewer: CallOwner,
+    uuid: string,
+    request: StreamRequest,
+  ): Promise<{ streamId: string } | null | 'not-connected'> {
+    return this.onCall('startStream', uuid, [viewer, uuid, request]) as Promise<
+      { streamId: string } | null | 'not-connected'
+    >;
+  }
+
+  stopStream(viewer: CallOwner, uuid: string, streamId: string): Promise<boolean> {
+    return this.onCall('stopStream', uuid, [viewer, uuid, streamId]) as Promise<boolean>;
+  }
+
+  stopStreams(viewer: CallOwner, uuid: string): Promise<number | null> {
+    return this.onCall('stopStreams', uuid, [viewer, uuid]) as Promise<number | null>;
+  }
+
+  convert(
+    viewer: CallOwner,
+    uuid: string,
+    conversion: CallConversion,
+  ): Promise<'live' | 'not-live'> {
+    return this.onCall('convert', uuid, [viewer, uuid, conversion]) as Promise<'live' | 'not-live'>;
+  }
+
+  /** Runs an action on the node that runs the call. */
+  private async onCall(method: OnCall, uuid: string, args: unknown[]): Promise<unknown> {
+    const { node, directory, bus, registry, runsHere } = this.options;
+    const run = () =>
+      (this.local[method] as (...a: unknown[]) => Promise<unknown>).apply(this.local, args);
+    if (runsHere(uuid)) return run();
+    const entry = await directory.find(uuid);
+    if (!entry || entry.node === node) return run();
+    try {
+      return await bus.call(entry.node, method, args);
+    } catch (error) {
+      if (!(error instanceof ControlTimeout)) throw error;
+      if (await registry.isAlive(entry.node)) {
+        throw new ApiError(
+          'unavailable',
+          `node ${entry.node} running call ${uuid} did not answer in time`,
+        );
+      }
+      await this.options.reap(entry.node);
+      return NOT_RUNNING[method];
+    }
+  }
+
+  /** Every live node's answer to an action on its own calls; a node that does not answer in time is left out. */
+  private async gather<T>(method: (typeof ON_ALL)[number], args: unknown[]): Promise<T[]> {
+    const { node, bus, registry } = this.options;
+    const peers = (await registry.alive()).filter((n) => n.id !== node);
+    const here = (this.local[method] as (...a: unknown[]) => Promise<T>).apply(this.local, args);
+    const there = peers.map((peer) =>
+      (bus.call(peer.id, method, args) as Promise<T>).catch((error: Error) => {
+        if (error instanceof ControlTimeout) return null;
+        throw error;
+      }),
+    );
+    return (await Promise.all([here, ...there])).filter((x): x is Awaited<T> => x !== null) as T[];
+  }
+}

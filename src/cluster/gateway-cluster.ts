@@ -1,0 +1,201 @@
+import { createHmac } from 'node:crypto';
+import type { RateDeck } from '../call/billing/rate-deck.js';
+import type { CallEngine } from '../call/call-engine.js';
+import type { CallLauncher, CallOwner } from '../call/call-launcher.js';
+import type { LiveControl } from '../call/live-control.js';
+import type { OutboundCallRequest } from '../call/outbound-request.js';
+import type { CallbackDelivery } from '../callbacks/index.js';
+import { ApiError } from '../core/errors.js';
+import type { Scheduler } from '../core/scheduler.js';
+import type { State } from '../state/state.js';
+import { ClusterControl } from './cluster-control.js';
+import { ControlBus } from './control-bus.js';
+import type { LiveCallDirectory } from './live-call-directory.js';
+import { NodeReaper } from './node-reaper.js';
+import { NodeRegistry, type NodeInfo, type RedisClient } from './node-registry.js';
+
+/** How long a node waits for another's answer to a control request. */
+export const CONTROL_TIMEOUT_MS = 2000;
+
+export interface GatewayClusterOptions {
+  redis: RedisClient;
+  node: string;
+  /** The main account's token: every node of one gateway has it, so it keys the bus. */
+  mainToken: string;
+  scheduler: Scheduler;
+  engine: CallEngine;
+  local: LiveControl;
+  directory: LiveCallDirectory;
+  state: State;
+  deck: RateDeck;
+  callbacks: CallbackDelivery;
+  /** Where this node's SIP and REST listen, once they do. */
+  addresses: () => { sip: string; http: string };
+  log: {
+    info(object: object, message: string): void;
+    warn(object: object, message: string): void;
+  };
+}
+
+/**
+ * This node's part in a gateway of several nodes sharing Redis: its heartbeat and its peers
+ * (NodeRegistry), requests to and from them (ControlBus), the API's call control across them
+ * (ClusterControl), outbound calls placed on the least loaded active node, and the closing of
+ * dead nodes' calls (NodeReaper, run at every heartbeat).
+ */
+export class GatewayCluster implements CallLauncher {
+  readonly registry: NodeRegistry;
+  readonly control: ClusterControl;
+  private readonly bus: ControlBus;
+  private readonly reaper: NodeReaper;
+  private state: NodeInfo['state'] = 'active';
+  private readonly startedAt: number;
+
+  constructor(private readonly options: GatewayClusterOptions) {
+    const { redis, node, scheduler, engine, log } = options;
+    this.startedAt = scheduler.now();
+    this.registry = new NodeRegistry({
+      redis,
+      scheduler,
+      describe: () => ({
+        id: node,
+        ...options.addresses(),
+        state: this.state,
+        calls: engine.liveCount,
+        startedAt: this.startedAt,
+      }),
+      onError: (error) => log.warn({ err: error, cluster: true }, 'heartbeat failed'),
+    });
+    this.bus = new ControlBus({
+      node,
+      redis,
+      subscriber: subscriberOf(redis),
+      secret: createHmac('sha256', options.mainToken).update('voxgate control bus').digest(),
+      timeoutMs: CONTROL_TIMEOUT_MS,
+      scheduler,
+      isAlive: (id) => this.registry.isAlive(id),
+      log,
+    });
+    this.reaper = new NodeReaper({
+      redis,
+      node,
+      registry: this.registry,
+      directory: options.directory,
+      state: options.state,
+      deck: options.deck,
+      callbacks: options.callbacks,
+      scheduler,
+      log,
+    });
+    this.control = new ClusterControl(options.local, {
+      node,
+      bus: this.bus,
+      directory: options.directory,
+      registry: this.registry,
+      reap: (dead) => this.reaper.reap(dead),
+      runsHere: (uuid) => engine.runs(uuid),
+    });
+    this.bus.handle(
+      'fire',
+      ([owner, request, sourceIp]: [CallOwner, OutboundCallRequest, string]) =>
+        this.fireHere(owner, request, sourceIp),
+    );
+  }
+
+  get node(): string {
+    return this.options.node;
+  }
+
+  get draining(): boolean {
+    return this.state === 'draining';
+  }
+
+  async start(): Promise<void> {
+    await this.bus.start();
+    await this.registry.start();
+    this.sweepSoon();
+  }
+
+  /** Tells the peers at once that this node takes no new work. */
+  async drain(): Promise<void> {
+    this.state = 'draining';
+    await this.registry.beat();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.registry.stop().catch(() => undefined);
+    await this.bus.stop();
+  }
+
+  /** The live nodes, this one included. */
+  peers(): Promise<NodeInfo[]> {
+    return this.registry.alive();
+  }
+
+  /**
+   * Places a request's calls on the active node with the fewest calls (this one on a tie),
+   * through the bus when it is another; this node when no other answers and it is active.
+   */
+  async fire(
+    owner: CallOwner,
+    request: OutboundCallRequest,
+    sourceIp: string,
+  ): Promise<{ requestUuid: string }> {
+    const { node, engine } = this.options;
+    const active = (await this.registry.alive()).filter((n) => n.state === 'active');
+    const here = active.find((n) => n.id === node);
+    const least = active
+      .filter((n) => n.id !== node)
+      .reduce<NodeInfo | null>(
+        (best, n) => (best === null || n.calls < best.calls ? n : best),
+        null,
+      );
+    const hereLoad = here ? engine.liveCount : Infinity;
+    if (least && least.calls < hereLoad) {
+      try {
+        return (await this.bus.call(least.id, 'fire', [owner, request, sourceIp])) as {
+          requestUuid: string;
+        };
+      } catch (error) {
+        if (error instanceof ApiError || this.draining) throw error;
+        this.options.log.warn(
+          { err: error, node: least.id },
+          'placing calls on a peer failed; here instead',
+        );
+      }
+    }
+    return this.fireHere(owner, request, sourceIp);
+  }
+
+  private fireHere(
+    owner: CallOwner,
+    request: OutboundCallRequest,
+    sourceIp: string,
+  ): Promise<{ requestUuid: string }> {
+    if (this.draining)
+      throw new ApiError(
+        'unavailable',
+        `node ${this.options.node} is draining: it takes no new calls`,
+      );
+    return this.options.engine.fire(owner, request, sourceIp);
+  }
+
+  private stopped = false;
+
+  /** Looks for dead nodes at every heartbeat. */
+  private sweepSoon(): void {
+    if (this.stopped) return;
+    this.options.scheduler.after(1000, () => {
+      this.reaper
+        .sweep()
+        .catch((error: Error) => this.options.log.warn({ err: error }, 'closing dead nodes failed'))
+        .finally(() => this.sweepSoon());
+    });
+  }
+}
+
+/** A connection of its own for subscribing, to the same server or cluster. */
+function subscriberOf(redis: RedisClient): RedisClient {
+  return (redis as { duplicate(): RedisClient }).duplicate();
+}

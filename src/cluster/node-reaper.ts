@@ -1,0 +1,132 @@
+import type { RateDeck } from '../call/billing/rate-deck.js';
+import { buildCallRecord } from '../call/call-record.js';
+import { hangupCause } from '../call/hangup-causes.js';
+import type { CallbackDelivery } from '../callbacks/index.js';
+import { formatCallbackTime } from '../core/record-time.js';
+import { UniqueViolation } from '../core/errors.js';
+import type { Scheduler } from '../core/scheduler.js';
+import type { State } from '../state/state.js';
+import type { LiveCallDirectory, LiveCallEntry } from './live-call-directory.js';
+import type { NodeRegistry, RedisClient } from './node-registry.js';
+
+/** How long a node's claim on a dead node's calls holds, should it die while closing them. */
+const CLAIM_MS = 60_000;
+/** The cause a dead node's calls end with (its hangup source is `Error`). */
+const NODE_FAILURE = hangupCause('Network Error');
+
+/**
+ * Closes the calls of nodes whose heartbeat stopped: exactly one surviving node per dead node
+ * (a Redis SET NX claim) writes each call's record, ended at the dead node's last heartbeat
+ * with 5000 Network Error from source Error, sends its hangup callback, and releases it; then
+ * the dead node is forgotten. Every node sweeps at each heartbeat, so a dead node's calls are
+ * closed within NODE_TTL_MS plus one heartbeat of its last beat.
+ */
+export class NodeReaper {
+  constructor(
+    private readonly options: {
+      redis: RedisClient;
+      node: string;
+      registry: NodeRegistry;
+      directory: LiveCallDirectory;
+      state: State;
+      deck: RateDeck;
+      callbacks: CallbackDelivery;
+      scheduler: Scheduler;
+      log: {
+        info(object: object, message: string): void;
+        warn(object: object, message: string): void;
+      };
+    },
+  ) {}
+
+  async sweep(): Promise<void> {
+    for (const dead of await this.options.registry.dead()) {
+      if (dead !== this.options.node) await this.reap(dead);
+    }
+  }
+
+  /** Closes a dead node's calls, unless another node has claimed them. */
+  async reap(dead: string): Promise<void> {
+    const { redis, node, registry, directory, log, scheduler } = this.options;
+    const claimed = await redis.set(
+      `voxgate:{cluster}:reaping:${dead}`,
+      node,
+      'PX',
+      CLAIM_MS,
+      'NX',
+    );
+    if (claimed === null) return;
+    const diedAt = (await registry.lastBeat(dead)) ?? scheduler.now();
+    const calls = await directory.callsOf(dead);
+    log.warn(
+      { cluster: true, deadNode: dead, calls: calls.length },
+      'node failure: closing its calls',
+    );
+    for (const entry of calls) {
+      // Its last heartbeat, or the last moment the call is known to have lived after it.
+      const endedAt = Math.max(diedAt, entry.initiated, entry.answered ?? 0);
+      await this.close(entry, endedAt).catch((error: Error) =>
+        log.warn({ err: error, callUuid: entry.uuid }, 'a dead node call could not be closed'),
+      );
+    }
+    await directory.releaseNode(dead);
+    await registry.forget(dead);
+  }
+
+  private async close(entry: LiveCallEntry, endedAt: number): Promise<void> {
+    const { state, deck, callbacks, directory } = this.options;
+    const source = 'Error' as const;
+    try {
+      await state.calls.create({
+        ...buildCallRecord(
+          {
+            callUuid: entry.uuid,
+            requestUuid: entry.requestUuid,
+            direction: entry.direction,
+            callType: entry.callType,
+            from: entry.from,
+            to: entry.to,
+            initiatedAt: entry.initiated,
+            answeredAt: entry.answered,
+            endedAt,
+            hangupCauseCode: NODE_FAILURE.code,
+            hangupCauseName: NODE_FAILURE.name,
+            hangupSource: source,
+            parentCallUuid: entry.parentCallUuid,
+            sourceIp: entry.sourceIp,
+            account: entry.account,
+            subaccount: entry.subaccount,
+          },
+          deck,
+        ),
+        conversion: null,
+      });
+    } catch (error) {
+      // Written already: the node wrote it just before it died.
+      if (!(error instanceof UniqueViolation)) throw error;
+    }
+    if (entry.hangup) {
+      const answered = entry.answered;
+      await callbacks.send({
+        url: entry.hangup.url,
+        method: entry.hangup.method,
+        accountId: entry.authId,
+        params: {
+          ...entry.params,
+          Event: 'Hangup',
+          CallStatus: answered === null ? 'failed' : 'completed',
+          HangupCause: NODE_FAILURE.name,
+          HangupCauseName: NODE_FAILURE.name,
+          HangupCauseCode: String(NODE_FAILURE.code),
+          HangupSource: source,
+          StartTime: formatCallbackTime(entry.initiated),
+          AnswerTime: answered === null ? '' : formatCallbackTime(answered),
+          EndTime: formatCallbackTime(endedAt),
+          Duration: String(Math.round((endedAt - entry.initiated) / 1000)),
+          BillDuration: String(answered === null ? 0 : Math.round((endedAt - answered) / 1000)),
+        },
+      });
+    }
+    await directory.release(entry);
+  }
+}

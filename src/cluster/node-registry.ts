@@ -1,0 +1,117 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { Scheduler, TimerHandle } from '../core/scheduler.js';
+
+/** A Redis connection: one server, or a cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** What a node tells its peers about itself, every heartbeat. */
+export interface NodeInfo {
+  id: string;
+  /** Where its SIP listens (public host and UDP port), for operators and the proxy. */
+  sip: string;
+  /** Its REST API (host:port). */
+  http: string;
+  state: 'active' | 'draining';
+  /** Calls in progress on it: outbound calls go to the least loaded active node. */
+  calls: number;
+  startedAt: number;
+  /** Epoch ms of its last heartbeat. */
+  heartbeatAt: number;
+}
+
+/** Both keys share one hash slot ({cluster}), so they live on one Redis Cluster master. */
+const HEARTBEATS = 'voxgate:{cluster}:heartbeats';
+const INFO = 'voxgate:{cluster}:nodes';
+
+/** How often a node beats, and how long a node may go without a beat before it is dead. */
+export const HEARTBEAT_EVERY_MS = 1000;
+export const NODE_TTL_MS = 3000;
+
+/**
+ * The gateway nodes that share one Redis: each writes its heartbeat (a score in a sorted set,
+ * its description in a hash) every second; a node whose last beat is older than NODE_TTL_MS
+ * is dead. A node that stops cleanly leaves at once.
+ */
+export class NodeRegistry {
+  private timer: TimerHandle | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly options: {
+      redis: RedisClient;
+      scheduler: Scheduler;
+      describe: () => Omit<NodeInfo, 'heartbeatAt'>;
+      onError: (error: Error) => void;
+    },
+  ) {}
+
+  get id(): string {
+    return this.options.describe().id;
+  }
+
+  async start(): Promise<void> {
+    await this.beat();
+    this.schedule();
+  }
+
+  /** Leaves the registry: peers stop counting this node at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    await this.forget(this.id);
+  }
+
+  async beat(): Promise<void> {
+    const info: NodeInfo = {
+      ...this.options.describe(),
+      heartbeatAt: this.options.scheduler.now(),
+    };
+    const { redis } = this.options;
+    await redis.hset(INFO, info.id, JSON.stringify(info));
+    await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
+  }
+
+  /** Every node whose heartbeat is recent, this one included. */
+  async alive(): Promise<NodeInfo[]> {
+    const since = this.options.scheduler.now() - NODE_TTL_MS;
+    const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
+    return this.describe(ids);
+  }
+
+  /** Nodes whose heartbeat stopped (not yet forgotten). */
+  async dead(): Promise<string[]> {
+    const before = this.options.scheduler.now() - NODE_TTL_MS;
+    return this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`);
+  }
+
+  async isAlive(id: string): Promise<boolean> {
+    const score = await this.options.redis.zscore(HEARTBEATS, id);
+    return score !== null && Number(score) >= this.options.scheduler.now() - NODE_TTL_MS;
+  }
+
+  /** Epoch ms of a node's last heartbeat, or null when it is not known. */
+  async lastBeat(id: string): Promise<number | null> {
+    const score = await this.options.redis.zscore(HEARTBEATS, id);
+    return score === null ? null : Number(score);
+  }
+
+  async forget(id: string): Promise<void> {
+    await this.options.redis.zrem(HEARTBEATS, id);
+    await this.options.redis.hdel(INFO, id);
+  }
+
+  private async describe(ids: string[]): Promise<NodeInfo[]> {
+    if (ids.length === 0) return [];
+    const values = await this.options.redis.hmget(INFO, ...ids);
+    return values.filter((v): v is string => v !== null).map((v) => JSON.parse(v) as NodeInfo);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.options.scheduler.after(HEARTBEAT_EVERY_MS, () => {
+      this.beat()
+        .catch((error: Error) => this.options.onError(error))
+        .finally(() => this.schedule());
+    });
+  }
+}
