@@ -35,6 +35,8 @@ export const NODE_TTL_MS = 3000;
 export class NodeRegistry {
   private timer: TimerHandle | null = null;
   private stopped = false;
+  /** The peers' last heartbeats as read at this node's own last beat. */
+  private seen = new Map<string, number>();
 
   constructor(
     private readonly options: {
@@ -69,6 +71,10 @@ export class NodeRegistry {
     const { redis } = this.options;
     await redis.hset(INFO, info.id, JSON.stringify(info));
     await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
+    const beats = await redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+    const seen = new Map<string, number>();
+    for (let k = 0; k + 1 < beats.length; k += 2) seen.set(beats[k]!, Number(beats[k + 1]));
+    this.seen = seen;
   }
 
   /** Every node whose heartbeat is recent, this one included. */
@@ -84,9 +90,17 @@ export class NodeRegistry {
     return this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`);
   }
 
+  /**
+   * Whether a node's heartbeat is recent: from what this node read at its last beat when that
+   * says so (no Redis round trip on a control request), else from Redis (a node that has just
+   * started, or one that looked dead a second ago).
+   */
   async isAlive(id: string): Promise<boolean> {
+    const since = this.options.scheduler.now() - NODE_TTL_MS;
+    const cached = this.seen.get(id);
+    if (cached !== undefined && cached >= since) return true;
     const score = await this.options.redis.zscore(HEARTBEATS, id);
-    return score !== null && Number(score) >= this.options.scheduler.now() - NODE_TTL_MS;
+    return score !== null && Number(score) >= since;
   }
 
   /** Epoch ms of a node's last heartbeat, or null when it is not known. */
