@@ -27,6 +27,7 @@ import { GatewayCluster } from './cluster/gateway-cluster.js';
 import { LiveCallDirectory } from './cluster/live-call-directory.js';
 import { MachineDetectionMetrics } from './call/machine-detection.js';
 import { RecordRetention } from './call/record-retention.js';
+import { StateRegistrarDirectory } from './call/registrar-directory.js';
 import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
@@ -279,6 +280,13 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           state,
           deck,
           callbacks,
+          streamRate: config.streamRate,
+          registrations: new StateRegistrarDirectory(state, () => scheduler.now()),
+          tenant: mainAccount.authId,
+          binds: () =>
+            messaging.carriers
+              .status()
+              .map(({ carrier, bind, state }) => ({ carrier, bind, state })),
           addresses: () => ({
             sip: `${config.publicHost}:${listening ? sip.addresses.udp.port : config.sipPort}`,
             http: `${config.httpHost}:${config.httpPort}`,

@@ -44,6 +44,7 @@ export function operationalRoutes(
               id: p.id,
               state: p.state,
               calls: p.calls,
+              binds: p.binds ?? [],
               sip: p.sip,
               http: p.http,
               heartbeat_at: new Date(p.heartbeatAt).toISOString(),

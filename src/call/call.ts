@@ -46,6 +46,8 @@ export interface CallServices {
 export interface CallWatcher {
   started(call: Call): void;
   answered(call: Call): void;
+  /** A stream of the call started, connected or ended (see call.streams.live()). */
+  streamsChanged(call: Call): void;
   /** After its record is written and its hangup callback sent. */
   ended(call: Call): void;
 }
@@ -127,6 +129,10 @@ export class Call implements AppCall {
       owner: init.owner,
       services,
       streamRate: services.streamRate ?? '0.00300',
+      // Once the call is over its entry goes: nothing to tell.
+      onChange: () => {
+        if (!this.over) services.watcher?.streamsChanged(this);
+      },
     });
     leg.events = {
       onRinging: () => this.ringing(),

@@ -5,7 +5,7 @@ import type {
   RegistrarUser,
 } from '../sip/ua/registrar-directory.js';
 import type { BindingRecord, RegistrationRecord } from '../state/records.js';
-import type { State } from '../state/state.js';
+import { heldByConnection, type State } from '../state/state.js';
 
 /** The registrar's view of the state layer: endpoints, accounts and registrations. */
 export class StateRegistrarDirectory implements RegistrarDirectory {
@@ -49,7 +49,7 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
   }
 
   async update(
-    aor: AddressOfRecord,
+    aor: Pick<AddressOfRecord, 'kind' | 'id' | 'account' | 'subaccount'>,
     change: (current: Binding[]) => Binding[] | null,
   ): Promise<Binding[]> {
     const key = aorKey(aor);
@@ -71,6 +71,33 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
     if (previous) await this.state.registrations.update(next, previous);
     else await this.state.registrations.create(next);
     return bindings;
+  }
+
+  /**
+   * Removes the bindings that only `node`'s connections reached, once that node is dead: their
+   * contacts cannot be reached any more (RFC 5626 5.2 treats a failed flow so), and their
+   * clients register again over a connection to a live node. UDP bindings and bindings through
+   * a Path stay. Resolves to how many bindings went.
+   */
+  async unbindNode(tenant: string, node: string): Promise<number> {
+    let removed = 0;
+    for (const record of await this.state.registrations.all(tenant, `node:${node}`)) {
+      const [kind, ...id] = record.aor.split(':');
+      const aor = {
+        kind: kind as AddressOfRecord['kind'],
+        id: id.join(':'),
+        account: record.account,
+        subaccount: record.subaccount,
+      };
+      await this.update(aor, (bindings) => {
+        const kept = bindings.filter(
+          (b) => !(b.flow.node === node && heldByConnection(toRecord(b))),
+        );
+        removed += bindings.length - kept.length;
+        return kept.length === bindings.length ? null : kept;
+      });
+    }
+    return removed;
   }
 }
 

@@ -26,10 +26,20 @@ export interface BullMqRetryQueueOptions {
 export const DEFAULT_CALLBACK_QUEUE_NAME = 'voxgate-callbacks';
 
 /**
+ * A worker's hold on a running job lasts JOB_LOCK_MS unless renewed (every half of it), and
+ * workers look for jobs whose hold lapsed every STALLED_CHECK_MS: the job of a process that
+ * died during it (a callback attempt, an SMS being submitted) goes to a live worker within
+ * their sum, not BullMQ's 30 s and 30 s. A process that cannot renew for 6 s has missed its
+ * cluster heartbeats for twice their expiry and is taken for dead anyway.
+ */
+const JOB_LOCK_MS = 6000;
+const STALLED_CHECK_MS = 3000;
+
+/**
  * Durable retries on BullMQ delayed jobs: a retry scheduled before the gateway stops is
  * delivered by whichever gateway process runs a worker on the same Redis after it. A process
- * that dies during an attempt leaves a stalled job that BullMQ hands out again, so a callback
- * may arrive twice but is not lost.
+ * that dies during an attempt leaves a stalled job that BullMQ hands out again (within
+ * JOB_LOCK_MS + STALLED_CHECK_MS), so a callback may arrive twice but is not lost.
  */
 export class BullMqRetryQueue<T> implements RetryQueue<T> {
   private readonly connection: RedisClient;
@@ -97,6 +107,8 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     this.worker = new Worker(this.queueName, async (job) => handler(job.data as T), {
       connection: this.connection,
       concurrency: this.concurrency,
+      lockDuration: JOB_LOCK_MS,
+      stalledInterval: STALLED_CHECK_MS,
     });
     this.worker.on('error', this.reportError);
   }

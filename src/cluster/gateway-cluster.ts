@@ -29,6 +29,13 @@ export interface GatewayClusterOptions {
   state: State;
   deck: RateDeck;
   callbacks: CallbackDelivery;
+  /** USD per started minute of an audio stream. */
+  streamRate: string;
+  /** The registrations of the tenant (the main account), to unbind a dead node's. */
+  registrations: { unbindNode(tenant: string, node: string): Promise<number> };
+  tenant: string;
+  /** This node's SMPP binds: recorded with its heartbeat, so Redis names their owner. */
+  binds?: () => NodeInfo['binds'];
   /** Where this node's SIP and REST listen, once they do. */
   addresses: () => { sip: string; http: string };
   log: {
@@ -41,7 +48,8 @@ export interface GatewayClusterOptions {
  * This node's part in a gateway of several nodes sharing Redis: its heartbeat and its peers
  * (NodeRegistry), requests to and from them (ControlBus), the API's call control across them
  * (ClusterControl), outbound calls placed on the least loaded active node, and the closing of
- * dead nodes' calls (NodeReaper, run at every heartbeat).
+ * dead nodes' calls, streams and connection-held registrations (NodeReaper, run at every
+ * heartbeat).
  */
 export class GatewayCluster implements CallLauncher {
   readonly registry: NodeRegistry;
@@ -62,6 +70,7 @@ export class GatewayCluster implements CallLauncher {
         ...options.addresses(),
         state: this.state,
         calls: engine.liveCount,
+        binds: options.binds?.() ?? [],
         startedAt: this.startedAt,
       }),
       onError: (error) => log.warn({ err: error, cluster: true }, 'heartbeat failed'),
@@ -84,6 +93,9 @@ export class GatewayCluster implements CallLauncher {
       state: options.state,
       deck: options.deck,
       callbacks: options.callbacks,
+      streamRate: options.streamRate,
+      registrations: options.registrations,
+      tenant: options.tenant,
       scheduler,
       log,
     });

@@ -1,4 +1,5 @@
 import type { Call, CallWatcher } from '../call/call.js';
+import type { LiveStream } from '../call/streams/call-streams.js';
 import type { RedisClient } from './node-registry.js';
 
 /**
@@ -23,6 +24,8 @@ export interface LiveCallEntry {
   hangup: { url: string; method: 'GET' | 'POST' } | null;
   /** The parameters its callbacks carried last (CallUUID, From, To, Direction...). */
   params: Record<string, string>;
+  /** Its audio streams running (absent from entries of nodes that predate streams here). */
+  streams?: LiveStream[];
 }
 
 const entryKey = (uuid: string) => `voxgate:live-call:${uuid}`;
@@ -30,8 +33,9 @@ const nodeKey = (node: string) => `voxgate:node-calls:${node}`;
 
 /**
  * The owner of every call in progress, in Redis: an entry per call (written when it starts,
- * again when it is answered, removed once its record is written) and the set of each node's
- * calls. Single-key commands only, so it works on a Redis Cluster as on one server.
+ * again when it is answered and when a stream of it starts, connects or ends, removed once its
+ * record is written) and the set of each node's calls. Single-key commands only, so it works
+ * on a Redis Cluster as on one server.
  */
 export class LiveCallDirectory implements CallWatcher {
   constructor(
@@ -47,6 +51,10 @@ export class LiveCallDirectory implements CallWatcher {
   }
 
   answered(call: Call): void {
+    this.write(call);
+  }
+
+  streamsChanged(call: Call): void {
     this.write(call);
   }
 
@@ -101,6 +109,7 @@ export class LiveCallDirectory implements CallWatcher {
       answered: times.answer ?? null,
       hangup: init.urls.hangup ?? null,
       params: call.requestParams(),
+      streams: call.streams.live(),
     };
     const { redis, node } = this.options;
     void Promise.all([

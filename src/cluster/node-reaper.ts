@@ -6,6 +6,7 @@ import { formatCallbackTime } from '../core/record-time.js';
 import { UniqueViolation } from '../core/errors.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { State } from '../state/state.js';
+import { closeStreamsOfDeadCall } from './dead-call-streams.js';
 import type { LiveCallDirectory, LiveCallEntry } from './live-call-directory.js';
 import type { NodeRegistry, RedisClient } from './node-registry.js';
 
@@ -15,11 +16,14 @@ const CLAIM_MS = 60_000;
 const NODE_FAILURE = hangupCause('Network Error');
 
 /**
- * Closes the calls of nodes whose heartbeat stopped: exactly one surviving node per dead node
- * (a Redis SET NX claim) writes each call's record, ended at the dead node's last heartbeat
- * with 5000 Network Error from source Error, sends its hangup callback, and releases it; then
- * the dead node is forgotten. Every node sweeps at each heartbeat, so a dead node's calls are
- * closed within NODE_TTL_MS plus one heartbeat of its last beat.
+ * Closes what nodes whose heartbeat stopped leave behind: exactly one surviving node per dead
+ * node (a Redis SET NX claim) closes each of its calls, ended at the dead node's last heartbeat
+ * (the call's streams first, as failed, with their status callbacks; then the call's record,
+ * with 5000 Network Error from source Error, and its hangup callback) and releases it; removes
+ * the registrations only its connections reached; then forgets the node. Every node sweeps at
+ * each heartbeat, so a dead node's calls are closed within NODE_TTL_MS plus one heartbeat of
+ * its last beat. (Its queued messages and callback retries are BullMQ jobs: any node's worker
+ * takes them, see BullMqRetryQueue.)
  */
 export class NodeReaper {
   constructor(
@@ -31,6 +35,11 @@ export class NodeReaper {
       state: State;
       deck: RateDeck;
       callbacks: CallbackDelivery;
+      /** USD per started minute of an audio stream. */
+      streamRate: string;
+      /** The registrations of the tenant (the main account). */
+      registrations: { unbindNode(tenant: string, node: string): Promise<number> };
+      tenant: string;
       scheduler: Scheduler;
       log: {
         info(object: object, message: string): void;
@@ -69,6 +78,20 @@ export class NodeReaper {
         log.warn({ err: error, callUuid: entry.uuid }, 'a dead node call could not be closed'),
       );
     }
+    const unbound = await this.options.registrations
+      .unbindNode(this.options.tenant, dead)
+      .catch((error: Error) => {
+        log.warn(
+          { err: error, deadNode: dead },
+          'the bindings of a dead node could not be removed',
+        );
+        return 0;
+      });
+    if (unbound > 0)
+      log.warn(
+        { cluster: true, deadNode: dead, bindings: unbound },
+        'node failure: its bindings removed',
+      );
     await directory.releaseNode(dead);
     await registry.forget(dead);
   }
@@ -76,6 +99,7 @@ export class NodeReaper {
   private async close(entry: LiveCallEntry, endedAt: number): Promise<void> {
     const { state, deck, callbacks, directory } = this.options;
     const source = 'Error' as const;
+    await closeStreamsOfDeadCall(entry, endedAt, this.options);
     try {
       await state.calls.create({
         ...buildCallRecord(

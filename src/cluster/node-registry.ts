@@ -14,6 +14,8 @@ export interface NodeInfo {
   state: 'active' | 'draining';
   /** Calls in progress on it: outbound calls go to the least loaded active node. */
   calls: number;
+  /** Its SMPP binds and their state: each node binds to the SMSCs itself. */
+  binds: { carrier: string; bind: number; state: string }[];
   startedAt: number;
   /** Epoch ms of its last heartbeat. */
   heartbeatAt: number;

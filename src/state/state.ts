@@ -17,6 +17,7 @@ import type {
   OriginationUriRecord,
   OutboxRecord,
   PowerpackRecord,
+  BindingRecord,
   RegistrationRecord,
   StreamRecord,
   TrunkRecord,
@@ -92,6 +93,11 @@ export function createState(store: DocumentStore): State {
     registrations: new Collection<RegistrationRecord>(store, {
       kind: 'registration',
       id: (r) => r.aor,
+      // The nodes whose connections alone reach some of its contacts: should one die, those
+      // bindings go (registrar-directory.ts).
+      indexes: (r) => [
+        ...new Set(r.bindings.filter(heldByConnection).map((b) => `node:${b.node}`)),
+      ],
     }),
     calls: new Collection<CallRecord>(store, {
       kind: 'call',
@@ -165,4 +171,12 @@ export function createState(store: DocumentStore): State {
 /** `YYYY-MM-DD HH:MM:SS+00:00` (the records' time format) → ms since the epoch. */
 export function recordTimeMs(time: string): number {
   return Date.parse(time.replace(' ', 'T'));
+}
+
+/**
+ * Whether only the node that holds its connection can reach a binding's contact: one made over
+ * a connection (TCP, TLS, WebSocket), not through a proxy's Path (any node reaches the proxy).
+ */
+export function heldByConnection(binding: BindingRecord): boolean {
+  return binding.connection_id !== null && (binding.path ?? []).length === 0;
 }

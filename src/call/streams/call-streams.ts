@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { CallbackDelivery } from '../../callbacks/index.js';
-import { formatCallbackTime, formatTime } from '../../core/record-time.js';
+import { formatTime } from '../../core/record-time.js';
 import type { StreamForkSpec, StreamNews } from '../../media/worker/protocol.js';
 import type { StreamRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { CallLeg } from '../legs/call-leg.js';
 import type { StreamRequest } from './stream-request.js';
+import { endedStreamRecord, streamStatusParams, type StreamOutcome } from './stream-status.js';
 
 /** What a call's streams need from it and from the gateway. */
 export interface StreamHost {
@@ -19,6 +20,18 @@ export interface StreamHost {
   };
   /** USD per started minute of streaming. */
   streamRate: string;
+  /** Told when a stream starts, connects or ends (the cluster keeps what runs where). */
+  onChange?: () => void;
+}
+
+/** What another node needs to close a running stream, should the node running it die. */
+export interface LiveStream {
+  streamId: string;
+  serviceUrl: string;
+  extraHeaders: string;
+  statusCallback: { url: string; method: 'GET' | 'POST' } | null;
+  /** When its server accepted the socket (billing starts there), null before. */
+  connectedAt: number | null;
 }
 
 interface Running {
@@ -30,16 +43,6 @@ interface Running {
   /** When the server accepted the socket: billing starts there, not at the request. */
   connectedAt?: number;
 }
-
-/** Status callback Event and Status for each way a stream can go (wire-compat.md). */
-const STATUS = {
-  connected: { event: 'StartStream', status: 'connected' },
-  stopped: { event: 'StopStream', status: 'stopped' },
-  timeout: { event: 'StopStream', status: 'timeout' },
-  failed: { event: 'DroppedStream', status: 'failed' },
-  dropped: { event: 'DroppedStream', status: 'failed' },
-  degraded: { event: 'DegradedStream', status: 'connected' },
-} as const;
 
 /**
  * The audio streams of one call, on the main thread: each is recorded when it starts, signed
@@ -78,6 +81,7 @@ export class CallStreams {
     let end!: () => void;
     const ended = new Promise<void>((resolve) => (end = resolve));
     this.running.set(streamId, { request, record, ended, end });
+    this.host.onChange?.();
     let started = false;
     try {
       const spec = await this.forkSpec(streamId, request);
@@ -134,6 +138,19 @@ export class CallStreams {
     return ids.length;
   }
 
+  /** The streams running now. */
+  live(): LiveStream[] {
+    return [...this.running.values()].map(({ request, record, connectedAt }) => ({
+      streamId: record.stream_id,
+      serviceUrl: request.serviceUrl,
+      extraHeaders: request.extraHeaders,
+      statusCallback: request.statusCallbackUrl
+        ? { url: request.statusCallbackUrl, method: request.statusCallbackMethod }
+        : null,
+      connectedAt: connectedAt ?? null,
+    }));
+  }
+
   /** Settles when the stream has ended (at once when it is not running): keepCallAlive. */
   whenEnded(streamId: string): Promise<void> {
     return this.running.get(streamId)?.ended ?? Promise.resolve();
@@ -148,6 +165,7 @@ export class CallStreams {
       const connected = { ...running.record, status: 'connected' as const };
       void this.host.services.state.streams.update(connected, running.record).catch(() => {});
       running.record = connected;
+      this.host.onChange?.();
       this.callback(running, 'connected', {});
       return;
     }
@@ -179,16 +197,12 @@ export class CallStreams {
     // the connection, not the request: the connection attempts are not billed.
     const streamedMs =
       connectedMs ?? (running.connectedAt === undefined ? 0 : now - running.connectedAt);
-    const seconds = Math.round(streamedMs / 1000);
-    const minutes = seconds === 0 ? 0 : Math.ceil(seconds / 60);
-    const done: StreamRecord = {
-      ...running.record,
-      end_time: formatTime(now),
-      bill_duration: seconds,
-      rounded_bill_duration: minutes * 60,
-      billed_amount: (minutes * Number(this.host.streamRate)).toFixed(5),
+    const done = endedStreamRecord(running.record, {
+      endedAt: now,
+      streamedMs,
+      rate: this.host.streamRate,
       status: state === 'dropped' ? 'failed' : state,
-    };
+    });
     try {
       await this.host.services.state.streams.update(done, running.record);
     } catch (error) {
@@ -197,39 +211,30 @@ export class CallStreams {
         'the stream record could not be written',
       );
     }
+    this.host.onChange?.();
     this.callback(running, state, { Reason: message });
     running.end();
   }
 
-  private callback(
-    running: Running,
-    state: keyof typeof STATUS,
-    extra: Record<string, string>,
-  ): void {
-    const url = running.request.statusCallbackUrl;
-    if (!url) return;
-    const { event, status } = STATUS[state];
+  private callback(running: Running, outcome: StreamOutcome, extra: Record<string, string>): void {
+    const { request, record } = running;
+    if (!request.statusCallbackUrl) return;
+    const notice = {
+      streamId: record.stream_id,
+      callUuid: this.host.uuid,
+      serviceUrl: request.serviceUrl,
+      extraHeaders: request.extraHeaders,
+    };
     this.host.services.callbacks
       .send({
-        url,
-        method: running.request.statusCallbackMethod,
+        url: request.statusCallbackUrl,
+        method: request.statusCallbackMethod,
         accountId: this.host.owner.authId,
-        params: {
-          Event: event,
-          Status: status,
-          StreamID: running.record.stream_id,
-          CallUUID: this.host.uuid,
-          ServiceURL: running.request.serviceUrl,
-          Timestamp: formatCallbackTime(Date.now()),
-          ...(running.request.extraHeaders === ''
-            ? {}
-            : { ExtraHeaders: running.request.extraHeaders }),
-          ...extra,
-        },
+        params: streamStatusParams(notice, outcome, Date.now(), extra),
       })
       .catch((error: Error) =>
         this.host.services.log.warn(
-          { streamId: running.record.stream_id, reason: error.message },
+          { streamId: record.stream_id, reason: error.message },
           'stream callback failed',
         ),
       );

@@ -6,6 +6,7 @@ import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.j
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../../support/gateway-process.js';
+import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { StreamServer } from '../../support/stream-server.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import type { RtpPeer } from '../../support/rtp-peer.js';
@@ -52,7 +53,12 @@ const health = async (gw: TestGateway) =>
   (await gw.gateway.app.inject({ method: 'GET', url: '/health' })).json() as {
     status: string;
     node: { id: string; state: string };
-    peers: { id: string; state: string; calls: number }[];
+    peers: {
+      id: string;
+      state: string;
+      calls: number;
+      binds: { carrier: string; bind: number; state: string }[];
+    }[];
   };
 
 /** An answered call placed through `gw`'s API to a SIPp carrier, and its uuid. */
@@ -73,6 +79,30 @@ describe('gateway nodes on one Redis', () => {
     expect(seen.peers.map((p) => p.id).sort()).toEqual(['node-a', 'node-b']);
     const metrics = (await b.gateway.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^voxgate_cluster_nodes\{state="active"\} 2$/m);
+  });
+
+  it('records which node holds which SMPP bind', async () => {
+    const smsc = await SmscSimulator.start();
+    const s = await startGateway({
+      redisUrl: redis.url,
+      listen: true,
+      env: { VOXGATE_NODE_ID: 'node-s', VOXGATE_SMPP_URL: smsc.url('enquire_link=1') },
+    });
+    try {
+      await until(
+        async () =>
+          (await health(a)).peers.some(
+            (p) => p.id === 'node-s' && p.binds.some((bind) => bind.state === 'bound'),
+          ),
+        5000,
+      );
+      const seen = (await health(a)).peers.find((p) => p.id === 'node-s')!;
+      expect(seen.binds).toEqual([{ carrier: expect.any(String), bind: 1, state: 'bound' }]);
+      expect((await health(a)).peers.find((p) => p.id === 'node-a')!.binds).toEqual([]);
+    } finally {
+      await s.close();
+      await smsc.stop();
+    }
   });
 
   it("lets a node list, show, speak into and hang up another node's call", async () => {

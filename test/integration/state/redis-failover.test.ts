@@ -37,7 +37,7 @@ async function trafficAcrossFailover(
 ): Promise<Answer[]> {
   const answers: Answer[] = [];
   let killedAt: number | null = null;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 45_000;
   for (let i = 0; Date.now() < deadline; i++) {
     const storedAfter = answers.filter((a) => a.afterKill && a.status === 201).length;
     if (storedAfter >= 6) break;
@@ -92,7 +92,7 @@ describe('Redis Cluster failover (three masters, a replica each)', () => {
   beforeAll(async () => {
     cluster = await startRedisCluster({ replicas: 1 });
     gw = await startGateway({ redisUrl: cluster.url, env });
-  }, 30_000);
+  }, 60_000);
   afterAll(async () => {
     await gw?.close();
     await cluster?.stop();
@@ -105,7 +105,7 @@ describe('Redis Cluster failover (three masters, a replica each)', () => {
       await master.kill();
     });
     await expectNothingLost(gw, answers);
-  }, 45_000);
+  }, 75_000);
 });
 
 describe('Redis Sentinel failover (one master, one replica, three Sentinels)', () => {
@@ -114,7 +114,7 @@ describe('Redis Sentinel failover (one master, one replica, three Sentinels)', (
   beforeAll(async () => {
     set = await startRedisSentinelSet();
     gw = await startGateway({ redisUrl: set.url, env });
-  }, 30_000);
+  }, 60_000);
   afterAll(async () => {
     await gw?.close();
     await set?.stop();
@@ -124,7 +124,7 @@ describe('Redis Sentinel failover (one master, one replica, three Sentinels)', (
     const answers = await trafficAcrossFailover(gw, () => set.master.kill());
     expect(await set.currentMasterPort()).toBe(set.replica.port);
     await expectNothingLost(gw, answers);
-  }, 45_000);
+  }, 75_000);
 });
 
 describe('Redis restart (one server, append-only file fsynced on every write)', () => {
@@ -136,7 +136,7 @@ describe('Redis restart (one server, append-only file fsynced on every write)', 
     dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-restart-'));
     redis = await startRedisProcess(dir, serverArgs);
     gw = await startGateway({ redisUrl: `redis://127.0.0.1:${redis.port}`, env });
-  }, 30_000);
+  }, 60_000);
   afterAll(async () => {
     await gw?.close();
     await redis?.kill();
@@ -153,5 +153,5 @@ describe('Redis restart (one server, append-only file fsynced on every write)', 
     });
     expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(0);
     await expectNothingLost(gw, answers);
-  }, 45_000);
+  }, 75_000);
 });
