@@ -56,7 +56,12 @@ export async function startCallsGateway(options: {
     VOXGATE_MEDIA_WORKERS: String(options.mediaWorkers),
     VOXGATE_REALTIME_PRIORITY: String(options.realtimePriority ?? 0),
   });
-  const child = spawn(process.execPath, [MAIN_JS], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_GATEWAY_NODE_ARGS: flags for the gateway's node, e.g. --cpu-prof to profile it.
+  const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const first: string[] = [];
   const last: string[] = [];
   let count = 0;

@@ -144,7 +144,7 @@ export async function runInboundStep(
 }
 
 /** SIPp's durations read hh:mm:ss:micro. */
-function durationMs(text: string | undefined): number | null {
+export function durationMs(text: string | undefined): number | null {
   const parts = text?.split(':').map(Number);
   if (!parts || parts.length !== 4 || parts.some((n) => !Number.isFinite(n))) return null;
   const [h, m, s, us] = parts as [number, number, number, number];
