@@ -16,6 +16,7 @@ import { hangupCause } from './hangup-causes.js';
 import type { CallLeg, DigitSource } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { writeLegRecord } from './leg-record.js';
+import { hangupParams } from './hangup-params.js';
 import {
   runMachineDetection,
   type MachineDetectionMetrics,
@@ -366,22 +367,13 @@ export class Call implements AppCall {
     const { hangup } = this.init.urls;
     if (!hangup) return;
     const times = this.leg.times;
-    const duration = Math.round(((times.end ?? 0) - times.initiation) / 1000);
-    const billed =
-      times.answer === undefined ? 0 : Math.round(((times.end ?? 0) - times.answer) / 1000);
     this.notify(hangup.url, hangup.method, {
       ...this.requestParams(),
-      Event: 'Hangup',
-      CallStatus: end.status,
-      HangupCause: end.cause.name,
-      HangupCauseName: end.cause.name,
-      HangupCauseCode: String(end.cause.code),
-      HangupSource: end.source,
-      StartTime: formatCallbackTime(times.initiation),
-      AnswerTime: times.answer === undefined ? '' : formatCallbackTime(times.answer),
-      EndTime: formatCallbackTime(times.end ?? times.initiation),
-      Duration: String(duration),
-      BillDuration: String(billed),
+      ...hangupParams(end, {
+        initiation: times.initiation,
+        answer: times.answer ?? null,
+        end: times.end ?? times.initiation,
+      }),
     });
   }
 

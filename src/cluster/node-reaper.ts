@@ -1,8 +1,8 @@
 import type { RateDeck } from '../call/billing/rate-deck.js';
 import { buildCallRecord } from '../call/call-record.js';
 import { hangupCause } from '../call/hangup-causes.js';
+import { hangupParams } from '../call/hangup-params.js';
 import type { CallbackDelivery } from '../callbacks/index.js';
-import { formatCallbackTime } from '../core/record-time.js';
 import { UniqueViolation } from '../core/errors.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { State } from '../state/state.js';
@@ -137,17 +137,14 @@ export class NodeReaper {
         accountId: entry.authId,
         params: {
           ...entry.params,
-          Event: 'Hangup',
-          CallStatus: answered === null ? 'failed' : 'completed',
-          HangupCause: NODE_FAILURE.name,
-          HangupCauseName: NODE_FAILURE.name,
-          HangupCauseCode: String(NODE_FAILURE.code),
-          HangupSource: source,
-          StartTime: formatCallbackTime(entry.initiated),
-          AnswerTime: answered === null ? '' : formatCallbackTime(answered),
-          EndTime: formatCallbackTime(endedAt),
-          Duration: String(Math.round((endedAt - entry.initiated) / 1000)),
-          BillDuration: String(answered === null ? 0 : Math.round((endedAt - answered) / 1000)),
+          ...hangupParams(
+            {
+              cause: NODE_FAILURE,
+              source,
+              status: answered === null ? 'failed' : 'completed',
+            },
+            { initiation: entry.initiated, answer: answered, end: endedAt },
+          ),
         },
       });
     }
