@@ -78,7 +78,8 @@ const nodes: SipTarget[] = [
   { host: '127.0.0.2', port: 5060 },
   { host: '127.0.0.3', port: 5060 },
 ];
-const kamailio = await startKamailio({ nodes });
+// As a deployment sizes it: at 200 calls/s the tests' 32 MB of shared memory runs out.
+const kamailio = await startKamailio({ nodes, sharedMemoryMb: 256 });
 await kamailio.waitForStates(Object.fromEntries(nodes.map((n) => [nodeUri(n), 'AP' as const])));
 
 interface Step {
@@ -90,6 +91,8 @@ interface Step {
   successfulPerSecond: number;
   meanInviteTo200Ms: number | null;
   nodeCpuMsPerCall: number;
+  /** SIPp's first error lines, when calls failed. */
+  sippFirstErrors: string[];
 }
 
 async function step(name: string, target: SipTarget, rate: number): Promise<Step> {
@@ -117,6 +120,7 @@ async function step(name: string, target: SipTarget, rate: number): Promise<Step
     successfulPerSecond: Math.round((result.successful / seconds) * 10) / 10,
     meanInviteTo200Ms: durationMs(rtt),
     nodeCpuMsPerCall: Math.round(((used * 1000) / Math.max(1, result.successful)) * 100) / 100,
+    sippFirstErrors: result.errors.slice(0, 5),
   };
 }
 
@@ -143,8 +147,24 @@ console.log(
         (s) =>
           `| ${s.target} | ${s.rate} | ${s.successfulPerSecond} | ${s.failed} | ${s.meanInviteTo200Ms ?? '-'} ms | ${s.nodeCpuMsPerCall} ms |`,
       )
-      .join('\n'),
+      .join('\n') +
+    steps
+      .filter((s) => s.failed > 0)
+      .map(
+        (s) =>
+          `\n${s.target} at ${s.rate}/s, SIPp's first errors:\n${s.sippFirstErrors.join('\n')}`,
+      )
+      .join(''),
 );
+if (steps.some((s) => s.failed > 0))
+  console.log(
+    `Kamailio's first errors:\n${kamailio
+      .output()
+      .split('\n')
+      .filter((line) => /ERROR|WARNING|CRITICAL/.test(line))
+      .slice(0, 8)
+      .join('\n')}`,
+  );
 const stamp = result.date.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
 const json = JSON.stringify(result, null, 2) + '\n';
 writeFileSync(`bench/results/cluster-kamailio-${stamp}.json`, json);

@@ -22,6 +22,8 @@ export interface KamailioOptions {
   failoverTimeoutMs?: number;
   /** Also take SIP over WebSocket (WITH_WEBSOCKET), on a TCP port of its own: `wsPort`. */
   websocket?: boolean;
+  /** Shared memory in MB (-m): every transaction lives there. Default 32, enough for tests. */
+  sharedMemoryMb?: number;
 }
 
 /** One destination as `kamcmd dispatcher.list` shows it. */
@@ -74,7 +76,7 @@ export async function startKamailio(options: KamailioOptions): Promise<Kamailio>
     ...['-l', `udp:127.0.0.1:${port}`, '-l', `tcp:127.0.0.1:${port}`],
     ...['-Y', dir, '-P', join(dir, 'kamailio.pid'), '-w', dir],
     // small: two workers per listener, 32 MB shared and 8 MB private memory
-    ...['-n', '2', '-N', '2', '-m', '32', '-M', '8'],
+    ...['-n', '2', '-N', '2', '-m', String(options.sharedMemoryMb ?? 32), '-M', '8'],
     ...['-A', `DISPATCHER_LIST="${list}"`, '-A', `CTL_SOCKET="${ctl}"`],
     ...['-A', `PING_INTERVAL_S=${options.pingIntervalS ?? 1}`],
     ...['-A', `FAILOVER_TIMEOUT_MS=${options.failoverTimeoutMs ?? 1500}`],
