@@ -30,6 +30,7 @@ type OnCall = (typeof ON_CALL)[number];
 
 /** The actions every node answers for its own calls, gathered. */
 const ON_ALL = ['list', 'hangupAll', 'cancelRequest'] as const;
+type OnAll = (typeof ON_ALL)[number];
 
 /** What a call's action gives when no live node runs that call. */
 const NOT_RUNNING: Record<OnCall, unknown> = {
@@ -66,17 +67,15 @@ export class ClusterControl implements CallControl {
       runsHere: (uuid: string) => boolean;
     },
   ) {
-    const { bus } = options;
-    for (const method of ON_CALL) {
-      bus.handle(method, (args: unknown[]) =>
-        (this.local[method] as (...a: unknown[]) => Promise<unknown>).apply(this.local, args),
-      );
+    // Another node's request runs here as the client's would have.
+    for (const method of [...ON_CALL, ...ON_ALL]) {
+      options.bus.handle(method, (args: unknown[]) => this.runLocally(method, args));
     }
-    for (const method of ON_ALL) {
-      bus.handle(method, (args: unknown[]) =>
-        (this.local[method] as (...a: unknown[]) => Promise<unknown>).apply(this.local, args),
-      );
-    }
+  }
+
+  /** An action of this node's own LiveControl, by name. */
+  private runLocally(method: OnCall | OnAll, args: unknown[]): Promise<unknown> {
+    return (this.local[method] as (...a: unknown[]) => Promise<unknown>).apply(this.local, args);
   }
 
   async list(
@@ -151,11 +150,9 @@ export class ClusterControl implements CallControl {
   /** Runs an action on the node that runs the call. */
   private async onCall(method: OnCall, uuid: string, args: unknown[]): Promise<unknown> {
     const { node, directory, bus, registry, runsHere } = this.options;
-    const run = () =>
-      (this.local[method] as (...a: unknown[]) => Promise<unknown>).apply(this.local, args);
-    if (runsHere(uuid)) return run();
+    if (runsHere(uuid)) return this.runLocally(method, args);
     const entry = await directory.find(uuid);
-    if (!entry || entry.node === node) return run();
+    if (!entry || entry.node === node) return this.runLocally(method, args);
     try {
       return await bus.call(entry.node, method, args);
     } catch (error) {
@@ -172,10 +169,10 @@ export class ClusterControl implements CallControl {
   }
 
   /** Every live node's answer to an action on its own calls; a node that does not answer in time is left out. */
-  private async gather<T>(method: (typeof ON_ALL)[number], args: unknown[]): Promise<T[]> {
+  private async gather<T>(method: OnAll, args: unknown[]): Promise<T[]> {
     const { node, bus, registry } = this.options;
     const peers = (await registry.alive()).filter((n) => n.id !== node);
-    const here = (this.local[method] as (...a: unknown[]) => Promise<T>).apply(this.local, args);
+    const here = this.runLocally(method, args) as Promise<T>;
     const there = peers.map((peer) =>
       (bus.call(peer.id, method, args) as Promise<T>).catch((error: Error) => {
         if (error instanceof ControlTimeout) return null;

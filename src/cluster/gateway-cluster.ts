@@ -1,47 +1,27 @@
 import { createHmac } from 'node:crypto';
-import type { RateDeck } from '../call/billing/rate-deck.js';
 import type { CallEngine } from '../call/call-engine.js';
 import type { CallLauncher, CallOwner } from '../call/call-launcher.js';
 import type { LiveControl } from '../call/live-control.js';
 import type { OutboundCallRequest } from '../call/outbound-request.js';
-import type { CallbackDelivery } from '../callbacks/index.js';
 import { ApiError } from '../core/errors.js';
-import type { Scheduler } from '../core/scheduler.js';
-import type { State } from '../state/state.js';
 import { ClusterControl } from './cluster-control.js';
 import { ControlBus } from './control-bus.js';
-import type { LiveCallDirectory } from './live-call-directory.js';
-import { NodeReaper } from './node-reaper.js';
+import { NodeReaper, type NodeReaperOptions } from './node-reaper.js';
 import { NodeRegistry, type NodeInfo, type RedisClient } from './node-registry.js';
 
 /** How long a node waits for another's answer to a control request. */
 export const CONTROL_TIMEOUT_MS = 2000;
 
-export interface GatewayClusterOptions {
-  redis: RedisClient;
-  node: string;
+/** What the reaper needs (all but the registry, made here), and the rest of the node. */
+export interface GatewayClusterOptions extends Omit<NodeReaperOptions, 'registry'> {
   /** The main account's token: every node of one gateway has it, so it keys the bus. */
   mainToken: string;
-  scheduler: Scheduler;
   engine: CallEngine;
   local: LiveControl;
-  directory: LiveCallDirectory;
-  state: State;
-  deck: RateDeck;
-  callbacks: CallbackDelivery;
-  /** USD per started minute of an audio stream. */
-  streamRate: string;
-  /** The registrations of the tenant (the main account), to unbind a dead node's. */
-  registrations: { unbindNode(tenant: string, node: string): Promise<number> };
-  tenant: string;
   /** This node's SMPP binds: recorded with its heartbeat, so Redis names their owner. */
   binds?: () => NodeInfo['binds'];
   /** Where this node's SIP and REST listen, once they do. */
   addresses: () => { sip: string; http: string };
-  log: {
-    info(object: object, message: string): void;
-    warn(object: object, message: string): void;
-  };
 }
 
 /**
@@ -57,6 +37,7 @@ export class GatewayCluster implements CallLauncher {
   private readonly bus: ControlBus;
   private readonly reaper: NodeReaper;
   private state: NodeInfo['state'] = 'active';
+  private stopped = false;
   private readonly startedAt: number;
 
   constructor(private readonly options: GatewayClusterOptions) {
@@ -85,20 +66,7 @@ export class GatewayCluster implements CallLauncher {
       isAlive: (id) => this.registry.isAlive(id),
       log,
     });
-    this.reaper = new NodeReaper({
-      redis,
-      node,
-      registry: this.registry,
-      directory: options.directory,
-      state: options.state,
-      deck: options.deck,
-      callbacks: options.callbacks,
-      streamRate: options.streamRate,
-      registrations: options.registrations,
-      tenant: options.tenant,
-      scheduler,
-      log,
-    });
+    this.reaper = new NodeReaper({ ...options, registry: this.registry });
     this.control = new ClusterControl(options.local, {
       node,
       bus: this.bus,
@@ -192,8 +160,6 @@ export class GatewayCluster implements CallLauncher {
       );
     return this.options.engine.fire(owner, request, sourceIp);
   }
-
-  private stopped = false;
 
   /** Looks for dead nodes at every heartbeat. */
   private sweepSoon(): void {

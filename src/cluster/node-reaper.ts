@@ -25,28 +25,28 @@ const NODE_FAILURE = hangupCause('Network Error');
  * its last beat. (Its queued messages and callback retries are BullMQ jobs: any node's worker
  * takes them, see BullMqRetryQueue.)
  */
+export interface NodeReaperOptions {
+  redis: RedisClient;
+  node: string;
+  registry: NodeRegistry;
+  directory: LiveCallDirectory;
+  state: State;
+  deck: RateDeck;
+  callbacks: CallbackDelivery;
+  /** USD per started minute of an audio stream. */
+  streamRate: string;
+  /** The registrations of the tenant (the main account), to unbind a dead node's. */
+  registrations: { unbindNode(tenant: string, node: string): Promise<number> };
+  tenant: string;
+  scheduler: Scheduler;
+  log: {
+    info(object: object, message: string): void;
+    warn(object: object, message: string): void;
+  };
+}
+
 export class NodeReaper {
-  constructor(
-    private readonly options: {
-      redis: RedisClient;
-      node: string;
-      registry: NodeRegistry;
-      directory: LiveCallDirectory;
-      state: State;
-      deck: RateDeck;
-      callbacks: CallbackDelivery;
-      /** USD per started minute of an audio stream. */
-      streamRate: string;
-      /** The registrations of the tenant (the main account). */
-      registrations: { unbindNode(tenant: string, node: string): Promise<number> };
-      tenant: string;
-      scheduler: Scheduler;
-      log: {
-        info(object: object, message: string): void;
-        warn(object: object, message: string): void;
-      };
-    },
-  ) {}
+  constructor(private readonly options: NodeReaperOptions) {}
 
   async sweep(): Promise<void> {
     for (const dead of await this.options.registry.dead()) {
