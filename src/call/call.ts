@@ -47,10 +47,22 @@ export interface CallServices {
 export interface CallWatcher {
   started(call: Call): void;
   answered(call: Call): void;
-  /** A stream of the call started, connected or ended (see call.streams.live()). */
-  streamsChanged(call: Call): void;
+  /**
+   * A stream of the call started, connected or ended (call.streams.live()), or a leg it placed
+   * started, was answered or ended (call.childLegs()).
+   */
+  changed(call: Call): void;
   /** After its record is written and its hangup callback sent. */
   ended(call: Call): void;
+}
+
+/** A leg a call placed (Dial, a trunk), as the cluster's directory keeps it. */
+export interface LiveChildLeg {
+  uuid: string;
+  from: string;
+  to: string;
+  initiated: number;
+  answered: number | null;
 }
 
 /** Who a call belongs to: the account that placed it or whose number it reached. */
@@ -103,6 +115,8 @@ export class Call implements AppCall {
   private readonly digitListeners = new Set<(digit: string, via: DigitSource) => void>();
   /** The party Dial connected, while it is connected. */
   bLeg: CallLeg | null = null;
+  /** The legs it placed (Dial's, a trunk's) that are not over, with their record's parties. */
+  private readonly placedLegs = new Map<string, { leg: CallLeg; from: string; to: string }>();
   /** Its audio streams (REST and the answer XML's Stream). */
   readonly streams: CallStreams;
   /** Reported with POST Call/{uuid}/Conversion/ while the call is live; its record keeps it. */
@@ -132,7 +146,7 @@ export class Call implements AppCall {
       streamRate: services.streamRate ?? '0.00300',
       // Once the call is over its entry goes: nothing to tell.
       onChange: () => {
-        if (!this.over) services.watcher?.streamsChanged(this);
+        if (!this.over) services.watcher?.changed(this);
       },
     });
     leg.events = {
@@ -178,6 +192,34 @@ export class Call implements AppCall {
 
   get answered(): boolean {
     return this.leg.state === 'answered';
+  }
+
+  /**
+   * Follows a leg this call placed until it ends, so that the cluster's directory knows it (a
+   * survivor writes its record should this node die). Call childLegChanged when it answers.
+   */
+  trackChildLeg(leg: CallLeg, parties: { from: string; to: string }): void {
+    this.placedLegs.set(leg.uuid, { leg, ...parties });
+    this.childLegChanged();
+    void leg.ended.then(() => {
+      this.placedLegs.delete(leg.uuid);
+      this.childLegChanged();
+    });
+  }
+
+  childLegChanged(): void {
+    if (!this.over) this.services.watcher?.changed(this);
+  }
+
+  /** The legs it placed that are not over. */
+  childLegs(): LiveChildLeg[] {
+    return [...this.placedLegs.values()].map(({ leg, from, to }) => ({
+      uuid: leg.uuid,
+      from,
+      to,
+      initiated: leg.times.initiation,
+      answered: leg.times.answer ?? null,
+    }));
   }
 
   /** Starts the application now (inbound calls: the app answers when it runs). */

@@ -239,6 +239,7 @@ function placeB(
     ).map((h) => [h.name, h.value] as [string, string]),
     ringTimeoutSeconds: instruction.timeout ?? undefined,
   });
+  call.trackChildLeg(leg, { from: callerId, to });
   if (requestUri === null) {
     void leg.hangup({ cause: hangupCause('Routing Error'), source: 'Service', status: 'failed' });
   }
@@ -260,6 +261,7 @@ function placeB(
       void leg.sendDigits(target.sendDigits);
     },
     onAnswered: () => {
+      call.childLegChanged();
       if (target.sendDigits && !digitsSent) void leg.sendDigits(target.sendDigits);
       digitsSent = true;
       dialEvent(call, instruction, leg, 'answer', {});

@@ -1,4 +1,4 @@
-import type { Call, CallWatcher } from '../call/call.js';
+import type { Call, CallWatcher, LiveChildLeg } from '../call/call.js';
 import type { LiveStream } from '../call/streams/call-streams.js';
 import type { RedisClient } from './node-registry.js';
 
@@ -26,6 +26,8 @@ export interface LiveCallEntry {
   params: Record<string, string>;
   /** Its audio streams running (absent from entries of nodes that predate streams here). */
   streams?: LiveStream[];
+  /** The legs it placed that are not over (Dial's B leg, a trunk's attempt). */
+  childLegs?: LiveChildLeg[];
 }
 
 const entryKey = (uuid: string) => `voxgate:live-call:${uuid}`;
@@ -33,9 +35,9 @@ const nodeKey = (node: string) => `voxgate:node-calls:${node}`;
 
 /**
  * The owner of every call in progress, in Redis: an entry per call (written when it starts,
- * again when it is answered and when a stream of it starts, connects or ends, removed once its
- * record is written) and the set of each node's calls. Single-key commands only, so it works
- * on a Redis Cluster as on one server.
+ * again when it is answered, when a stream of it starts, connects or ends, and when a leg it
+ * placed starts, is answered or ends; removed once its record is written) and the set of each
+ * node's calls. Single-key commands only, so it works on a Redis Cluster as on one server.
  */
 export class LiveCallDirectory implements CallWatcher {
   constructor(
@@ -54,7 +56,7 @@ export class LiveCallDirectory implements CallWatcher {
     this.write(call);
   }
 
-  streamsChanged(call: Call): void {
+  changed(call: Call): void {
     this.write(call);
   }
 
@@ -110,6 +112,7 @@ export class LiveCallDirectory implements CallWatcher {
       hangup: init.urls.hangup ?? null,
       params: call.requestParams(),
       streams: call.streams.live(),
+      childLegs: call.childLegs(),
     };
     const { redis, node } = this.options;
     void Promise.all([

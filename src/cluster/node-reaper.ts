@@ -1,5 +1,5 @@
 import type { RateDeck } from '../call/billing/rate-deck.js';
-import { buildCallRecord } from '../call/call-record.js';
+import { buildCallRecord, type FinishedLeg } from '../call/call-record.js';
 import { hangupCause } from '../call/hangup-causes.js';
 import { hangupParams } from '../call/hangup-params.js';
 import type { CallbackDelivery } from '../callbacks/index.js';
@@ -18,11 +18,11 @@ const NODE_FAILURE = hangupCause('Network Error');
 /**
  * Closes what nodes whose heartbeat stopped leave behind: exactly one surviving node per dead
  * node (a Redis SET NX claim) closes each of its calls, ended at the dead node's last heartbeat
- * (the call's streams first, as failed, with their status callbacks; then the call's record,
- * with 5000 Network Error from source Error, and its hangup callback) and releases it; removes
- * the registrations only its connections reached; then forgets the node. Every node sweeps at
- * each heartbeat, so a dead node's calls are closed within NODE_TTL_MS plus one heartbeat of
- * its last beat. (Its queued messages and callback retries are BullMQ jobs: any node's worker
+ * (the call's streams first, as failed, with their status callbacks; then the records of the
+ * legs it placed, Dial's or a trunk's, and the call's own, with 5000 Network Error from source
+ * Error, and its hangup callback) and releases it; removes the registrations only its
+ * connections reached; then forgets the node. Every node sweeps at each heartbeat, so a dead
+ * node's calls are closed within NODE_TTL_MS plus one heartbeat of its last beat. (Its queued messages and callback retries are BullMQ jobs: any node's worker
  * takes them, see BullMqRetryQueue.)
  */
 export interface NodeReaperOptions {
@@ -97,38 +97,34 @@ export class NodeReaper {
   }
 
   private async close(entry: LiveCallEntry, endedAt: number): Promise<void> {
-    const { state, deck, callbacks, directory } = this.options;
+    const { callbacks, directory } = this.options;
     const source = 'Error' as const;
     await closeStreamsOfDeadCall(entry, endedAt, this.options);
-    try {
-      await state.calls.create({
-        ...buildCallRecord(
-          {
-            callUuid: entry.uuid,
-            requestUuid: entry.requestUuid,
-            direction: entry.direction,
-            callType: entry.callType,
-            from: entry.from,
-            to: entry.to,
-            initiatedAt: entry.initiated,
-            answeredAt: entry.answered,
-            endedAt,
-            hangupCauseCode: NODE_FAILURE.code,
-            hangupCauseName: NODE_FAILURE.name,
-            hangupSource: source,
-            parentCallUuid: entry.parentCallUuid,
-            sourceIp: entry.sourceIp,
-            account: entry.account,
-            subaccount: entry.subaccount,
-          },
-          deck,
-        ),
-        conversion: null,
+    // The legs it placed first (Dial's B leg, a trunk's attempt): children of its record.
+    for (const child of entry.childLegs ?? []) {
+      await this.writeRecord(entry, endedAt, {
+        callUuid: child.uuid,
+        requestUuid: null,
+        direction: 'outbound',
+        callType: 'voice',
+        from: child.from,
+        to: child.to,
+        initiatedAt: child.initiated,
+        answeredAt: child.answered,
+        parentCallUuid: entry.uuid,
       });
-    } catch (error) {
-      // Written already: the node wrote it just before it died.
-      if (!(error instanceof UniqueViolation)) throw error;
     }
+    await this.writeRecord(entry, endedAt, {
+      callUuid: entry.uuid,
+      requestUuid: entry.requestUuid,
+      direction: entry.direction,
+      callType: entry.callType,
+      from: entry.from,
+      to: entry.to,
+      initiatedAt: entry.initiated,
+      answeredAt: entry.answered,
+      parentCallUuid: entry.parentCallUuid,
+    });
     if (entry.hangup) {
       const answered = entry.answered;
       await callbacks.send({
@@ -149,5 +145,36 @@ export class NodeReaper {
       });
     }
     await directory.release(entry);
+  }
+
+  /** The record of a leg of a dead node's call, ended by the node's failure. */
+  private async writeRecord(
+    entry: LiveCallEntry,
+    endedAt: number,
+    leg: Pick<
+      FinishedLeg,
+      'callUuid' | 'requestUuid' | 'direction' | 'callType' | 'from' | 'to' | 'parentCallUuid'
+    > & { initiatedAt: number; answeredAt: number | null },
+  ): Promise<void> {
+    const record = buildCallRecord(
+      {
+        ...leg,
+        // A leg answered after the call's end as the reaper sees it ended no sooner.
+        endedAt: Math.max(endedAt, leg.initiatedAt, leg.answeredAt ?? 0),
+        hangupCauseCode: NODE_FAILURE.code,
+        hangupCauseName: NODE_FAILURE.name,
+        hangupSource: 'Error',
+        sourceIp: entry.sourceIp,
+        account: entry.account,
+        subaccount: entry.subaccount,
+      },
+      this.options.deck,
+    );
+    try {
+      await this.options.state.calls.create({ ...record, conversion: null });
+    } catch (error) {
+      // Written already: the node wrote it just before it died.
+      if (!(error instanceof UniqueViolation)) throw error;
+    }
   }
 }

@@ -141,6 +141,7 @@ async function attempt(
         ? { username: uri.username, password: uri.password }
         : undefined,
   });
+  call.trackChildLeg(leg, { from: call.init.from, to: call.init.to });
   void leg.ended.then((end) =>
     writeLegRecord(services, leg, end, {
       requestUuid: null,
@@ -187,7 +188,10 @@ async function attempt(
   let passTo: CallLeg | null = null;
   const answered = new Promise<boolean>((resolve) => {
     leg.events = {
-      onAnswered: () => resolve(true),
+      onAnswered: () => {
+        call.childLegChanged();
+        resolve(true);
+      },
       onRinging: () => deps.ringCaller?.(),
       // Tones in the audio cross the bridge as audio; events and INFO are sent on.
       onDigit: (digit, via) => {

@@ -9,8 +9,8 @@ import { spawnGateway, type GatewayProcess } from '../../support/gateway-process
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { StreamServer } from '../../support/stream-server.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
-import type { RtpPeer } from '../../support/rtp-peer.js';
-import type { SippUas } from '../../support/sipp.js';
+import { RtpPeer } from '../../support/rtp-peer.js';
+import { startSippUas, type SippUas } from '../../support/sipp.js';
 import { until } from '../../support/wait.js';
 
 /**
@@ -260,7 +260,7 @@ describe('a node that dies', () => {
     if (d && d.child.exitCode === null) d.child.kill('SIGKILL');
   });
 
-  it('has its calls closed by a survivor: record, cause and hangup callback', async () => {
+  it("has its calls closed by a survivor: records (its Dial's B leg's too), cause and hangup callback", async () => {
     d = await spawnGateway({
       VOXGATE_REDIS_URL: redis.url,
       VOXGATE_NODE_ID: 'node-d',
@@ -286,8 +286,32 @@ describe('a node that dies', () => {
         return { status: res.status, headers: {}, body: text ? JSON.parse(text) : undefined, text };
       },
     } as TestGateway;
-    const call = await answeredCall(viaD);
+    // D's call, bridged by Dial to a B leg that answered.
+    const bMedia = await RtpPeer.open();
+    peers.push(bMedia);
+    const bCarrier = await startSippUas({
+      scenario: 'carrier-answer.xml',
+      variables: { rtp_port: String(bMedia.port) },
+    });
+    carriers.push(bCarrier);
+    const placed = await placeCarrierCall(
+      { gw: viaD, app, carriers, peers },
+      `<Response><Dial><User>sip:bob@127.0.0.1:${bCarrier.port}</User></Dial></Response>`,
+      { hangup_url: `${app.baseUrl}/hangup` },
+    );
+    const call = { uuid: await answeredCallUuid(app, placed.requestUuid) };
     expect(a.gateway.calls.runs(call.uuid) || b.gateway.calls.runs(call.uuid)).toBe(false);
+    // B answered: its RTP reaches B's media, and D's directory entry shows the B leg answered.
+    await until(() => bMedia.received.length > 5, 8000);
+    const redisClient = new Redis(redis.url);
+    const bLegUuid = async () => {
+      const entry = await redisClient.get(`voxgate:live-call:${call.uuid}`);
+      return (JSON.parse(entry ?? '{}') as { childLegs?: { uuid: string; answered: number }[] })
+        .childLegs?.[0];
+    };
+    await until(async () => typeof (await bLegUuid())?.answered === 'number', 3000);
+    const bLeg = (await bLegUuid())!;
+    redisClient.disconnect();
     d.child.kill('SIGKILL');
     const killedAt = Date.now();
 
@@ -309,6 +333,20 @@ describe('a node that dies', () => {
     });
     // NODE_TTL_MS (3 s) and at most one sweep (1 s) after the last heartbeat.
     expect(closedAfter).toBeLessThan(6000);
+    // Its B leg too, a child of the call, answered.
+    await until(
+      async () => (await a.request('GET', `${v1(a)}/Call/${bLeg.uuid}/`)).status === 200,
+      3000,
+    );
+    const bRecord = (await a.request('GET', `${v1(a)}/Call/${bLeg.uuid}/`)).body;
+    expect(bRecord).toMatchObject({
+      parent_call_uuid: call.uuid,
+      call_direction: 'outbound',
+      to_number: `sip:bob@127.0.0.1:${bCarrier.port}`,
+      hangup_cause_code: 5000,
+      hangup_source: 'Error',
+      call_state: 'ANSWER',
+    });
     await until(async () => !(await health(a)).peers.some((p) => p.id === 'node-d'), 3000);
   });
 });
