@@ -59,7 +59,9 @@ export class GatewayCluster implements CallLauncher {
     this.bus = new ControlBus({
       node,
       redis,
-      subscriber: subscriberOf(redis),
+      subscriber: subscriberOf(redis, (error) =>
+        log.warn({ err: error, cluster: true }, 'control subscription: Redis unreachable'),
+      ),
       secret: createHmac('sha256', options.mainToken).update('voxgate control bus').digest(),
       timeoutMs: CONTROL_TIMEOUT_MS,
       scheduler,
@@ -173,7 +175,17 @@ export class GatewayCluster implements CallLauncher {
   }
 }
 
-/** A connection of its own for subscribing, to the same server or cluster. */
-function subscriberOf(redis: RedisClient): RedisClient {
-  return (redis as { duplicate(): RedisClient }).duplicate();
+/**
+ * A connection of its own for subscribing, to the same server or cluster; it reconnects (and
+ * subscribes again) by itself, and tells each new kind of error once.
+ */
+function subscriberOf(redis: RedisClient, onError: (error: Error) => void): RedisClient {
+  const subscriber = (redis as { duplicate(): RedisClient }).duplicate();
+  let last: string | undefined;
+  subscriber.on('error', (error: Error) => {
+    if (error.message !== last) onError(error);
+    last = error.message;
+  });
+  subscriber.on('ready', () => (last = undefined));
+  return subscriber;
 }
