@@ -372,7 +372,7 @@ function readableFile(env: Env, name: string, fallback: string): string {
   throw new ConfigError(name, 'must be the path of a readable file', raw);
 }
 
-function readFileDefaults(env: Env): Env {
+export function readFileDefaults(env: Env): Env {
   const file = env.VOXGATE_CONFIG_FILE;
   if (!file) return {};
   let parsed: unknown;

@@ -49,7 +49,7 @@ const LATENCY_REPORT_MS = 1000;
 type Emit = (sessionId: string, event: SessionEvent) => void;
 
 /** RTP pairs kept bound ahead per worker: enough for a burst of calls between two refills. */
-const PAIRS_AHEAD = 32;
+export const PAIRS_AHEAD = 32;
 
 /**
  * Everything one media worker holds: its sessions, their bridges, the one frame clock that
