@@ -9,6 +9,8 @@ import { buildHttpApp } from './api/http-app.js';
 import { chatAppWebhookRoutes } from './api/routes/chatapp-webhook.js';
 import { mm7Routes } from './api/routes/mm7-endpoint.js';
 import { operatorRoutes } from './api/operator-routes.js';
+import { AccountLimiter } from './limits/account-limiter.js';
+import { MemoryLimitCounters, RedisLimitCounters } from './limits/limit-counters.js';
 import { restApi } from './api/rest-api.js';
 import {
   BullMqRetryQueue,
@@ -194,12 +196,20 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       })
     : null;
   const deck = RateDeck.load(config.rateDeck);
+  const limits = new AccountLimiter({
+    state,
+    counters: redisStore ? new RedisLimitCounters(redisStore.client) : new MemoryLimitCounters(),
+    defaults: config.limits,
+    scheduler,
+    registry,
+  });
   const calls = new CallEngine({
     services: {
       state,
       callbacks,
       deck,
       streamRate: config.streamRate,
+      limits,
       scheduler,
       machineDetection: new MachineDetectionMetrics(registry),
       ...(directory ? { watcher: directory } : {}),
@@ -260,6 +270,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     scheduler,
     log: app.log,
     registry,
+    limits,
   });
   await messaging.start();
 
@@ -281,6 +292,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           deck,
           callbacks,
           streamRate: config.streamRate,
+          limits,
           registrations: new StateRegistrarDirectory(state, () => scheduler.now()),
           tenant: mainAccount.authId,
           binds: () =>
@@ -363,6 +375,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     await operatorRoutes(app, {
       state,
       tollfree,
+      limits,
       tenant: mainAccount.authId,
       token: config.operatorToken,
       ...(options.onDrainRequested

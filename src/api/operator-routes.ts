@@ -6,6 +6,8 @@ import type { State } from '../state/state.js';
 import type { TollfreeVerifications } from '../tollfree/verifications.js';
 import type { TypedApp } from './api-context.js';
 import { errorResponses } from './schemas.js';
+import type { AccountLimiter } from '../limits/account-limiter.js';
+import { accountLimitRoutes } from './routes/account-limits.js';
 
 const STATUSES = ['SUBMITTED', 'PROCESSING', 'UPDATE_REQUIRED', 'APPROVED', 'REJECTED'];
 
@@ -30,6 +32,8 @@ export interface OperatorContext {
   token: string;
   /** Starts this node's drain (the same as SIGTERM); its node id. */
   drain?: () => string;
+  /** The account limits the operator sets (routes/account-limits.ts). */
+  limits: AccountLimiter;
 }
 
 /**
@@ -117,6 +121,8 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
         return present(moved);
       },
     });
+
+    accountLimitRoutes(scope, context);
 
     /** Drains this node as SIGTERM does: no new work, running calls go on, then it exits. */
     scope.post('/operator/v1/Node/Drain/', {

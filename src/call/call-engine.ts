@@ -15,6 +15,8 @@ import { resolveSipTarget } from './endpoint-target.js';
 import { routeInbound } from './inbound-routing.js';
 import { relayToTrunk, type TrunkDeps } from './trunks/trunk-relay.js';
 import { machineDetectionOf } from './machine-detection.js';
+import type { LegEnd } from './legs/leg-end.js';
+import { describeHit } from '../limits/account-limiter.js';
 
 export interface CallEngineOptions {
   services: CallServices;
@@ -176,6 +178,7 @@ export class CallEngine implements CallLauncher {
         ? { username: request.sipAuth.username, password: request.sipAuth.password }
         : undefined,
       ringTimeoutSeconds: request.ringTimeout ?? undefined,
+      ...(services.limits ? { admission: () => this.admitOutbound(uuid, owner) } : {}),
     });
     const call = new Call(services, {
       uuid,
@@ -210,6 +213,23 @@ export class CallEngine implements CallLauncher {
     if (target === null) {
       void leg.hangup({ cause: hangupCause('Routing Error'), source: 'Service', status: 'failed' });
     }
+  }
+
+  /**
+   * An outbound call under its account's limits: it waits (queued) for a place within the calls
+   * per second, then counts as running unless the concurrent calls are all taken (5030).
+   */
+  private async admitOutbound(uuid: string, owner: CallAccount): Promise<LegEnd | null> {
+    const limits = this.options.services.limits!;
+    await limits.wait('calls_per_second', owner);
+    const hit = await limits.admit('calls', owner, uuid);
+    if (!hit) return null;
+    this.options.services.log.info({ callUuid: uuid, limit: hit.name }, describeHit(hit));
+    return {
+      cause: hangupCause('Concurrency Limit Breached'),
+      source: 'Service',
+      status: 'failed',
+    };
   }
 
   /** A SIP URI's target: a registered endpoint's contact and flow, or the URI itself. */
@@ -291,6 +311,18 @@ export class CallEngine implements CallLauncher {
       urls,
     });
     this.track(call, route.owner, null);
+    const hit = (await this.options.services.limits?.admit('calls', route.owner, leg.uuid)) ?? null;
+    if (hit) {
+      this.options.services.log.info({ callUuid: leg.uuid, limit: hit.name }, describeHit(hit));
+      // 486, as PBXs answer a call beyond a channel limit: a 5xx would send it to another node.
+      await call.hangup({
+        cause: hangupCause('Concurrency Limit Breached'),
+        source: 'Service',
+        status: 'failed',
+        sipStatus: 486,
+      });
+      return;
+    }
     if (!(await leg.prepare())) return;
     // A trunk call rings when the PBX does.
     if (route.kind !== 'trunk') leg.ring();
@@ -328,6 +360,14 @@ export class CallEngine implements CallLauncher {
     call.dial = (instruction) => runDial(call, instruction, this.dialDeps());
     void call.finished.then(() => {
       this.live.delete(call.uuid);
+      void this.options.services.limits
+        ?.release('calls', call.uuid)
+        .catch((error: Error) =>
+          this.options.services.log.warn(
+            { err: error, callUuid: call.uuid },
+            'the call limit was not released',
+          ),
+        );
       if (this.live.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
       if (requestUuid) {
         const uuids = this.requests.get(requestUuid);

@@ -16,6 +16,7 @@ import { hangupCause } from './hangup-causes.js';
 import type { CallLeg, DigitSource } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { writeLegRecord } from './leg-record.js';
+import type { AccountLimiter } from '../limits/account-limiter.js';
 import { hangupParams } from './hangup-params.js';
 import {
   runMachineDetection,
@@ -30,6 +31,8 @@ import type { DialInstruction } from './xml/answer-document.js';
 export interface CallServices {
   state: State;
   callbacks: CallbackDelivery;
+  /** The account limits (concurrent calls and streams, calls per second); none: no limits. */
+  limits?: AccountLimiter;
   deck: RateDeck;
   /** USD per started minute of an audio stream. */
   streamRate?: string;

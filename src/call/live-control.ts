@@ -183,7 +183,7 @@ export class LiveControl implements CallControl {
     const entry = this.engine.find(viewer, uuid);
     if (!entry) return null;
     if (!carriesAudio(entry.call.leg)) return 'not-connected';
-    return { streamId: await entry.call.streams.start(request) };
+    return { streamId: await entry.call.streams.start(request, 'throw') };
   }
 
   /** Stops one stream of a live call; false when the call or a running stream is not found. */

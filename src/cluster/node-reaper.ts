@@ -5,6 +5,7 @@ import { hangupParams } from '../call/hangup-params.js';
 import type { CallbackDelivery } from '../callbacks/index.js';
 import { UniqueViolation } from '../core/errors.js';
 import type { Scheduler } from '../core/scheduler.js';
+import type { AccountLimiter } from '../limits/account-limiter.js';
 import type { State } from '../state/state.js';
 import { closeStreamsOfDeadCall } from './dead-call-streams.js';
 import type { LiveCallDirectory, LiveCallEntry } from './live-call-directory.js';
@@ -39,6 +40,8 @@ export interface NodeReaperOptions {
   registrations: { unbindNode(tenant: string, node: string): Promise<number> };
   tenant: string;
   scheduler: Scheduler;
+  /** The account limits the dead node's calls and streams counted in. */
+  limits?: AccountLimiter;
   log: {
     info(object: object, message: string): void;
     warn(object: object, message: string): void;
@@ -143,6 +146,12 @@ export class NodeReaper {
           ),
         },
       });
+    }
+    const { limits } = this.options;
+    if (limits) {
+      await limits.releaseFor('calls', entry, entry.uuid);
+      for (const stream of entry.streams ?? [])
+        await limits.releaseFor('streams', entry, stream.streamId);
     }
     await directory.release(entry);
   }

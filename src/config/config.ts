@@ -3,6 +3,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
 import { parseRedisTarget } from '../state/redis-target.js';
+import type { AccountLimits } from '../state/records.js';
 
 /**
  * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
@@ -70,6 +71,8 @@ export interface Config {
   trunkProbeInterval: number;
   /** Seconds a draining node lets its calls run before it hangs them up and exits. */
   drainTimeout: number;
+  /** The main account's limits when the operator set none (VOXGATE_LIMIT_*; 0: none). */
+  limits: AccountLimits;
   /** This node's id among the nodes sharing Redis (VOXGATE_NODE_ID). */
   nodeId: string;
   /** The SMPP carriers of VOXGATE_SMPP_URL (empty: no SMS carrier). */
@@ -176,6 +179,12 @@ function whole(env: Env, name: string, fallback: number, min: number): number {
     throw new ConfigError(name, `must be a whole number of at least ${min}`, raw);
   }
   return Number(raw);
+}
+
+/** A limit: a positive whole number, or none (unset or 0). */
+function limit(env: Env, name: string): number | null {
+  const value = whole(env, name, 0, 0);
+  return value === 0 ? null : value;
 }
 
 /** Unset, empty or 0: normal scheduling; 1 to 99: that SCHED_RR priority. */
@@ -517,6 +526,12 @@ export function loadConfig(processEnv: Env = process.env): Config {
     trunkAnswerTimeout: whole(env, 'VOXGATE_TRUNK_ANSWER_TIMEOUT', 0, 0),
     trunkProbeInterval: whole(env, 'VOXGATE_TRUNK_PROBE_INTERVAL', 30, 0),
     drainTimeout: whole(env, 'VOXGATE_DRAIN_TIMEOUT', 600, 0),
+    limits: {
+      calls: limit(env, 'VOXGATE_LIMIT_CALLS'),
+      calls_per_second: limit(env, 'VOXGATE_LIMIT_CALLS_PER_SECOND'),
+      streams: limit(env, 'VOXGATE_LIMIT_STREAMS'),
+      messages_per_second: limit(env, 'VOXGATE_LIMIT_MESSAGES_PER_SECOND'),
+    },
     nodeId: nodeId(env, 'VOXGATE_NODE_ID'),
     smppCarriers: smppCarriers(env, 'VOXGATE_SMPP_URL'),
     messageRateDeck: readableFile(env, 'VOXGATE_MESSAGE_RATE_DECK', DEFAULT_MESSAGE_RATE_DECK),

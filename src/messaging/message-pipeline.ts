@@ -32,6 +32,7 @@ import {
 import { planSms } from './sms/sms-plan.js';
 import type { DeliveryReceipt } from './sms/delivery-receipt.js';
 import { statusCallback } from './status-callback.js';
+import type { AccountLimiter } from '../limits/account-limiter.js';
 
 /** Who sends: the tenant (main account) and the account acting, main or subaccount. */
 export interface MessageSender {
@@ -70,6 +71,8 @@ export interface MessagePipelineOptions {
   chatApp: ChatAppChannel | null;
   /** MMS: media fetched and stored, messages to the MMSC. */
   mms: MmsChannel;
+  /** The account limits (messages per second); none: no limits. */
+  limits?: AccountLimiter;
 }
 
 export type { ChatAppStatus } from './chatapp/chatapp-status.js';
@@ -282,6 +285,16 @@ export class MessagePipeline {
     const now = this.options.scheduler.now();
     if (now >= entry.expires_at)
       return this.fail(entry, '420', 'message expired before it was sent');
+    // Beyond the account's messages per second it waits in the queue for the next second.
+    const wait = (await this.options.limits?.delay('messages_per_second', entry)) ?? 0;
+    if (wait > 0) {
+      await this.options.queue.schedule(
+        { account: entry.account, message_uuid: entry.message_uuid },
+        wait,
+        `message-${entry.message_uuid}-${now}`,
+      );
+      return;
+    }
     if (entry.chatapp) return this.dispatchChatApp(entry, entry.chatapp as ChatAppContent);
     const unverified = await this.tollFreeRefusal(entry);
     if (unverified) return this.fail(entry, unverified.code, unverified.reason);

@@ -1,3 +1,4 @@
+import type { AccountLimiter } from '../limits/account-limiter.js';
 import type { Registry } from 'prom-client';
 import type { CallbackJob, RetryQueue, SigningKeys } from '../callbacks/index.js';
 import { CallbackDelivery } from '../callbacks/index.js';
@@ -40,6 +41,8 @@ export interface MessagingServiceOptions {
   scheduler: Scheduler;
   log: MessageLog & { error?(fields: Record<string, unknown>, message: string): void };
   registry: Registry;
+  /** The account limits (messages per second); none: no limits. */
+  limits?: AccountLimiter;
 }
 
 /** How often messages past their retention are swept. */
@@ -106,6 +109,7 @@ export class MessagingService {
         ? new ChatAppChannel(state, options.graph, options.chatAppRetryMs)
         : null,
       mms: this.mms,
+      ...(options.limits ? { limits: options.limits } : {}),
     });
     this.inbound = new InboundMessages({
       state,

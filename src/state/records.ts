@@ -9,8 +9,22 @@ export interface AccountRecord extends Owned {
   auth_token: string;
   name: string;
   enabled: boolean;
+  /** Limits the operator set for it (src/limits); absent ones are the defaults. */
+  limits?: Partial<AccountLimits>;
   /** Main accounts have subaccount null and account === auth_id. */
   modified: number;
+}
+
+/** Per-account limits; null: none of its own (src/limits). */
+export interface AccountLimits {
+  /** Calls running at once. */
+  calls: number | null;
+  /** Calls placed per second (outbound): more wait, queued. */
+  calls_per_second: number | null;
+  /** Audio streams running at once. */
+  streams: number | null;
+  /** Messages sent per second: more wait in the send queue. */
+  messages_per_second: number | null;
 }
 
 export interface ApplicationRecord extends Owned {

@@ -29,6 +29,12 @@ export interface DialOptions {
    * null means the endpoint is not registered (2020).
    */
   resolve?: () => Promise<RoutedTarget | null>;
+  /**
+   * Waits until the call may be placed (the account's calls per second) and decides whether it
+   * may (its concurrent calls): null to dial, or the end the leg has instead. The leg is queued
+   * (no INVITE) meanwhile.
+   */
+  admission?: () => Promise<LegEnd | null>;
 }
 
 /** Where a dialled SIP URI is reached: its Request-URI, and how the INVITE gets there. */
@@ -93,6 +99,10 @@ export class OutboundLeg extends CallLeg {
   }
 
   private async start(): Promise<void> {
+    if (this.options.admission) {
+      const refused = await this.options.admission();
+      if (refused || this.pendingEnd) return this.finish(refused ?? this.pendingEnd!);
+    }
     let { target, destination, routeSet } = this.options;
     if (this.options.resolve) {
       const resolved = await this.options.resolve();

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallbackDelivery } from '../../callbacks/index.js';
+import { ApiError } from '../../core/errors.js';
+import { describeHit, type AccountLimiter } from '../../limits/account-limiter.js';
 import { formatTime } from '../../core/record-time.js';
 import type { StreamForkSpec, StreamNews } from '../../media/worker/protocol.js';
 import type { StreamRecord } from '../../state/records.js';
@@ -16,6 +18,8 @@ export interface StreamHost {
   services: {
     state: State;
     callbacks: CallbackDelivery;
+    /** The account limits (concurrent streams); none: no limits. */
+    limits?: AccountLimiter;
     log: { warn(object: object, message: string): void };
   };
   /** USD per started minute of streaming. */
@@ -55,10 +59,17 @@ export class CallStreams {
 
   constructor(private readonly host: StreamHost) {}
 
-  /** Starts a stream; resolves with its id once its record is stored and the worker has it. */
-  async start(request: StreamRequest): Promise<string> {
+  /**
+   * Starts a stream; resolves with its id once its record is stored and the worker has it. A
+   * stream beyond the account's limit of concurrent streams is refused: with `refusal` throw
+   * (a REST request), a 429 and no stream; with record (the answer XML's Stream), a stream that
+   * fails at once, recorded and reported to its status callback with the reason.
+   */
+  async start(request: StreamRequest, refusal: 'throw' | 'record' = 'record'): Promise<string> {
     const { host } = this;
     const streamId = randomUUID();
+    const hit = (await host.services.limits?.admit('streams', host.owner, streamId)) ?? null;
+    if (hit && refusal === 'throw') throw new ApiError('rate_limited', describeHit(hit));
     const now = Date.now();
     const record: StreamRecord = {
       account: host.owner.account,
@@ -82,6 +93,10 @@ export class CallStreams {
     const ended = new Promise<void>((resolve) => (end = resolve));
     this.running.set(streamId, { request, record, ended, end });
     this.host.onChange?.();
+    if (hit) {
+      await this.finish(streamId, 'failed', describeHit(hit), 0);
+      return streamId;
+    }
     let started = false;
     try {
       const spec = await this.forkSpec(streamId, request);
@@ -192,6 +207,11 @@ export class CallStreams {
     const running = this.running.get(streamId);
     if (!running) return;
     this.running.delete(streamId);
+    void this.host.services.limits
+      ?.release('streams', streamId)
+      .catch((error: Error) =>
+        this.host.services.log.warn({ err: error, streamId }, 'the stream limit was not released'),
+      );
     const now = Date.now();
     // The worker's own figure when it has one; else (the call ended under the stream) from
     // the connection, not the request: the connection attempts are not billed.
