@@ -3,9 +3,11 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
+import { invalidParameter } from '../core/errors.js';
 import { newUuid } from '../core/ids.js';
 import type { TypedApp } from './api-context.js';
-import { installErrorHandler } from './error-handler.js';
+import { clientErrorHandler } from './client-error.js';
+import { frameworkErrorHandler, installErrorHandler } from './error-handler.js';
 import { installMethodNotAllowed } from './method-not-allowed.js';
 
 export interface HttpAppOptions {
@@ -16,12 +18,18 @@ export interface HttpAppOptions {
   logStream?: DestinationStream;
 }
 
+/** Longest path segment (an id) the router takes; a longer one answers 414. */
+const MAX_PARAM_LENGTH = 100;
+
 /**
  * The HTTP server the REST API runs on, before any route: request ids, the trailing slash
- * optional, Ajv coercing form values, the error envelope, 405 with Allow, JSON and form
- * bodies, the OpenAPI document, and a POST without a body read as an empty form.
+ * optional, Ajv coercing form values, the error envelope (also for what the HTTP parser and
+ * the router refuse), 405 with Allow, JSON and form bodies, the OpenAPI document, and a POST
+ * without a body read as an empty form.
  */
 export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
+  // The parser's refusals are logged through the app's logger, which exists only once it is built.
+  let answerClientError: ReturnType<typeof clientErrorHandler> | null = null;
   const app = Fastify({
     logger: {
       level: options.logLevel,
@@ -29,7 +37,12 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     genReqId: () => newUuid(),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH),
+    clientErrorHandler: (error, socket) => {
+      if (answerClientError) answerClientError(error, socket);
+      else socket.destroy();
+    },
     ajv: {
       customOptions: {
         verbose: true,
@@ -39,9 +52,20 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  answerClientError = clientErrorHandler(app.log);
 
   installErrorHandler(app);
   installMethodNotAllowed(app);
+  // Fastify's JSON parser drops what JSON.parse said; the client hears where its body breaks.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    parseJson(request, body as string, (error, value) =>
+      (error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+        ? done(invalidJson(body as string), undefined)
+        : done(error, value),
+    ),
+  );
   await app.register(formbody);
   await app.register(swagger, {
     openapi: {
@@ -55,4 +79,13 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
     if (request.method === 'POST' && request.body === undefined) request.body = {};
   });
   return app;
+}
+
+function invalidJson(body: string): Error {
+  try {
+    JSON.parse(body);
+    return invalidParameter('the JSON body has a __proto__ or constructor.prototype key');
+  } catch (error) {
+    return invalidParameter(`the body is not valid JSON: ${(error as Error).message}`);
+  }
 }

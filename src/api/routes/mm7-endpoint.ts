@@ -9,12 +9,10 @@ import { sendError } from '../error-handler.js';
 export async function mm7Routes(app: TypedApp, mm7: Mm7Inbound): Promise<void> {
   await app.register(async (scope: TypedApp) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: 6 * 1024 * 1024 },
-      (_r, body, done) => done(null, body),
-    );
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_r, body, done) => done(null, body));
     scope.post('/v1/MM7/', {
+      // On the route rather than the parser, so that a 413 names the limit that applies.
+      bodyLimit: 6 * 1024 * 1024,
       schema: { tags: ['MM7'] },
       handler: async (request, reply) => {
         if (!mm7.authorized(request.headers.authorization))
