@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       trunkAnswerTimeout: 0,
       trunkProbeInterval: 30,
       drainTimeout: 600,
+      limits: { calls: null, calls_per_second: null, streams: null, messages_per_second: null },
       nodeId: expect.stringMatching(/-\d+$/),
       smppCarriers: [],
       messageRateDeck: 'fixtures/message-rate-deck.csv',
@@ -90,6 +91,10 @@ describe('loadConfig', () => {
       VOXGATE_DATA_DIR: '',
       VOXGATE_RATE_DECK: 'fixtures/rate-deck.csv',
       VOXGATE_STREAM_RATE: '0.0045',
+      VOXGATE_LIMIT_CALLS: '20',
+      VOXGATE_LIMIT_CALLS_PER_SECOND: '0',
+      VOXGATE_LIMIT_STREAMS: '5',
+      VOXGATE_LIMIT_MESSAGES_PER_SECOND: '30',
     });
     expect(config).toMatchObject({
       httpPort: 9000,
@@ -161,10 +166,15 @@ describe('loadConfig', () => {
       dataDir: null,
       rateDeck: 'fixtures/rate-deck.csv',
       streamRate: '0.0045',
+      limits: { calls: 20, calls_per_second: null, streams: 5, messages_per_second: 30 },
     });
   });
 
   const bad: [Record<string, string>, string][] = [
+    [
+      { VOXGATE_LIMIT_CALLS: '-5' },
+      'VOXGATE_LIMIT_CALLS="-5" is invalid: must be a whole number of at least 0',
+    ],
     [
       { VOXGATE_HTTP_PORT: '80a' },
       'VOXGATE_HTTP_PORT="80a" is invalid: must be a port number from 1 to 65535, or 0 for any',
