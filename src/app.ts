@@ -34,6 +34,12 @@ import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
+import {
+  guardFromSettings,
+  redactedUrl,
+  type OutboundGuard,
+  type OutboundGuardSettings,
+} from './core/outbound-guard.js';
 import { NO_CARRIERS } from './messaging/carrier-network.js';
 import { ChatAppTemplates } from './messaging/chatapp/chatapp-templates.js';
 import { ChatAppWebhooks } from './messaging/chatapp/chatapp-webhooks.js';
@@ -67,6 +73,11 @@ export interface GatewayOptions {
   keepGeneratedCredentials?: (account: { authId: string; authToken: string }) => Promise<void>;
   /** The operator asked this node to drain (POST /operator/v1/Node/Drain/): as SIGTERM. */
   onDrainRequested?: () => void;
+  /**
+   * Host names the outbound guard answers from this table instead of DNS, in every thread
+   * (tests: a name that resolves to an address the policy refuses).
+   */
+  outboundHosts?: Record<string, string[]>;
 }
 
 export interface Gateway {
@@ -85,6 +96,8 @@ export interface Gateway {
   messaging: MessagingService;
   /** Toll-free verification requests as they move through review. */
   tollfree: TollfreeVerifications;
+  /** What every tenant-supplied URL is fetched or connected to through. */
+  outbound: OutboundGuard;
   /** Starts every listener; /health answers 200 after this resolves. */
   listen(): Promise<void>;
   /**
@@ -153,7 +166,38 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   const registry = new Registry();
   const scheduler = options.scheduler ?? systemScheduler;
   const keys = recentSigningKeys(signingKeys(state), scheduler);
+  const sip = new SipService({
+    config,
+    state,
+    scheduler,
+    mainToken: mainAccount.authToken,
+    log: app.log,
+    registry,
+  });
+  const outboundSettings = (): OutboundGuardSettings => ({
+    policy: {
+      profile: config.outboundProfile,
+      // A getter: the ports are known once the listeners are up (0 asks for any free one).
+      get ownPorts() {
+        return ownPorts(config, app, sip);
+      },
+    },
+    ...(options.outboundHosts ? { hosts: options.outboundHosts } : {}),
+  });
+  const outbound = guardFromSettings(outboundSettings(), (refused, url) =>
+    app.log.warn(
+      {
+        rule: refused.rule,
+        host: refused.host,
+        address: refused.refusal.address,
+        range: refused.refusal.range,
+        url: redactedUrl(url),
+      },
+      'outbound request refused',
+    ),
+  );
   const callbacks = new CallbackDelivery({
+    guard: outbound,
     keys,
     queue: config.redisUrl
       ? new BullMqRetryQueue<CallbackJob>({
@@ -165,16 +209,16 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     log: app.log,
   });
 
-  const sip = new SipService({
+  const media = new MediaService({
     config,
-    state,
-    scheduler,
-    mainToken: mainAccount.authToken,
     log: app.log,
     registry,
+    outbound: () => {
+      const settings = outboundSettings();
+      // A plain copy for the worker: the ports as they are when it starts.
+      return { ...settings, policy: { ...settings.policy } };
+    },
   });
-
-  const media = new MediaService({ config, log: app.log, registry });
   const dns = systemSipDns(config.dnsServers);
   const probes = new OriginationProbes({
     state,
@@ -267,6 +311,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       ? new DiskMediaStore(join(config.dataDir, 'media'))
       : new MemoryMediaStore(),
     mm7: config.mm7,
+    guard: outbound,
     scheduler,
     log: app.log,
     registry,
@@ -370,6 +415,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     chatAppTemplates,
     mediaStore: messaging.mms.store,
     tollfree,
+    outbound,
   };
   if (config.operatorToken)
     await operatorRoutes(app, {
@@ -400,6 +446,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     calls,
     messaging,
     tollfree,
+    outbound,
     listen: async () => {
       await sip.listen();
       await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -435,6 +482,26 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       await store.close();
     },
   };
+}
+
+/**
+ * The gateway's own listening TCP ports: those configured and, once listening, those bound
+ * (a port of 0 is any free one). Tenant URLs may not point the gateway at itself.
+ */
+function ownPorts(config: Config, app: TypedApp, sip: SipService): number[] {
+  const ports = new Set([config.httpPort, config.sipPort, config.sipWsPort]);
+  if (config.sipTls) ports.add(config.sipTls.port);
+  const http = app.server.address();
+  if (http !== null && typeof http === 'object') ports.add(http.port);
+  try {
+    const { tcp, ws, tls } = sip.addresses;
+    ports.add(tcp.port).add(ws.port);
+    if (tls) ports.add(tls.port);
+  } catch {
+    // Not listening yet: the configured ports are all there is.
+  }
+  ports.delete(0);
+  return [...ports];
 }
 
 /** Webhooks are signed with the owning account's token and its main account's token. */

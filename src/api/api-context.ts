@@ -10,6 +10,7 @@ import type { CallControl } from '../call/live-control.js';
 import type { CallLauncher } from '../call/call-launcher.js';
 import type { CallEngine } from '../call/call-engine.js';
 import type { Clock } from '../core/clock.js';
+import type { OutboundGuard } from '../core/outbound-guard.js';
 import type { MessagePipeline } from '../messaging/message-pipeline.js';
 import type { State } from '../state/state.js';
 import type { Authenticator } from './auth.js';
@@ -40,6 +41,8 @@ export interface ApiContext {
   mediaStore: MediaStore;
   /** Toll-free verification requests as they move through review. */
   tollfree: TollfreeVerifications;
+  /** Checks the URLs a request brings against the outbound policy (outbound-urls.ts). */
+  outbound: OutboundGuard;
 }
 
 export type TypedApp = FastifyInstance<

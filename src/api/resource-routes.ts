@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import type { Collection, Owned } from '../state/collection.js';
 import type { ApiContext, TypedApp } from './api-context.js';
 import type { Principal } from './auth.js';
+import { refuseOutboundUrls, urlFieldsOf } from './outbound-urls.js';
 import { findVisible, listVisible } from './owned-resources.js';
 import { errorResponses, ListBody, ListQuery, MessageBody, WithApiId } from './schemas.js';
 
@@ -39,6 +40,11 @@ export interface ResourceSpec<
   /** What a write or a delete changes elsewhere (other records that pointed at this one). */
   afterWrite?(record: T): Promise<void>;
   afterDelete?(record: T): Promise<void>;
+  /**
+   * Body fields holding URLs the gateway will fetch (callbacks, answer XML): checked against
+   * the outbound policy once the body is valid, before the record is written.
+   */
+  outboundUrls?: readonly string[];
   /** List filters besides limit and offset: their schema, and the filter a query makes. */
   listFilters?: {
     query: TSchema;
@@ -54,13 +60,17 @@ export function resourceRoutes<
   V extends TSchema,
   C extends TSchema,
   U extends TSchema,
->(app: TypedApp, { uris }: ApiContext, spec: ResourceSpec<T, V, C, U>): void {
+>(app: TypedApp, { uris, outbound }: ApiContext, spec: ResourceSpec<T, V, C, U>): void {
   const base = `/v1/Account/:auth_id/${spec.path}/`;
   const IdParams = Type.Object({ auth_id: Type.String(), id: Type.String() });
   const AuthIdParams = Type.Object({ auth_id: Type.String() });
   const tags = [spec.tag];
   const find = (principal: Principal, id: string) =>
     findVisible(spec.collection, principal, id, spec.what);
+  const checkUrls = (body: unknown) =>
+    spec.outboundUrls
+      ? refuseOutboundUrls(outbound, urlFieldsOf(body, spec.outboundUrls))
+      : Promise.resolve();
 
   app.post(base, {
     schema: {
@@ -74,6 +84,7 @@ export function resourceRoutes<
     },
     handler: async (request, reply) => {
       const record = await spec.create(request.principal, request.body as Static<C>);
+      await checkUrls(request.body);
       await spec.collection.create(record);
       await spec.afterWrite?.(record);
       reply.code(201);
@@ -136,6 +147,7 @@ export function resourceRoutes<
     handler: async (request) => {
       const current = await find(request.principal, request.params.id);
       const next = await spec.update(request.principal, current, request.body as Static<U>);
+      await checkUrls(request.body);
       await spec.collection.update(next, current);
       await spec.afterWrite?.(next);
       return { api_id: request.id, ...spec.updated(next) } as never;

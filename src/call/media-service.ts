@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
+import type { OutboundGuardSettings } from '../core/outbound-guard.js';
 import type { MediaSessionSpec } from '../media/pipeline/session-spec.js';
 import { MediaWorkerPool, type SessionCommand } from '../media/worker/media-worker-pool.js';
 import type { Results, SessionEvent } from '../media/worker/protocol.js';
@@ -13,6 +14,12 @@ export interface MediaLogger {
 
 export interface MediaServiceOptions {
   config: Config;
+  /**
+   * The outbound policy the workers check Play's files and stream URLs against. Read when a
+   * worker starts (workers start with the first call, after the listeners, so the gateway's
+   * own ports are known by then).
+   */
+  outbound?: () => OutboundGuardSettings;
   log: MediaLogger;
   registry: Registry;
 }
@@ -58,6 +65,10 @@ export class MediaService {
           rtpPorts: config.rtpPorts,
           rtpHost: config.rtpHost,
           cname: `voxgate@${hostname()}`,
+          // A getter: the worker's settings are copied (structured clone) as each one starts.
+          get outbound() {
+            return options.outbound?.();
+          },
         },
       },
     );

@@ -1,9 +1,13 @@
+import type { OutboundRule } from '../core/address-policy.js';
+import type { OutboundGuard } from '../core/outbound-guard.js';
 import type { CallbackRequest } from './callback-request.js';
 import { httpExchange } from './http-exchange.js';
 import { signatureHeaders, type SignedRequest, type SigningTokens } from './signature.js';
 
 export type AttemptOutcome =
-  { ok: true; status: number; body?: string } | { ok: false; status?: number; error: string };
+  | { ok: true; status: number; body?: string }
+  /** `refused`: the outbound rule that refused the URL (nothing was sent). */
+  | { ok: false; status?: number; error: string; refused?: OutboundRule };
 
 interface HttpRequest {
   url: URL;
@@ -53,12 +57,15 @@ export async function attemptCallback(
   request: CallbackRequest,
   tokens: SigningTokens,
   timeoutMs: number,
+  guard: OutboundGuard,
   readBodyBytes?: number,
 ): Promise<AttemptOutcome> {
   const { url, init } = buildCallbackHttpRequest(request, tokens);
   const result = await httpExchange(
     { url, ...init },
-    readBodyBytes ? { timeoutMs, readBody: { maxBytes: readBodyBytes } } : { timeoutMs },
+    readBodyBytes
+      ? { timeoutMs, guard, readBody: { maxBytes: readBodyBytes } }
+      : { timeoutMs, guard },
   );
   if (!result.ok) return result;
   const { status } = result;

@@ -6,6 +6,8 @@ import {
   validateCallbackRequest,
   type CallbackRequest,
 } from './callback-request.js';
+import type { OutboundRule } from '../core/address-policy.js';
+import { selfHostedGuard, type OutboundGuard } from '../core/outbound-guard.js';
 import type { RetryQueue } from './retry-queue.js';
 import { signatureHeaders, type SigningTokens } from './signature.js';
 
@@ -31,6 +33,8 @@ export interface CallbackReport {
   error?: string;
   /** The body of a 2xx answer, when the delivery reads bodies. */
   body?: string;
+  /** The outbound rule that refused the URL: the callback was not sent and is not retried. */
+  refused?: OutboundRule;
 }
 
 /**
@@ -60,6 +64,11 @@ export interface CallbackDeliveryOptions {
   log?: CallbackLog;
   /** Reads 2xx bodies of at most this many bytes into the delivered report (message XML). */
   readBodyBytes?: number;
+  /**
+   * What every callback URL goes through; the self-hosted policy without own ports when
+   * absent (the gateway always gives its configured one).
+   */
+  guard?: OutboundGuard;
 }
 
 const consoleLog: CallbackLog = {
@@ -77,6 +86,7 @@ export class CallbackDelivery {
   private readonly delegate: CallbackDeliveryDelegate;
   private readonly log: CallbackLog;
   private readonly readBodyBytes: number | undefined;
+  readonly guard: OutboundGuard;
   private readonly firstAttempts = new Set<Promise<boolean>>();
   private closing = false;
 
@@ -86,6 +96,7 @@ export class CallbackDelivery {
     this.delegate = options.delegate ?? {};
     this.log = options.log ?? consoleLog;
     this.readBodyBytes = options.readBodyBytes;
+    this.guard = options.guard ?? selfHostedGuard();
     this.queue.start(async (job) => {
       await this.attempt(job);
     });
@@ -113,7 +124,12 @@ export class CallbackDelivery {
       return { ok: false, error: `signing keys unavailable: ${(error as Error).message}` };
     }
     if (tokens === null) return { ok: false, error: 'the account no longer exists' };
-    return fetchSignedDocument(checked, tokens, checked.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS);
+    return fetchSignedDocument(
+      checked,
+      tokens,
+      checked.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS,
+      this.guard,
+    );
   }
 
   /**
@@ -170,12 +186,16 @@ export class CallbackDelivery {
       request,
       tokens,
       request.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS,
+      this.guard,
       this.readBodyBytes,
     );
   }
 
   private async scheduleNext(job: CallbackJob, report: CallbackReport): Promise<void> {
-    const delaySeconds = job.request.retryDelaysSeconds?.[job.attemptsMade];
+    // A URL the outbound policy refuses is not tried again: the guard already logged the rule.
+    const delaySeconds = report.refused
+      ? undefined
+      : job.request.retryDelaysSeconds?.[job.attemptsMade];
     if (delaySeconds === undefined) {
       this.log.warn(
         this.logFields(job.request, report.attempts, report),
@@ -216,6 +236,7 @@ export class CallbackDelivery {
       attempts,
       ...(report?.status === undefined ? {} : { status: report.status }),
       ...(report?.error === undefined ? {} : { error: report.error }),
+      ...(report?.refused === undefined ? {} : { rule: report.refused }),
     };
   }
 
@@ -233,12 +254,16 @@ export class CallbackDelivery {
   }
 }
 
-function outcomeFields(outcome: AttemptOutcome): Pick<CallbackReport, 'status' | 'error' | 'body'> {
+function outcomeFields(
+  outcome: AttemptOutcome,
+): Pick<CallbackReport, 'status' | 'error' | 'body' | 'refused'> {
   if (outcome.ok)
     return outcome.body === undefined
       ? { status: outcome.status }
       : { status: outcome.status, body: outcome.body };
-  return outcome.status === undefined
-    ? { error: outcome.error }
-    : { status: outcome.status, error: outcome.error };
+  return {
+    error: outcome.error,
+    ...(outcome.status === undefined ? {} : { status: outcome.status }),
+    ...(outcome.refused === undefined ? {} : { refused: outcome.refused }),
+  };
 }

@@ -1,3 +1,5 @@
+import type { OutboundRule } from '../core/address-policy.js';
+import type { OutboundGuard } from '../core/outbound-guard.js';
 import { buildCallbackHttpRequest } from './callback-attempt.js';
 import type { CallbackRequest } from './callback-request.js';
 import { httpExchange } from './http-exchange.js';
@@ -6,7 +8,8 @@ import type { SigningTokens } from './signature.js';
 /** What one fetch of an application URL gave. */
 export type FetchedDocument =
   | { ok: true; status: number; body: string; contentType: string }
-  | { ok: false; status?: number; error: string };
+  /** `refused`: the outbound rule that refused the URL (nothing was sent). */
+  | { ok: false; status?: number; error: string; refused?: OutboundRule };
 
 /** Answer XML is at most 100 KB (wire-compat); a larger body is refused unread. */
 export const MAX_DOCUMENT_BYTES = 100 * 1024;
@@ -20,10 +23,11 @@ export async function fetchSignedDocument(
   request: CallbackRequest,
   tokens: SigningTokens,
   timeoutMs: number,
+  guard: OutboundGuard,
   maxBytes = MAX_DOCUMENT_BYTES,
 ): Promise<FetchedDocument> {
   const { url, init } = buildCallbackHttpRequest(request, tokens);
-  const result = await httpExchange({ url, ...init }, { timeoutMs, readBody: { maxBytes } });
+  const result = await httpExchange({ url, ...init }, { timeoutMs, guard, readBody: { maxBytes } });
   if (!result.ok) return result;
   const { status } = result;
   if (status < 200 || status >= 300) return { ok: false, status, error: `HTTP ${status}` };

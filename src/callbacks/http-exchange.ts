@@ -1,5 +1,8 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { OutboundRule } from '../core/address-policy.js';
+import { directRequest, guardedRequest } from '../core/guarded-http.js';
+import { OutboundRefused, type OutboundGuard } from '../core/outbound-guard.js';
 
 /** Connections to client applications are kept open and reused between callbacks. */
 const agents = {
@@ -16,10 +19,23 @@ export interface HttpExchangeRequest {
 
 export type HttpExchangeResult =
   | { ok: true; status: number; contentType: string; body: Buffer | null }
-  /** No response: the reason (an errno code such as ECONNREFUSED, or the timeout). */
-  | { ok: false; error: string }
+  /**
+   * No response: the reason (an errno code such as ECONNREFUSED, the timeout, or the outbound
+   * rule that refused the URL, named in `refused`).
+   */
+  | { ok: false; error: string; refused?: OutboundRule }
   /** A response whose body was larger than allowed; it was not read further. */
   | { ok: false; status: number; error: string };
+
+export interface HttpExchangeOptions {
+  timeoutMs: number;
+  readBody?: { maxBytes: number };
+  /**
+   * The outbound guard every tenant-supplied URL goes through; null only for a URL the
+   * operator configured (the MMSC).
+   */
+  guard: OutboundGuard | null;
+}
 
 /**
  * One HTTP request to a client URL over node:http (fetch costs several times as much CPU per
@@ -28,11 +44,9 @@ export type HttpExchangeResult =
  */
 export function httpExchange(
   request: HttpExchangeRequest,
-  options: { timeoutMs: number; readBody?: { maxBytes: number } },
+  options: HttpExchangeOptions,
 ): Promise<HttpExchangeResult> {
   const { url } = request;
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
   return new Promise((resolve) => {
     let settled = false;
     const settle = (result: HttpExchangeResult): void => {
@@ -44,17 +58,30 @@ export function httpExchange(
     const headers: Record<string, string> = { ...request.headers };
     if (request.body !== undefined)
       headers['Content-Length'] = String(Buffer.byteLength(request.body));
-    const req = send(url, { method: request.method, headers, agent }, (res) =>
-      receive(res, options.readBody?.maxBytes, settle),
-    );
+    const abort = new AbortController();
+    const init = {
+      method: request.method,
+      headers,
+      agents,
+      signal: abort.signal,
+      ...(request.body === undefined ? {} : { body: request.body }),
+    };
     const timer = setTimeout(() => {
       settle({ ok: false, error: `no response within ${options.timeoutMs} ms` });
-      req.destroy();
+      abort.abort();
     }, options.timeoutMs);
-    req.on('error', (error: NodeJS.ErrnoException) =>
-      settle({ ok: false, error: error.code ?? error.message }),
+    const sent = options.guard
+      ? guardedRequest(options.guard, url, init).then(({ response }) => response)
+      : directRequest(url, init);
+    sent.then(
+      (res) => receive(res, options.readBody?.maxBytes, settle),
+      (error: NodeJS.ErrnoException) =>
+        settle(
+          error instanceof OutboundRefused
+            ? { ok: false, error: error.message, refused: error.rule }
+            : { ok: false, error: error.code ?? error.message },
+        ),
     );
-    req.end(request.body);
   });
 }
 

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
 import { parseRedisTarget } from '../state/redis-target.js';
 import type { AccountLimits } from '../state/records.js';
+import { OUTBOUND_PROFILES, type OutboundProfile } from '../core/address-policy.js';
 
 /**
  * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
@@ -99,6 +100,8 @@ export interface Config {
   rateDeck: string;
   /** USD per started minute of an audio stream, as a decimal string. */
   streamRate: string;
+  /** Where tenant-supplied URLs may lead (README, Outbound requests). */
+  outboundProfile: OutboundProfile;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -172,6 +175,12 @@ function nodeId(env: Env, name: string): string {
   return raw;
 }
 
+/** A limit: a positive whole number, or none (unset or 0). */
+function limit(env: Env, name: string): number | null {
+  const value = whole(env, name, 0, 0);
+  return value === 0 ? null : value;
+}
+
 function whole(env: Env, name: string, fallback: number, min: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -179,12 +188,6 @@ function whole(env: Env, name: string, fallback: number, min: number): number {
     throw new ConfigError(name, `must be a whole number of at least ${min}`, raw);
   }
   return Number(raw);
-}
-
-/** A limit: a positive whole number, or none (unset or 0). */
-function limit(env: Env, name: string): number | null {
-  const value = whole(env, name, 0, 0);
-  return value === 0 ? null : value;
 }
 
 /** Unset, empty or 0: normal scheduling; 1 to 99: that SCHED_RR priority. */
@@ -195,6 +198,14 @@ function realtimePriority(env: Env, name: string): number | null {
     throw new ConfigError(name, 'must be a whole number from 0 (off) to 99', raw);
   }
   return Number(raw) === 0 ? null : Number(raw);
+}
+
+function outboundProfile(env: Env, name: string): OutboundProfile {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return 'self-hosted';
+  if (!(OUTBOUND_PROFILES as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${OUTBOUND_PROFILES.join(', ')}`, raw);
+  return raw as OutboundProfile;
 }
 
 function decimal(env: Env, name: string, fallback: string): string {
@@ -547,6 +558,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
     streamRate: decimal(env, 'VOXGATE_STREAM_RATE', '0.00300'),
+    outboundProfile: outboundProfile(env, 'VOXGATE_OUTBOUND_PROFILE'),
     logLevel: rawLevel as Config['logLevel'],
   };
 }

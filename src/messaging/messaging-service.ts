@@ -2,6 +2,7 @@ import type { AccountLimiter } from '../limits/account-limiter.js';
 import type { Registry } from 'prom-client';
 import type { CallbackJob, RetryQueue, SigningKeys } from '../callbacks/index.js';
 import { CallbackDelivery } from '../callbacks/index.js';
+import type { OutboundGuard } from '../core/outbound-guard.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { State } from '../state/state.js';
 import type { Mm7Settings } from '../config/config.js';
@@ -38,6 +39,8 @@ export interface MessagingServiceOptions {
   mediaStore: MediaStore;
   /** The MMSC; null refuses MMS. */
   mm7: Mm7Settings | null;
+  /** What message callbacks and MMS media URLs go through. */
+  guard: OutboundGuard;
   scheduler: Scheduler;
   log: MessageLog & { error?(fields: Record<string, unknown>, message: string): void };
   registry: Registry;
@@ -70,6 +73,7 @@ export class MessagingService {
       state,
       options.mediaStore,
       options.mm7 ? new Mm7Carrier(options.mm7) : null,
+      options.guard,
     );
     this.retention = new PeriodicSweep(
       (now) => removeExpiredMessages(state, options.mediaStore, options.mainAccount, now),
@@ -84,6 +88,7 @@ export class MessagingService {
       queue: options.callbackQueue,
       log,
       readBodyBytes: REPLY_MAX_BYTES,
+      guard: options.guard,
       delegate: {
         onDelivered: (r) => void this.inbound.delivered(r).catch(report('delivery')),
         onGiveUp: (r) => void this.inbound.gaveUp(r).catch(report('failure')),

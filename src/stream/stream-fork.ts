@@ -1,5 +1,11 @@
 import type { Socket } from 'node:net';
-import { WebSocket, type RawData } from 'ws';
+import { WebSocket, type ClientOptions, type RawData } from 'ws';
+import {
+  OutboundRefused,
+  selfHostedGuard,
+  type OutboundGuard,
+  type PinnedTarget,
+} from '../core/outbound-guard.js';
 import type { StreamAudio, StreamAudioOptions } from '../media/pipeline/stream-audio.js';
 import type { StreamForkSpec, StreamNews } from '../media/worker/protocol.js';
 import { readClientMessage, type ClientMessage } from './client-messages.js';
@@ -29,6 +35,8 @@ export interface StreamForkOptions {
   onInboundLatency?(seconds: number): void;
   /** Told of the connection's TCP socket once upgraded (to cap its kernel send buffer). */
   onSocket?(socket: Socket): void;
+  /** What service_url goes through before each attempt; the default profile when absent. */
+  guard?: OutboundGuard;
 }
 
 type Ended = Extract<StreamNews, { message: string }>['state'];
@@ -86,15 +94,38 @@ export class StreamFork {
     this.finish(state, message);
   }
 
+  /**
+   * One connection attempt: service_url is resolved and checked by the outbound guard, and the
+   * socket goes to the checked address. A refused URL fails the stream at once; a host that
+   * does not resolve is a failed attempt like a refused connection.
+   */
   private connect(attempt: number): void {
     if (this.over) return;
-    const attempts = this.options.attempts ?? 3;
-    const socket = new WebSocket(this.spec.serviceUrl, {
+    const guard = this.options.guard ?? selfHostedGuard();
+    guard.pin(this.spec.serviceUrl).then(
+      (target) => this.open(attempt, target),
+      (error: Error) => {
+        if (this.over) return;
+        if (error instanceof OutboundRefused)
+          this.finish('failed', `service_url is refused: ${error.message}`);
+        else this.retryOrFail(attempt);
+      },
+    );
+  }
+
+  private open(attempt: number, target: PinnedTarget): void {
+    if (this.over) return;
+    const options: ClientOptions & Pick<PinnedTarget, 'lookup'> = {
       headers: this.spec.headers,
       handshakeTimeout: this.options.connectTimeoutMs ?? 5000,
       perMessageDeflate: false,
       maxPayload: MAX_SERVER_MESSAGE_BYTES,
-    });
+      // A redirect would lead past the guard: the upgrade must answer 101 where it was asked.
+      followRedirects: false,
+      // ws hands its options to net.connect and tls.connect: only the checked address.
+      lookup: target.lookup,
+    };
+    const socket = new WebSocket(this.spec.serviceUrl, options);
     this.socket = socket;
     let opened = false;
     socket.on('open', () => {
@@ -118,15 +149,19 @@ export class StreamFork {
       } else if (opened) {
         const why = reason.length > 0 ? `: ${reason.toString()}` : '';
         this.finish('failed', `the server closed the connection (${code}${why})`);
-      } else if (attempt < attempts) {
-        this.retry = setTimeout(() => this.connect(attempt + 1), this.options.retryDelayMs ?? 500);
       } else {
-        this.finish(
-          'failed',
-          `could not connect to ${this.spec.serviceUrl} in ${attempts} attempts`,
-        );
+        this.retryOrFail(attempt);
       }
     });
+  }
+
+  private retryOrFail(attempt: number): void {
+    const attempts = this.options.attempts ?? 3;
+    if (attempt < attempts) {
+      this.retry = setTimeout(() => this.connect(attempt + 1), this.options.retryDelayMs ?? 500);
+    } else {
+      this.finish('failed', `could not connect to ${this.spec.serviceUrl} in ${attempts} attempts`);
+    }
   }
 
   private opened(): void {

@@ -48,6 +48,8 @@ export async function startGateway(
     clock?: Clock;
     /** Starts the listeners (HTTP and SIP on 127.0.0.1, free ports) as `npm start` does. */
     listen?: boolean;
+    /** Names the outbound guard resolves from this table instead of DNS (read at each use). */
+    outboundHosts?: Record<string, string[]>;
   } = {},
 ): Promise<TestGateway> {
   const logs: string[] = [];
@@ -77,7 +79,11 @@ export async function startGateway(
       : {}),
     ...options.env,
   });
-  const gateway = await buildGateway(config, { logStream, clock: options.clock });
+  const gateway = await buildGateway(config, {
+    logStream,
+    clock: options.clock,
+    ...(options.outboundHosts ? { outboundHosts: options.outboundHosts } : {}),
+  });
   if (options.listen) await gateway.listen();
   const main = { id: gateway.mainAccount.authId, token: gateway.mainAccount.authToken };
 

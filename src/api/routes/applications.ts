@@ -112,6 +112,7 @@ export function applicationRoutes(app: TypedApp, context: ApiContext): void {
     view: Application,
     createBody: CreateBody,
     updateBody: UpdateBody,
+    outboundUrls: ['answer_url', 'hangup_url', 'fallback_answer_url', 'message_url'],
     present,
     create: async (principal, b) => {
       const now = clock.now();

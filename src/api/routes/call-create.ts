@@ -6,6 +6,7 @@ import {
   type OutboundCallParameter,
 } from '../../call/outbound-request.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
+import { refuseOutboundUrls } from '../outbound-urls.js';
 import { AuthIdParams, errorResponses } from '../schemas.js';
 
 /** The schema of one parameter: its type, its range or values, and its rule as description. */
@@ -61,11 +62,7 @@ const CallFiredBody = Type.Object({
  * places the calls. Registered in the authenticated scope of the REST API as
  * `(scope, context) => callCreateRoutes(scope, context, launcher)`.
  */
-export function callCreateRoutes(
-  app: TypedApp,
-  _context: ApiContext,
-  launcher: CallLauncher,
-): void {
+export function callCreateRoutes(app: TypedApp, context: ApiContext, launcher: CallLauncher): void {
   app.post('/v1/Account/:auth_id/Call/', {
     schema: {
       tags: ['Call'],
@@ -75,6 +72,13 @@ export function callCreateRoutes(
     },
     handler: async (request, reply) => {
       const outbound = parseOutboundCallRequest(request.body);
+      await refuseOutboundUrls(context.outbound, {
+        answer_url: outbound.answerUrl,
+        ring_url: outbound.ringUrl,
+        hangup_url: outbound.hangupUrl,
+        fallback_url: outbound.fallbackUrl,
+        machine_detection_url: outbound.machineDetectionUrl,
+      });
       const { authId, tenant, isMain } = request.principal;
       const { requestUuid } = await launcher.fire({ authId, tenant, isMain }, outbound, request.ip);
       reply.code(201);

@@ -112,6 +112,7 @@ export function chatAppAccountRoutes(app: TypedApp, context: ApiContext): void {
     view: BusinessAccount,
     createBody: CreateBody,
     updateBody: UpdateBody,
+    outboundUrls: ['webhook_url'],
     present: (principal, a): Static<typeof BusinessAccount> => ({
       biz_account_id: a.biz_account_id,
       name: a.name,

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { invalidParameter, notFound } from '../../core/errors.js';
 import { parseFilterTime, recordTime } from '../../messaging/message-times.js';
 import { parseSendRequest } from '../../messaging/send-request.js';
+import { refuseOutboundUrls } from '../outbound-urls.js';
 import type { MessageRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import { spanBound, timeFilterNames, timeWindow } from '../time-window.js';
@@ -88,7 +89,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 
 export function messageRoutes(
   app: TypedApp,
-  { state, uris, clock, messages, mediaStore }: ApiContext,
+  { state, uris, clock, messages, mediaStore, outbound }: ApiContext,
 ): void {
   const present = (principal: Principal, m: MessageRecord): Static<typeof Message> => ({
     message_uuid: m.message_uuid,
@@ -139,6 +140,8 @@ export function messageRoutes(
     handler: async (request, reply) => {
       const { principal } = request;
       const send = parseSendRequest(request.body ?? {});
+      // MMS media are fetched while the request is answered, through the guard too.
+      await refuseOutboundUrls(outbound, { url: send.url });
       const uuids = await messages.accept(
         {
           account: principal.tenant,

@@ -13,6 +13,7 @@ import type { StreamRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { visibleTo } from '../owned-resources.js';
+import { refuseOutboundUrls } from '../outbound-urls.js';
 import { errorResponses, HttpUrl, ListBody, ListQuery, Nullable, WithApiId } from '../schemas.js';
 import { callOwner, notConnected } from './live-calls.js';
 
@@ -156,7 +157,7 @@ const callIndex = (callUuid: string) => `call:${callUuid}`;
  * not see (a main account sees its subaccounts'; a subaccount only its own).
  */
 export function streamRoutes(app: TypedApp, context: ApiContext): void {
-  const { state, uris, control } = context;
+  const { state, uris, control, outbound } = context;
 
   const present = (principal: Principal, s: StreamRecord): Static<typeof StreamObject> => ({
     stream_id: s.stream_id,
@@ -199,6 +200,10 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
     handler: async (request, reply) => {
       const { call_uuid } = request.params;
       const stream = streamRequest(request.body);
+      await refuseOutboundUrls(outbound, {
+        service_url: stream.serviceUrl,
+        status_callback_url: stream.statusCallbackUrl,
+      });
       const started = await control.startStream(callOwner(request.principal), call_uuid, stream);
       if (!started) throw notFound(`call ${call_uuid}`);
       if (started === 'not-connected') throw notConnected(call_uuid);

@@ -121,6 +121,7 @@ export function tollfreeVerificationRoutes(app: TypedApp, context: ApiContext): 
     view: Verification,
     createBody: Body,
     updateBody: Body,
+    outboundUrls: ['callback_url'],
     present: (principal, v): Static<typeof Verification> => ({
       uuid: v.uuid,
       ...fieldsOf(v),

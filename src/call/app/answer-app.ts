@@ -116,6 +116,8 @@ export class AnswerApp {
       const fetched = await this.call.fetch(url, method, params);
       if (fetched.ok) return fetched.body;
       this.call.log('answer URL failed', { attempt, error: fetched.error, status: fetched.status });
+      // The outbound policy refuses it: trying again would be refused again.
+      if (fetched.refused) break;
       if (this.scheduler.now() - started >= ANSWER_WINDOW_MS || attempt === ANSWER_ATTEMPTS) break;
       await pause(this.scheduler, RETRY_PAUSE_MS);
     }

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { guardedRequest } from '../../core/guarded-http.js';
+import { selfHostedGuard, type OutboundGuard } from '../../core/outbound-guard.js';
 import { PcmCache } from './pcm-cache.js';
 import type { Pcm } from './wav.js';
 
@@ -13,7 +15,12 @@ export interface AudioFileSourceOptions {
   cacheBytes?: number;
   /** The most of a file decoded, in seconds (default 30 minutes); the rest is not played. */
   maxSeconds?: number;
+  /** What every file URL and redirect goes through; the default profile when absent. */
+  guard?: OutboundGuard;
 }
+
+/** Redirects a file URL may take, each checked by the outbound guard. */
+const MAX_REDIRECTS = 5;
 
 const RATES = new Set([8000, 16000, 24000, 48000]);
 
@@ -59,24 +66,37 @@ export class AudioFileSource {
 
   private async download(url: string): Promise<Buffer> {
     const limit = this.options.maxBytes ?? 10 * 1024 * 1024;
-    const response = await fetch(url, {
-      signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000),
-      redirect: 'follow',
-    }).catch((error: Error) => {
+    const { response } = await guardedRequest(
+      this.options.guard ?? selfHostedGuard(),
+      new URL(url),
+      {
+        method: 'GET',
+        headers: { Accept: 'audio/*, */*' },
+        maxRedirects: MAX_REDIRECTS,
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000),
+      },
+    ).catch((error: Error) => {
       throw new Error(`Could not fetch ${url}: ${error.message}`);
     });
-    if (!response.ok) throw new Error(`Could not fetch ${url}: HTTP ${response.status}`);
-    const declared = Number(response.headers.get('content-length') ?? NaN);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      response.resume();
+      throw new Error(`Could not fetch ${url}: HTTP ${status}`);
+    }
+    const declared = Number(response.headers['content-length'] ?? NaN);
     if (declared > limit) {
-      await response.body?.cancel();
+      response.destroy();
       throw new Error(`${url} is ${declared} octets, more than the ${limit} allowed`);
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of response.body ?? []) {
+    for await (const chunk of response as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > limit) throw new Error(`${url} is more than the ${limit} octets allowed`);
-      chunks.push(Buffer.from(chunk));
+      if (size > limit) {
+        response.destroy();
+        throw new Error(`${url} is more than the ${limit} octets allowed`);
+      }
+      chunks.push(chunk);
     }
     return Buffer.concat(chunks);
   }

@@ -19,7 +19,7 @@ const port = parentPort;
 if (!port) throw new Error('media-worker runs inside a worker thread');
 const outbox = new MessageBatch<WorkerMessage>((messages) => port.postMessage(messages));
 
-const sessions = new WorkerSessions(
+const sessions: WorkerSessions = new WorkerSessions(
   workerData as WorkerSettings,
   (sessionId, event) => outbox.push({ kind: 'event', sessionId, event }),
   (ports) => outbox.push({ kind: 'ports', ports }),
@@ -28,6 +28,7 @@ const sessions = new WorkerSessions(
     new StreamFork(spec, openAudio, report, {
       onInboundLatency,
       sendBufferBytes: spec.sendBufferBytes,
+      guard: sessions.guard,
       // What the kernel holds unsent stays small, so a slow server is seen in our own count.
       onSocket: (socket) => capSendBuffer(socket, KERNEL_SEND_BUFFER_BYTES),
     }),

@@ -3,6 +3,7 @@
  * events up). Every command carries a request id; the worker answers each with one reply of
  * the same id. Events are unsolicited and name the session they concern.
  */
+import type { OutboundGuardSettings } from '../../core/outbound-guard.js';
 import type { SpeechVoice } from '../sources/speech.js';
 import type { MachineDetectionSettings, MachineVerdict } from '../pipeline/machine-classifier.js';
 import type { PlayoutMode } from '../playout/playout-queue.js';
@@ -23,6 +24,8 @@ export interface WorkerSettings {
   cname: string;
   /** Largest audio file Play fetches, in octets. */
   maxFileBytes?: number;
+  /** The outbound policy Play's files and stream URLs go through; the default when absent. */
+  outbound?: OutboundGuardSettings;
 }
 
 /** Audio to play into a call leg. */

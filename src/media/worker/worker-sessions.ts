@@ -1,3 +1,4 @@
+import { guardFromSettings, redactedUrl, type OutboundGuard } from '../../core/outbound-guard.js';
 import { systemScheduler, type Scheduler } from '../../core/scheduler.js';
 import { bridgeSessions, relaySessions } from '../pipeline/bridge.js';
 import { MediaSession } from '../pipeline/media-session.js';
@@ -66,6 +67,8 @@ export class WorkerSessions {
   private readonly allocator: PreboundPairs;
   private readonly speech = new SpeechRenderer();
   private readonly files: AudioFileSource;
+  /** What Play's files and the stream forks' URLs go through (settings.outbound). */
+  readonly guard: OutboundGuard;
 
   constructor(
     private readonly settings: WorkerSettings,
@@ -88,7 +91,13 @@ export class WorkerSessions {
     void this.allocator.refill().then(() => {
       if (this.allocator.ready === 0) this.announce([]);
     });
-    this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes });
+    this.guard = guardFromSettings(settings.outbound, (refused, url) =>
+      emit('', {
+        type: 'warning',
+        message: `outbound request refused (rule ${refused.rule}): ${redactedUrl(url)}: ${refused.message}`,
+      }),
+    );
+    this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes, guard: this.guard });
     if (reportLatency) {
       const { inbound, playout } = this.latency;
       setInterval(() => {

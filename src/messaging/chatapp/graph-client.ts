@@ -122,7 +122,8 @@ export class GraphClient {
         method: 'GET',
         headers: { Authorization: `Bearer ${credentials.accessToken}` },
       },
-      { timeoutMs: this.timeoutMs, readBody: { maxBytes } },
+      // A URL the operator's upstream gave, not a tenant's: not through the outbound guard.
+      { timeoutMs: this.timeoutMs, readBody: { maxBytes }, guard: null },
     );
     if (!result.ok || result.status < 200 || result.status >= 300 || !result.body)
       throw upstreamError(
@@ -148,7 +149,7 @@ export class GraphClient {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const result = await httpExchange(
       { url, method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
-      { timeoutMs: this.timeoutMs, readBody: { maxBytes: MAX_ANSWER_BYTES } },
+      { timeoutMs: this.timeoutMs, readBody: { maxBytes: MAX_ANSWER_BYTES }, guard: null },
     );
     if (!result.ok)
       throw upstreamError(

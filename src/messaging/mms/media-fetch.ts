@@ -1,5 +1,6 @@
 import { httpExchange } from '../../callbacks/http-exchange.js';
 import { invalidParameter } from '../../core/errors.js';
+import type { OutboundGuard } from '../../core/outbound-guard.js';
 
 /** messaging document, Limits: "MMS media max 10 URLs, total under 5 MB". */
 export const MAX_MEDIA_URLS = 10;
@@ -19,10 +20,12 @@ export interface FetchedMedia {
 
 /**
  * Fetches the media of an MMS, one after the other, within the 5 MB budget: a file that would
- * pass it is not read further. Throws a 400 naming the URL and the rule.
+ * pass it is not read further. Throws a 400 naming the URL and the rule (a URL the outbound
+ * guard refuses among them).
  */
 export async function fetchMedia(
   urls: string[],
+  guard: OutboundGuard,
   timeoutMs = FETCH_TIMEOUT_MS,
 ): Promise<FetchedMedia[]> {
   if (urls.length > MAX_MEDIA_URLS)
@@ -41,8 +44,10 @@ export async function fetchMedia(
       throw invalidParameter(`${where} is not an http or https URL`);
     const result = await httpExchange(
       { url: parsed, method: 'GET', headers: { Accept: '*/*' } },
-      { timeoutMs, readBody: { maxBytes: left } },
+      { timeoutMs, guard, readBody: { maxBytes: left } },
     );
+    if (!result.ok && 'refused' in result && result.refused)
+      throw invalidParameter(`${where} is refused: ${result.error}`);
     if (!result.ok) {
       if ('status' in result && result.status >= 200 && result.status < 300)
         throw invalidParameter(`${where}: the media together must be under 5 MB`);

@@ -44,7 +44,8 @@ export class Mm7Carrier implements MmsCarrier {
         },
         body,
       },
-      { timeoutMs: SUBMIT_TIMEOUT_MS, readBody: { maxBytes: 256 * 1024 } },
+      // The operator's MMSC (VOXGATE_MMS_MM7_URL), not a tenant's URL.
+      { timeoutMs: SUBMIT_TIMEOUT_MS, readBody: { maxBytes: 256 * 1024 }, guard: null },
     );
     if (!result.ok)
       return refused(

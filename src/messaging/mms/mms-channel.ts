@@ -2,6 +2,7 @@ import { newUuid } from '../../core/ids.js';
 import type { MediaRecord, MessageRecord, OutboxRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { PartOutcome } from '../carrier-network.js';
+import type { OutboundGuard } from '../../core/outbound-guard.js';
 import { fetchMedia } from './media-fetch.js';
 import type { MediaStore } from './media-store.js';
 import { refused, type MmsCarrier, type OutboundMms } from './mms-carrier.js';
@@ -25,6 +26,8 @@ export class MmsChannel {
     readonly store: MediaStore,
     /** Where messages go; null refuses MMS. */
     readonly carrier: MmsCarrier | null,
+    /** What the tenants' media URLs are fetched through. */
+    private readonly guard: OutboundGuard,
   ) {}
 
   get configured(): boolean {
@@ -33,7 +36,7 @@ export class MmsChannel {
 
   /** Fetches and stores the media of a send; throws a 400 naming the URL and the rule. */
   async prepare(urls: string[]): Promise<StoredMedia[]> {
-    const fetched = await fetchMedia(urls);
+    const fetched = await fetchMedia(urls, this.guard);
     const stored: StoredMedia[] = [];
     for (const media of fetched) {
       const fileId = newUuid();

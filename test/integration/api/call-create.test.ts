@@ -4,6 +4,7 @@ import type { MediaStore } from '../../../src/messaging/mms/media-store.js';
 import type { TollfreeVerifications } from '../../../src/tollfree/verifications.js';
 import type { CallControl } from '../../../src/call/live-control.js';
 import type { CallEngine } from '../../../src/call/call-engine.js';
+import { selfHostedGuard } from '../../../src/core/outbound-guard.js';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TypedApp } from '../../../src/api/api-context.js';
@@ -72,6 +73,7 @@ async function startApp(): Promise<Harness> {
     chatAppTemplates: null as unknown as ChatAppTemplates,
     mediaStore: null as unknown as MediaStore,
     tollfree: null as unknown as TollfreeVerifications,
+    outbound: selfHostedGuard(),
   };
   await app.register(async (scope: TypedApp) => {
     installAuthentication(scope, authenticator);

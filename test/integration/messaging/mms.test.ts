@@ -193,6 +193,15 @@ describeEachStore('MMS over MM7, with the media store', (target) => {
       ],
       [[media.url('/app.exe')], /is application\/x-msdownload: an MMS carries images/],
       [[media.url('/missing.png')], /could not be fetched: HTTP 404/],
+      // The outbound guard: cloud metadata, and the gateway's own port.
+      [
+        ['http://169.254.169.254/latest/cat.png'],
+        /media_urls\[0\] .* is refused: 169\.254\.169\.254 is a link-local address .*rule link-local$/,
+      ],
+      [
+        [`http://${mm7Url.slice('http://'.length, mm7Url.indexOf('/v1/'))}/health`],
+        /rule own-port$/,
+      ],
       [
         Array.from({ length: 11 }, () => media.url('/cat.png')),
         /media_urls holds 11 URLs: at most 10/,

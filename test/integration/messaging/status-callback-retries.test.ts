@@ -3,6 +3,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { TimerRetryQueue } from '../../../src/callbacks/timer-retry-queue.js';
 import type { CallbackJob } from '../../../src/callbacks/callback-delivery.js';
 import { newAuthToken } from '../../../src/core/ids.js';
+import { selfHostedGuard } from '../../../src/core/outbound-guard.js';
 import { ManualScheduler, systemScheduler } from '../../../src/core/scheduler.js';
 import type { SendJob } from '../../../src/messaging/message-pipeline.js';
 import { MessagingService } from '../../../src/messaging/messaging-service.js';
@@ -52,6 +53,7 @@ beforeEach(async () => {
     chatAppRetryMs: 30_000,
     mediaStore: new MemoryMediaStore(),
     mm7: null,
+    guard: selfHostedGuard(),
     scheduler: systemScheduler,
     log: quiet,
     registry: new Registry(),

@@ -55,6 +55,7 @@ describe('loadConfig', () => {
       rateLimit: 100,
       rateDeck: 'fixtures/rate-deck.csv',
       streamRate: '0.00300',
+      outboundProfile: 'self-hosted',
       logLevel: 'info',
     });
   });
@@ -91,6 +92,7 @@ describe('loadConfig', () => {
       VOXGATE_DATA_DIR: '',
       VOXGATE_RATE_DECK: 'fixtures/rate-deck.csv',
       VOXGATE_STREAM_RATE: '0.0045',
+      VOXGATE_OUTBOUND_PROFILE: 'shared',
       VOXGATE_LIMIT_CALLS: '20',
       VOXGATE_LIMIT_CALLS_PER_SECOND: '0',
       VOXGATE_LIMIT_STREAMS: '5',
@@ -166,6 +168,7 @@ describe('loadConfig', () => {
       dataDir: null,
       rateDeck: 'fixtures/rate-deck.csv',
       streamRate: '0.0045',
+      outboundProfile: 'shared',
       limits: { calls: 20, calls_per_second: null, streams: 5, messages_per_second: 30 },
     });
   });
@@ -174,6 +177,10 @@ describe('loadConfig', () => {
     [
       { VOXGATE_LIMIT_CALLS: '-5' },
       'VOXGATE_LIMIT_CALLS="-5" is invalid: must be a whole number of at least 0',
+    ],
+    [
+      { VOXGATE_OUTBOUND_PROFILE: 'public' },
+      'VOXGATE_OUTBOUND_PROFILE="public" is invalid: must be one of self-hosted, shared',
     ],
     [
       { VOXGATE_HTTP_PORT: '80a' },
