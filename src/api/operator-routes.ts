@@ -5,6 +5,7 @@ import type { TollfreeStatus } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { TollfreeVerifications } from '../tollfree/verifications.js';
 import type { TypedApp } from './api-context.js';
+import { audit } from './audit.js';
 import { errorResponses } from './schemas.js';
 import type { AccountLimiter } from '../limits/account-limiter.js';
 import { accountLimitRoutes } from './routes/account-limits.js';
@@ -118,6 +119,12 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
             : { rejection_reason: body.rejection_reason }),
           ...(body.error_message === undefined ? {} : { error_message: body.error_message }),
         });
+        audit(request.log, {
+          actor: 'operator',
+          action: 'tollfree_verification.review',
+          target: uuid,
+          detail: { from: current.status, to: moved.status },
+        });
         return present(moved);
       },
     });
@@ -133,9 +140,10 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
           ...errorResponses(401, 404),
         },
       },
-      handler: async (_request, reply) => {
+      handler: async (request, reply) => {
         if (!context.drain) throw notFound('draining (this gateway is not started by its process)');
         const node = context.drain();
+        audit(request.log, { actor: 'operator', action: 'node.drain', target: node });
         return reply.code(202).send({ node, state: 'draining' as const });
       },
     });

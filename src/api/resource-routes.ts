@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import type { Collection, Owned } from '../state/collection.js';
 import type { ApiContext, TypedApp } from './api-context.js';
+import { audit, fieldsOf } from './audit.js';
 import type { Principal } from './auth.js';
 import { refuseOutboundUrls, urlFieldsOf } from './outbound-urls.js';
 import { findVisible, listVisible } from './owned-resources.js';
@@ -41,6 +42,12 @@ export interface ResourceSpec<
   afterWrite?(record: T): Promise<void>;
   afterDelete?(record: T): Promise<void>;
   /**
+   * For resources that hold credentials: an audit line for each create, update and delete
+   * (`{kind}.create`...), marked `credential` when one of the fields named was written (or,
+   * on a delete, held).
+   */
+  audit?: { kind: string; id(record: T): string; credentials: readonly string[] };
+  /**
    * Body fields holding URLs the gateway will fetch (callbacks, answer XML): checked against
    * the outbound policy once the body is valid, before the record is written.
    */
@@ -67,6 +74,22 @@ export function resourceRoutes<
   const tags = [spec.tag];
   const find = (principal: Principal, id: string) =>
     findVisible(spec.collection, principal, id, spec.what);
+  const auditWrite = (
+    request: { log: TypedApp['log']; principal: Principal },
+    verb: 'create' | 'update' | 'delete',
+    record: T,
+    fields: string[],
+  ) => {
+    if (!spec.audit) return;
+    const { kind, id, credentials } = spec.audit;
+    audit(request.log, {
+      actor: request.principal.authId,
+      action: `${kind}.${verb}`,
+      target: id(record),
+      ...(verb === 'update' ? { changed: fields } : {}),
+      ...(fields.some((f) => credentials.includes(f)) ? { credential: true } : {}),
+    });
+  };
   const checkUrls = (body: unknown) =>
     spec.outboundUrls
       ? refuseOutboundUrls(outbound, urlFieldsOf(body, spec.outboundUrls))
@@ -86,6 +109,7 @@ export function resourceRoutes<
       const record = await spec.create(request.principal, request.body as Static<C>);
       await checkUrls(request.body);
       await spec.collection.create(record);
+      auditWrite(request, 'create', record, fieldsOf(request.body, spec.createBody));
       await spec.afterWrite?.(record);
       reply.code(201);
       return { api_id: request.id, ...spec.created(record) };
@@ -149,6 +173,7 @@ export function resourceRoutes<
       const next = await spec.update(request.principal, current, request.body as Static<U>);
       await checkUrls(request.body);
       await spec.collection.update(next, current);
+      auditWrite(request, 'update', next, fieldsOf(request.body, spec.updateBody));
       await spec.afterWrite?.(next);
       return { api_id: request.id, ...spec.updated(next) } as never;
     },
@@ -164,6 +189,8 @@ export function resourceRoutes<
       const found = await find(request.principal, request.params.id);
       await spec.beforeDelete?.(found);
       await spec.collection.remove(found);
+      const held = Object.keys(found).filter((f) => Boolean(found[f as keyof T]));
+      auditWrite(request, 'delete', found, held);
       await spec.afterDelete?.(found);
       return reply.code(204).send(null);
     },

@@ -5,6 +5,7 @@ import type { AccountRecord } from '../../state/records.js';
 import { subaccountIndex } from '../../state/collection.js';
 import { SUBACCOUNTS_INDEX } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
+import { audit, fieldsOf } from '../audit.js';
 import type { Principal } from '../auth.js';
 import { formatTime } from '../../core/record-time.js';
 import {
@@ -20,6 +21,11 @@ import { reassignSubaccountResources } from './subaccount-cascade.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 100, description: '1 to 100 characters' });
 const Enabled = Type.Boolean({ description: 'true or false' });
+const AccountUpdate = Type.Object({ name: Type.Optional(Name) });
+const SubaccountUpdate = Type.Object({
+  name: Type.Optional(Name),
+  enabled: Type.Optional(Enabled),
+});
 
 const AccountBody = Type.Object({
   api_id: Type.String(),
@@ -97,7 +103,7 @@ export function accountRoutes(
     schema: {
       tags: ['Account'],
       params: AuthIdParams,
-      body: Type.Object({ name: Type.Optional(Name) }),
+      body: AccountUpdate,
       response: { 200: MessageBody, ...errorResponses(400, 401) },
     },
     handler: async (request) => {
@@ -109,6 +115,12 @@ export function accountRoutes(
           current,
         );
         authenticator.forget(current.auth_id);
+        audit(request.log, {
+          actor: request.principal.authId,
+          action: 'account.update',
+          target: current.auth_id,
+          changed: fieldsOf(request.body, AccountUpdate),
+        });
       }
       return { api_id: request.id, message: 'changed' };
     },
@@ -145,6 +157,13 @@ export function accountRoutes(
       // A subaccount belongs to itself, so it lands in its own `sub:` index and sees itself.
       record.subaccount = record.auth_id;
       await state.accounts.create(record);
+      audit(request.log, {
+        actor: request.principal.authId,
+        action: 'subaccount.create',
+        target: record.auth_id,
+        credential: true,
+        detail: { enabled: record.enabled },
+      });
       reply.code(201);
       return {
         api_id: request.id,
@@ -194,7 +213,7 @@ export function accountRoutes(
     schema: {
       tags: ['Subaccount'],
       params: SubaccountParams,
-      body: Type.Object({ name: Type.Optional(Name), enabled: Type.Optional(Enabled) }),
+      body: SubaccountUpdate,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
@@ -208,6 +227,13 @@ export function accountRoutes(
       };
       await state.accounts.update(next, sub);
       authenticator.forget(sub.auth_id);
+      audit(request.log, {
+        actor: request.principal.authId,
+        action: 'subaccount.update',
+        target: sub.auth_id,
+        changed: fieldsOf(request.body, SubaccountUpdate),
+        detail: { enabled: next.enabled },
+      });
       return { api_id: request.id, message: 'changed' };
     },
   });
@@ -228,6 +254,13 @@ export function accountRoutes(
       // (or, with cascade=true, are deleted with it).
       await state.accounts.remove(sub);
       authenticator.forget(sub.auth_id);
+      audit(request.log, {
+        actor: request.principal.authId,
+        action: 'subaccount.delete',
+        target: sub.auth_id,
+        credential: true,
+        detail: { cascade: request.query.cascade === true },
+      });
       await reassignSubaccountResources(
         state,
         sub.account,

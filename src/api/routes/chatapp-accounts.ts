@@ -113,6 +113,11 @@ export function chatAppAccountRoutes(app: TypedApp, context: ApiContext): void {
     createBody: CreateBody,
     updateBody: UpdateBody,
     outboundUrls: ['webhook_url'],
+    audit: {
+      kind: 'chatapp_account',
+      id: (a) => a.biz_account_id,
+      credentials: ['access_token', 'app_secret', 'verify_token'],
+    },
     present: (principal, a): Static<typeof BusinessAccount> => ({
       biz_account_id: a.biz_account_id,
       name: a.name,

@@ -6,6 +6,7 @@ import { newNumericId, randomDigits } from '../../core/ids.js';
 import type { BindingRecord, EndpointRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
+import { audit, fieldsOf } from '../audit.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listVisible, ownedBy } from '../owned-resources.js';
 import { resolveApplication } from '../ownership.js';
@@ -41,6 +42,16 @@ const USERNAME_SUFFIX_DIGITS = 12;
 const USERNAME_ATTEMPTS = 5;
 
 const EndpointParams = Type.Object({ auth_id: Type.String(), endpoint_id: Type.String() });
+const EndpointUpdate = Type.Object({
+  password: Type.Optional(Password),
+  alias: Type.Optional(Alias),
+  app_id: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'the app_id of one of your applications, or empty to detach',
+    }),
+  ),
+});
 
 const EndpointListItem = Type.Object({
   alias: Type.String(),
@@ -157,6 +168,13 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
         username,
         password,
       );
+      audit(request.log, {
+        actor: principal.authId,
+        action: 'endpoint.create',
+        target: record.endpoint_id,
+        credential: true,
+        detail: { username: record.username },
+      });
       reply.code(201);
       return {
         alias: record.alias,
@@ -218,16 +236,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     schema: {
       tags: ['Endpoint'],
       params: EndpointParams,
-      body: Type.Object({
-        password: Type.Optional(Password),
-        alias: Type.Optional(Alias),
-        app_id: Type.Optional(
-          Type.String({
-            maxLength: 64,
-            description: 'the app_id of one of your applications, or empty to detach',
-          }),
-        ),
-      }),
+      body: EndpointUpdate,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
@@ -242,6 +251,13 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
         ...(password === undefined ? {} : credentials(current.username, password)),
       };
       await state.endpoints.update(next, current);
+      audit(request.log, {
+        actor: principal.authId,
+        action: 'endpoint.update',
+        target: current.endpoint_id,
+        changed: fieldsOf(request.body, EndpointUpdate),
+        ...(password === undefined ? {} : { credential: true }),
+      });
       return { api_id: request.id, message: 'changed' };
     },
   });
@@ -255,6 +271,12 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     handler: async (request, reply) => {
       const endpoint = await findEndpoint(request.principal, request.params.endpoint_id);
       await state.endpoints.remove(endpoint);
+      audit(request.log, {
+        actor: request.principal.authId,
+        action: 'endpoint.delete',
+        target: endpoint.endpoint_id,
+        credential: true,
+      });
       const registration = await state.registrations.get(
         endpoint.account,
         aorKey({ kind: 'endpoint', id: endpoint.endpoint_id }),

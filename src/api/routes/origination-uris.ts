@@ -87,6 +87,11 @@ export function originationUriRoutes(app: TypedApp, context: ApiContext): void {
     view: OriginationUri,
     createBody: CreateBody,
     updateBody: UpdateBody,
+    audit: {
+      kind: 'origination_uri',
+      id: (u) => u.uri_uuid,
+      credentials: ['authentication_needed', 'username', 'password'],
+    },
     present: (principal, u) => ({
       uri_uuid: u.uri_uuid,
       name: u.name,

@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { invalidParameter, missingParameter } from '../../core/errors.js';
 import { visibleTo } from '../owned-resources.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
+import { audit } from '../audit.js';
 import { AuthIdParams, errorResponses } from '../schemas.js';
 
 /** wire-compat.md: exp is 3 minutes to 24 hours after creation. */
@@ -125,6 +126,13 @@ export function tokenRoutes(app: TypedApp, { state, clock }: ApiContext): void {
       const token = await new SignJWT(claims)
         .setProtectedHeader({ ...TOKEN_HEADER })
         .sign(new TextEncoder().encode(principal.account.auth_token));
+      audit(request.log, {
+        actor: principal.authId,
+        action: 'access_token.create',
+        target: principal.authId,
+        credential: true,
+        detail: { sub: body.sub ?? null, exp },
+      });
       return { api_id: request.id, token };
     },
   });
