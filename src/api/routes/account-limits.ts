@@ -4,6 +4,7 @@ import { LIMIT_NAMES, type AccountLimiter } from '../../limits/account-limiter.j
 import type { AccountLimits } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { TypedApp } from '../api-context.js';
+import { audit } from '../audit.js';
 import { errorResponses } from '../schemas.js';
 
 /** A limit: at least 1; 0 or null clears it (the account has none of its own). */
@@ -81,17 +82,13 @@ export function accountLimitRoutes(scope: TypedApp, context: AccountLimitContext
       }
       await context.state.accounts.update({ ...record, limits, modified: Date.now() }, record);
       context.limits.forget(auth_id);
-      request.log.info(
-        {
-          audit: true,
-          actor: 'operator',
-          action: 'account.limits.update',
-          target: auth_id,
-          changes,
-          at: new Date().toISOString(),
-        },
-        'audit',
-      );
+      audit(request.log, {
+        actor: 'operator',
+        action: 'account.limits.update',
+        target: auth_id,
+        changed: Object.keys(changes),
+        detail: changes,
+      });
       return (await view(auth_id)).body;
     },
   });
