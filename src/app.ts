@@ -32,7 +32,7 @@ import { RecordRetention } from './call/record-retention.js';
 import { StateRegistrarDirectory } from './call/registrar-directory.js';
 import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
-import type { Config } from './config/config.js';
+import { ConfigError, type Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import {
   guardFromSettings,
@@ -54,7 +54,9 @@ import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
 import { ensureMainAccount, type MainAccount } from './state/main-account.js';
 import { RedisStore } from './state/redis-store.js';
-import { createState, type State } from './state/state.js';
+import { SecretBox, parseSecretKey } from './state/secret-box.js';
+import { loadSecretKeyFile, type SecretKeyFile } from './state/secret-key-file.js';
+import { createState, sealLegacySecrets, type State } from './state/state.js';
 import { TollfreeVerifications } from './tollfree/verifications.js';
 import { PeriodicSweep } from './core/periodic-sweep.js';
 import { OriginationProbes } from './call/trunks/origination-probes.js';
@@ -118,6 +120,9 @@ const REDACT = [
   'req.body.password',
   'req.body.auth_token',
   'req.body.sip_auth_password',
+  'req.body.access_token',
+  'req.body.app_secret',
+  'req.body.verify_token',
   'res.headers["set-cookie"]',
 ];
 
@@ -127,6 +132,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   // The logger comes with the HTTP app, after the store: a write that fails before it exists
   // is a process warning.
   let log: { warn(object: object, message: string): void } | null = null;
+  const { secrets, keyFile } = await storedSecretsKey(config);
   const redisStore = config.redisUrl
     ? RedisStore.connect(config.redisUrl, {
         waitForReplicas: config.redisWaitForReplicas,
@@ -136,15 +142,16 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
             : process.emitWarning(`Redis: ${error.message}`),
       })
     : null;
-  const store: DocumentStore =
-    redisStore ??
-    new EmbeddedStore(config.dataDir, {
-      onError: (error) =>
-        log
-          ? log.warn({ err: error }, 'the state log could not be written; retrying')
-          : process.emitWarning(`state log: ${error.message}`),
-    });
-  const state = createState(store);
+  const embeddedStore = redisStore
+    ? null
+    : new EmbeddedStore(config.dataDir, {
+        onError: (error) =>
+          log
+            ? log.warn({ err: error }, 'the state log could not be written; retrying')
+            : process.emitWarning(`state log: ${error.message}`),
+      });
+  const store: DocumentStore = redisStore ?? embeddedStore!;
+  const state = createState(store, secrets);
   const mainAccount = await ensureMainAccount(
     state,
     clock,
@@ -160,6 +167,15 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     logStream: options.logStream,
   });
   log = app.log;
+  if (keyFile?.created) {
+    app.log.info({ path: keyFile.path }, 'generated the key that encrypts stored secrets');
+  }
+  const resealed = await sealLegacySecrets(state, mainAccount.authId);
+  if (resealed > 0) {
+    // The log still holds the old lines with the secrets in clear until it is rewritten.
+    await embeddedStore?.compact();
+    app.log.info({ records: resealed }, 'encrypted the secrets an older version stored in clear');
+  }
 
   let listening = false;
   let draining = false;
@@ -502,6 +518,31 @@ function ownPorts(config: Config, app: TypedApp, sip: SipService): number[] {
   }
   ports.delete(0);
   return [...ports];
+}
+
+/**
+ * The key the stored secrets are sealed with (README, Secrets at rest): VOXGATE_SECRET_KEY;
+ * without it, the embedded store's key file in the data directory, or a key of the process's
+ * own in memory. Nodes sharing Redis need one key that Redis does not hold: there it must be set.
+ */
+async function storedSecretsKey(
+  config: Config,
+): Promise<{ secrets: SecretBox; keyFile: SecretKeyFile | null }> {
+  if (config.secretKey) {
+    return { secrets: new SecretBox(parseSecretKey(config.secretKey)), keyFile: null };
+  }
+  if (config.redisUrl) {
+    throw new ConfigError(
+      'VOXGATE_SECRET_KEY',
+      'must be set with VOXGATE_REDIS_URL: every node sharing Redis encrypts and decrypts the ' +
+        'stored secrets with this one key, which Redis itself must not hold (make one with ' +
+        '`openssl rand -hex 32`)',
+      '',
+    );
+  }
+  if (config.dataDir === null) return { secrets: SecretBox.random(), keyFile: null };
+  const keyFile = await loadSecretKeyFile(config.dataDir);
+  return { secrets: new SecretBox(keyFile.key), keyFile };
 }
 
 /** Webhooks are signed with the owning account's token and its main account's token. */

@@ -77,6 +77,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A setting only the start can judge (VOXGATE_SECRET_KEY missing with Redis).
+  if (error instanceof ConfigError) {
+    process.stderr.write(`voxgate: configuration error: ${error.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`voxgate: failed to start: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);
 });

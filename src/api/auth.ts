@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unauthorized } from '../core/errors.js';
-import { sameSecret } from '../core/same-secret.js';
 import type { AccountRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 
@@ -20,6 +19,8 @@ declare module 'fastify' {
 }
 
 const CACHE_MS = 1000;
+/** What a presented token of an unknown auth id is compared with: a digest of nothing. */
+const UNKNOWN_ACCOUNT_DIGEST = '0'.repeat(64);
 
 /**
  * HTTP Basic authentication against the accounts. Lookups are cached for a second, so a burst
@@ -37,8 +38,13 @@ export class Authenticator {
         'authentication required: use HTTP Basic with your auth id and auth token',
       );
     const account = await this.lookup(credentials.id);
-    // Compare even when the account is unknown, so timing does not tell which ids exist.
-    const matches = sameSecret(credentials.token, account?.auth_token ?? '');
+    // Against the stored keyed digest (one written by an older version has none: its token's),
+    // and even when the account is unknown, so timing does not tell which ids exist.
+    const { secrets } = this.state;
+    const expected = account
+      ? (account.auth_token_digest ?? secrets.digest(account.auth_token))
+      : UNKNOWN_ACCOUNT_DIGEST;
+    const matches = secrets.matches(credentials.token, expected);
     if (!account || !matches)
       throw unauthorized('authentication failed: wrong auth id or auth token');
     if (!account.enabled) throw unauthorized('authentication failed: the account is disabled');

@@ -3,6 +3,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
 import { parseRedisTarget } from '../state/redis-target.js';
+import { parseSecretKey } from '../state/secret-box.js';
 import type { AccountLimits } from '../state/records.js';
 import { OUTBOUND_PROFILES, type OutboundProfile } from '../core/address-policy.js';
 
@@ -61,6 +62,12 @@ export interface Config {
   dataDir: string | null;
   authId: string | null;
   authToken: string | null;
+  /**
+   * VOXGATE_SECRET_KEY as given (checked: 32 bytes, hex or base64): the key the stored secrets
+   * are encrypted with (state/secret-box.ts). null: the embedded store's key file, or refused
+   * on Redis.
+   */
+  secretKey: string | null;
   carrierUri: string | null;
   /** DNS servers (host or host:port) for SIP server location; empty: the system's. */
   dnsServers: string[];
@@ -346,6 +353,18 @@ function operatorToken(env: Env, name: string): string | null {
   return raw;
 }
 
+function secretKey(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  try {
+    parseSecretKey(raw);
+  } catch (error) {
+    // A secret: a message about it never repeats it.
+    throw new ConfigError(name, (error as Error).message, '(hidden)');
+  }
+  return raw.trim();
+}
+
 /** `http(s)://user:password@host[:port]/path?vasp_id=...&vas_id=...` */
 function mm7Settings(env: Env, name: string): Mm7Settings | null {
   const raw = env[name];
@@ -531,6 +550,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     dataDir: dataDirRaw === undefined ? 'data' : dataDirRaw === '' ? null : dataDirRaw,
     authId,
     authToken,
+    secretKey: secretKey(env, 'VOXGATE_SECRET_KEY'),
     carrierUri: url(env, 'VOXGATE_CARRIER_URI', ['sip', 'sips']),
     dnsServers: dnsServers(env, 'VOXGATE_DNS_SERVERS'),
     trunkResponseTimeout: whole(env, 'VOXGATE_TRUNK_RESPONSE_TIMEOUT', 4, 1),

@@ -6,6 +6,7 @@ import { checkListeners } from './listener-checks.js';
 import { checkPrograms } from './program-checks.js';
 import { checkPublicHost } from './public-host-check.js';
 import { checkRedis } from './redis-checks.js';
+import { checkSecretKey } from './secret-key-check.js';
 import { checkMediaWorkers, checkRtpRange } from './rtp-checks.js';
 import { checkSmppCarrier } from './smpp-check.js';
 import { checkTlsFiles } from './tls-checks.js';
@@ -29,7 +30,9 @@ export async function runChecks(input: DoctorInput): Promise<CheckResult[]> {
       checkPublicHost(config, input.publicHostSet),
     ]),
     config.sipTls ? checkTlsFiles(config.sipTls) : Promise.resolve([]),
-    config.redisUrl ? checkRedis(config.redisUrl) : Promise.resolve([]),
+    config.redisUrl
+      ? checkRedis(config.redisUrl).then((redis) => [...redis, checkSecretKey(config)])
+      : Promise.resolve([]),
     Promise.all(config.smppCarriers.map((carrier) => checkSmppCarrier(carrier))),
     checkPrograms(input.path),
   ];
@@ -42,6 +45,7 @@ export function secretsOf(config: Config): string[] {
   const secrets = [
     config.authToken,
     config.operatorToken,
+    config.secretKey,
     config.mm7?.password,
     ...config.smppCarriers.map((c) => c.password),
     ...redisPasswords(config.redisUrl),

@@ -135,6 +135,11 @@ export class EmbeddedStore implements DocumentStore {
     await this.log?.close();
   }
 
+  /** Rewrites the log as the current state now, leaving out every replaced value. */
+  async compact(): Promise<void> {
+    await this.log?.compact();
+  }
+
   /** Waits for the log's pending writes and any rewrite under way. For tests. */
   async settled(): Promise<void> {
     await this.log?.settled();

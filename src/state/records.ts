@@ -3,10 +3,17 @@ import type { Owned } from './collection.js';
 /**
  * The stored shapes of the directory resources. They hold what the gateway needs, secrets
  * included (auth tokens, HA1 digests, trunk passwords); the API layer decides what a client sees.
+ * Secrets are sealed in the store and in clear here (state.ts names them; README, Secrets at
+ * rest).
  */
 export interface AccountRecord extends Owned {
   auth_id: string;
   auth_token: string;
+  /**
+   * The keyed digest of auth_token (secret-box.ts) that logins are checked against; written
+   * with every write, absent on records an older version stored.
+   */
+  auth_token_digest?: string;
   name: string;
   enabled: boolean;
   /** Limits the operator set for it (src/limits); absent ones are the defaults. */

@@ -97,6 +97,21 @@ export class StateLog {
     await this.flush();
   }
 
+  /**
+   * Rewrites the log now as a copy of the current state, whatever its size, so values since
+   * replaced leave the file (secrets an older version wrote in clear). A failure goes to
+   * onError and leaves the log as it was.
+   */
+  async compact(): Promise<void> {
+    await this.flush();
+    while (this.rewriting) await this.rewriting;
+    if (this.closing) return;
+    this.rewriting = this.rewrite().finally(() => {
+      this.rewriting = null;
+    });
+    await this.rewriting;
+  }
+
   /** Waits for a rewrite under way to finish or give up. For tests. */
   async settled(): Promise<void> {
     await this.flush();

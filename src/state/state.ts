@@ -22,6 +22,7 @@ import type {
   StreamRecord,
   TrunkRecord,
 } from './records.js';
+import { SecretBox } from './secret-box.js';
 
 /** The accounts index that holds a tenant's subaccounts (not the main account). */
 export const SUBACCOUNTS_INDEX = 'subaccounts';
@@ -29,6 +30,8 @@ export const SUBACCOUNTS_INDEX = 'subaccounts';
 /** The repositories of the gateway, all on one DocumentStore. */
 export interface State {
   store: DocumentStore;
+  /** Seals the secrets the collections store, and checks auth tokens against their digest. */
+  secrets: SecretBox;
   accounts: Collection<AccountRecord>;
   applications: Collection<ApplicationRecord>;
   numbers: Collection<NumberRecord>;
@@ -50,16 +53,29 @@ export interface State {
   tollfreeVerifications: Collection<TollfreeVerificationRecord>;
 }
 
-export function createState(store: DocumentStore): State {
+/**
+ * The repositories over `store`. Secrets are sealed with `secrets`; without one, with a key of
+ * the process's own (enough for a store that lives no longer than the process).
+ */
+export function createState(store: DocumentStore, secrets = SecretBox.random()): State {
   return {
     store,
-    accounts: new Collection<AccountRecord>(store, {
-      kind: 'account',
-      id: (a) => a.auth_id,
-      // A subaccount also sits in `sub:<its own id>` (Collection adds it) like any resource.
-      indexes: (a) => (a.subaccount === null ? [] : [SUBACCOUNTS_INDEX]),
-      unique: (a) => [{ space: 'auth_id', value: a.auth_id }],
-    }),
+    secrets,
+    accounts: new Collection<AccountRecord>(
+      store,
+      {
+        kind: 'account',
+        id: (a) => a.auth_id,
+        // A subaccount also sits in `sub:<its own id>` (Collection adds it) like any resource.
+        indexes: (a) => (a.subaccount === null ? [] : [SUBACCOUNTS_INDEX]),
+        unique: (a) => [{ space: 'auth_id', value: a.auth_id }],
+        // Callbacks are signed with the token, and a subaccount's is shown to its main account:
+        // it is sealed, not only digested.
+        sealed: ['auth_token'],
+        digest: { field: 'auth_token', into: 'auth_token_digest' },
+      },
+      secrets,
+    ),
     applications: new Collection<ApplicationRecord>(store, {
       kind: 'application',
       id: (a) => a.app_id,
@@ -71,17 +87,29 @@ export function createState(store: DocumentStore): State {
       // A number routes to exactly one account, whoever added it.
       unique: (n) => [{ space: 'number', value: n.number }],
     }),
-    endpoints: new Collection<EndpointRecord>(store, {
-      kind: 'endpoint',
-      id: (e) => e.endpoint_id,
-      indexes: (e) => (e.app_id ? [`app:${e.app_id}`] : []),
-      // The registrar finds an endpoint from the user part of a REGISTER alone.
-      unique: (e) => [{ space: 'sip_user', value: e.username }],
-    }),
-    originationUris: new Collection<OriginationUriRecord>(store, {
-      kind: 'origination_uri',
-      id: (u) => u.uri_uuid,
-    }),
+    endpoints: new Collection<EndpointRecord>(
+      store,
+      {
+        kind: 'endpoint',
+        id: (e) => e.endpoint_id,
+        indexes: (e) => (e.app_id ? [`app:${e.app_id}`] : []),
+        // The registrar finds an endpoint from the user part of a REGISTER alone.
+        unique: (e) => [{ space: 'sip_user', value: e.username }],
+        // An HA1 answers any challenge of the realm: as good as the password for it.
+        sealed: ['password_md5', 'ha1_md5', 'ha1_sha256'],
+      },
+      secrets,
+    ),
+    originationUris: new Collection<OriginationUriRecord>(
+      store,
+      {
+        kind: 'origination_uri',
+        id: (u) => u.uri_uuid,
+        // Sent in digest answers to the URI's challenges: it must be recoverable.
+        sealed: ['password'],
+      },
+      secrets,
+    ),
     trunks: new Collection<TrunkRecord>(store, {
       kind: 'trunk',
       id: (t) => t.trunk_id,
@@ -126,19 +154,24 @@ export function createState(store: DocumentStore): State {
       kind: 'opt_out',
       id: (o) => o.id,
     }),
-    chatAppAccounts: new Collection<ChatAppAccountRecord>(store, {
-      kind: 'chatapp_account',
-      id: (a) => a.biz_account_id,
-      // Upstream's webhooks name the business account and its phone-number ids, not a tenant;
-      // a number answers on one chat-app account.
-      unique: (a) => [
-        { space: 'chatapp_account', value: a.biz_account_id },
-        ...a.phone_numbers.flatMap((p) => [
-          { space: 'chatapp_phone_id', value: p.phone_number_id },
-          { space: 'chatapp_number', value: p.number },
-        ]),
-      ],
-    }),
+    chatAppAccounts: new Collection<ChatAppAccountRecord>(
+      store,
+      {
+        kind: 'chatapp_account',
+        id: (a) => a.biz_account_id,
+        // Upstream's webhooks name the business account and its phone-number ids, not a
+        // tenant; a number answers on one chat-app account.
+        unique: (a) => [
+          { space: 'chatapp_account', value: a.biz_account_id },
+          ...a.phone_numbers.flatMap((p) => [
+            { space: 'chatapp_phone_id', value: p.phone_number_id },
+            { space: 'chatapp_number', value: p.number },
+          ]),
+        ],
+        sealed: ['access_token', 'app_secret', 'verify_token'],
+      },
+      secrets,
+    ),
     chatAppTemplates: new Collection<ChatAppTemplateRecord>(store, {
       kind: 'chatapp_template',
       id: (t) => t.template_id,
@@ -166,6 +199,20 @@ export function createState(store: DocumentStore): State {
       indexes: (v) => [`number:${v.number}`, `profile:${v.profile_uuid}`],
     }),
   };
+}
+
+/**
+ * Seals the secrets of the tenant's records that an older version stored in clear; returns how
+ * many records it rewrote.
+ */
+export async function sealLegacySecrets(state: State, tenant: string): Promise<number> {
+  const counts = [
+    await state.accounts.sealLegacy(tenant),
+    await state.endpoints.sealLegacy(tenant),
+    await state.originationUris.sealLegacy(tenant),
+    await state.chatAppAccounts.sealLegacy(tenant),
+  ];
+  return counts.reduce((sum, count) => sum + count, 0);
 }
 
 /** `YYYY-MM-DD HH:MM:SS+00:00` (the records' time format) → ms since the epoch. */

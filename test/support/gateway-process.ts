@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from './redis-server.js';
+import { freePort, TEST_SECRET_KEY } from './redis-server.js';
 
 /** voxgate started the way `npm start` starts it, as its own process. */
 export interface GatewayProcess {
@@ -29,6 +29,7 @@ export async function spawnGateway(
       VOXGATE_HTTP_HOST: '127.0.0.1',
       VOXGATE_SIP_PORT: '0',
       VOXGATE_SIP_WS_PORT: '0',
+      ...(env.VOXGATE_REDIS_URL ? { VOXGATE_SECRET_KEY: TEST_SECRET_KEY } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

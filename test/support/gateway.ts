@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { buildGateway, type Gateway } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Clock } from '../../src/core/clock.js';
+import { TEST_SECRET_KEY } from './redis-server.js';
 
 export interface Credentials {
   id: string;
@@ -67,7 +68,9 @@ export async function startGateway(
     VOXGATE_MEDIA_WORKERS: '1',
     VOXGATE_RTP_PORTS: randomRtpRange(),
     VOXGATE_RTP_HOST: '127.0.0.1',
-    ...(options.redisUrl ? { VOXGATE_REDIS_URL: options.redisUrl } : {}),
+    ...(options.redisUrl
+      ? { VOXGATE_REDIS_URL: options.redisUrl, VOXGATE_SECRET_KEY: TEST_SECRET_KEY }
+      : {}),
     ...(options.listen
       ? {
           VOXGATE_HTTP_HOST: '127.0.0.1',

@@ -5,6 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
+/**
+ * The VOXGATE_SECRET_KEY of test gateways on Redis (the gateway refuses Redis without one):
+ * fixed, so every node of a test shares it, as a cluster's nodes must.
+ */
+export const TEST_SECRET_KEY = '5ec7e7'.repeat(10) + '0123';
+
 /** A real redis-server on a random loopback port, started for a test file and stopped after. */
 export interface RedisServer {
   url: string;

@@ -1,6 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startRedis, type RedisServer } from '../../support/redis-server.js';
+import {
+  freePort,
+  startRedis,
+  TEST_SECRET_KEY,
+  type RedisServer,
+} from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { checkTlsFiles } from '../../../src/doctor/tls-checks.js';
 import { makeCertificate, runDoctor, type CertificateFiles } from './doctor-run.js';
@@ -20,6 +25,7 @@ describe('voxgate doctor against its peers', () => {
     VOXGATE_SIP_WS_PORT: '0',
     VOXGATE_MEDIA_WORKERS: '1',
     VOXGATE_EXPECTED_CALLS: '10',
+    VOXGATE_SECRET_KEY: TEST_SECRET_KEY,
   };
 
   beforeAll(async () => {
@@ -50,6 +56,18 @@ describe('voxgate doctor against its peers', () => {
       'warn  redis-persistence appendonly no and no save: a restarted Redis comes back empty; ' +
         "set appendonly yes with appendfsync always (README, Redis: 'Nothing acknowledged is lost')",
     );
+  });
+
+  it('fails Redis without VOXGATE_SECRET_KEY, which the gateway would refuse to start on', async () => {
+    const run = await runDoctor({ ...base, VOXGATE_SECRET_KEY: '', VOXGATE_REDIS_URL: redis.url });
+    expect(run.status).toBe(1);
+    expect(run.line('secret-key')).toBe(
+      'FAIL  secret-key        VOXGATE_SECRET_KEY is unset: the gateway does not start on Redis ' +
+        'without it; set 32 bytes (hex or base64), the same on every node (README, Secrets at rest)',
+    );
+    const keyed = await runDoctor({ ...base, VOXGATE_REDIS_URL: redis.url });
+    expect(keyed.line('secret-key')).toMatch(/^ok {4}secret-key +VOXGATE_SECRET_KEY is set/);
+    expect(keyed.stdout).not.toContain(TEST_SECRET_KEY);
   });
 
   it('tells snapshots alone and appendfsync everysec apart', async () => {

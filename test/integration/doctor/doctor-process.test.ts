@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnGateway } from '../../support/gateway-process.js';
-import { freePort, startRedis, type RedisServer } from '../../support/redis-server.js';
+import {
+  freePort,
+  startRedis,
+  TEST_SECRET_KEY,
+  type RedisServer,
+} from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { makeCertificate, runDoctor, type CertificateFiles } from './doctor-run.js';
 
@@ -42,6 +47,7 @@ describe('voxgate doctor, run as its own process', () => {
       VOXGATE_MEDIA_WORKERS: '1',
       VOXGATE_EXPECTED_CALLS: '10',
       VOXGATE_REDIS_URL: redis.url,
+      VOXGATE_SECRET_KEY: TEST_SECRET_KEY,
       VOXGATE_SMPP_URL: smsc.url('name=simulator'),
       VOXGATE_AUTH_ID: AUTH_ID,
       VOXGATE_AUTH_TOKEN: AUTH_TOKEN,
@@ -70,6 +76,7 @@ describe('voxgate doctor, run as its own process', () => {
       'tls-key',
       'redis',
       'redis-persistence',
+      'secret-key',
       'smpp:simulator',
       'espeak-ng',
       'ffmpeg',
@@ -93,7 +100,7 @@ describe('voxgate doctor, run as its own process', () => {
         '(SMSC simulator), then unbound',
     );
     expect(run.line('espeak-ng')).toMatch(/^ok {4}espeak-ng +\/\S*espeak-ng: /);
-    expect(run.lines.at(-1)).toBe('voxgate doctor: 16 ok, 0 warn, 0 FAIL');
+    expect(run.lines.at(-1)).toBe('voxgate doctor: 17 ok, 0 warn, 0 FAIL');
     // The bind was undone: the simulator holds no session from the doctor.
     expect(smsc.sessions.size).toBe(0);
   });

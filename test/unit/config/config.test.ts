@@ -52,6 +52,7 @@ describe('loadConfig', () => {
       chatAppRetryMs: 30_000,
       mm7: null,
       operatorToken: null,
+      secretKey: null,
       rateLimit: 100,
       rateDeck: 'fixtures/rate-deck.csv',
       streamRate: '0.00300',
@@ -86,6 +87,7 @@ describe('loadConfig', () => {
       VOXGATE_CHATAPP_TIMEOUT: '3',
       VOXGATE_CHATAPP_RETRY: '5',
       VOXGATE_OPERATOR_TOKEN: 'operator-token-0123456789abcdef',
+      VOXGATE_SECRET_KEY: 'ab'.repeat(32),
       VOXGATE_MMS_MM7_URL:
         'https://vasp%40x:p%2Fss@mmsc.example.com:8443/mm7/submit?vasp_id=acme&vas_id=alerts',
       VOXGATE_RATE_LIMIT: '0',
@@ -157,6 +159,7 @@ describe('loadConfig', () => {
       chatAppTimeoutMs: 3000,
       chatAppRetryMs: 5000,
       operatorToken: 'operator-token-0123456789abcdef',
+      secretKey: 'ab'.repeat(32),
       mm7: {
         url: 'https://mmsc.example.com:8443/mm7/submit',
         username: 'vasp@x',
@@ -262,6 +265,10 @@ describe('loadConfig', () => {
     [
       { VOXGATE_AUTH_ID: ID },
       'VOXGATE_AUTH_TOKEN="" is invalid: must be set together with the other of VOXGATE_AUTH_ID and VOXGATE_AUTH_TOKEN',
+    ],
+    [
+      { VOXGATE_SECRET_KEY: 'not-a-key-0123456789' },
+      'VOXGATE_SECRET_KEY="(hidden)" is invalid: must be 32 bytes as 64 hex digits or as base64 (e.g. the output of `openssl rand -hex 32`)',
     ],
     [
       { VOXGATE_RATE_LIMIT: '-1' },
