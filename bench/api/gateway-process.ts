@@ -1,7 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { newAuthId, newAuthToken } from '../../src/core/ids.js';
 import { freePort } from '../../test/support/redis-server.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
+
+/** One key for every node a run starts on Redis: they share the stored secrets. */
+const SECRET_KEY = randomBytes(32).toString('hex');
 
 const MAIN_JS = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
 
@@ -29,7 +33,9 @@ export async function startGatewayProcess(options: {
     VOXGATE_AUTH_ID: authId,
     VOXGATE_AUTH_TOKEN: authToken,
     VOXGATE_SIP_PORT: '0',
-    ...(options.redisUrl ? { VOXGATE_REDIS_URL: options.redisUrl } : {}),
+    ...(options.redisUrl
+      ? { VOXGATE_REDIS_URL: options.redisUrl, VOXGATE_SECRET_KEY: SECRET_KEY }
+      : {}),
     ...options.env,
   });
   const server = await startServerProcess({
