@@ -1,8 +1,8 @@
 """The official Python SDK (PyPI `plivo`) driving voxgate: send an SMS, place a call, list
 live calls and call records.
 
-UNTESTED: PyPI is not reachable from the machines this project is built on, so this script
-has not been run against the SDK itself. It follows the SDK's source (plivo/rest/client.py):
+UNTESTED: the test suite does not install the Python SDK, so this script has not been run
+against the SDK itself. It follows the SDK's source (plivo/rest/client.py):
 `plivo.RestClient(auth_id, auth_token, proxies=None, timeout=5)` has no base-URL option; every
 request goes to https://api.plivo.com. It reaches voxgate through examples/sdk-bridge.ts given
 as `proxies` (the SDK passes its own `proxies` to requests, so HTTPS_PROXY in the environment
