@@ -39,6 +39,8 @@ export class NodeRegistry {
   private stopped = false;
   /** The peers' last heartbeats as read at this node's own last beat. */
   private seen = new Map<string, number>();
+  /** Since when this node's own beats have gone through promptly; null after one did not. */
+  private steadySince: number | null = null;
 
   constructor(
     private readonly options: {
@@ -66,17 +68,38 @@ export class NodeRegistry {
   }
 
   async beat(): Promise<void> {
-    const info: NodeInfo = {
-      ...this.options.describe(),
-      heartbeatAt: this.options.scheduler.now(),
-    };
-    const { redis } = this.options;
-    await redis.hset(INFO, info.id, JSON.stringify(info));
-    await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
-    const beats = await redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+    const { redis, scheduler } = this.options;
+    const info: NodeInfo = { ...this.options.describe(), heartbeatAt: scheduler.now() };
+    let beats: string[];
+    try {
+      await redis.hset(INFO, info.id, JSON.stringify(info));
+      await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
+      beats = await redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+    } catch (error) {
+      this.steadySince = null;
+      throw error;
+    }
+    const now = scheduler.now();
+    // A beat that waited for Redis (a failover, a restart) starts the count again.
+    if (now - info.heartbeatAt > HEARTBEAT_EVERY_MS) this.steadySince = null;
+    this.steadySince ??= now;
     const seen = new Map<string, number>();
     for (let k = 0; k + 1 < beats.length; k += 2) seen.set(beats[k]!, Number(beats[k + 1]));
     this.seen = seen;
+  }
+
+  /**
+   * Whether this node's own beats have gone through for long enough to judge the others' by
+   * theirs. While Redis is away (a failover, a restart) no node beats, so once it is back every
+   * last beat is old: a node that judged then would take live peers for dead and close their
+   * calls. For NODE_TTL_MS and one more beat after its own beats come through again, it judges
+   * no one dead.
+   */
+  get steady(): boolean {
+    const since = this.steadySince;
+    return (
+      since !== null && this.options.scheduler.now() - since >= NODE_TTL_MS + HEARTBEAT_EVERY_MS
+    );
   }
 
   /** Every node whose heartbeat is recent, this one included. */
@@ -86,8 +109,9 @@ export class NodeRegistry {
     return this.describe(ids);
   }
 
-  /** Nodes whose heartbeat stopped (not yet forgotten). */
+  /** Nodes whose heartbeat stopped (not yet forgotten); none while this node is not steady. */
   async dead(): Promise<string[]> {
+    if (!this.steady) return [];
     const before = this.options.scheduler.now() - NODE_TTL_MS;
     return this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`);
   }
@@ -95,14 +119,16 @@ export class NodeRegistry {
   /**
    * Whether a node's heartbeat is recent: from what this node read at its last beat when that
    * says so (no Redis round trip on a control request), else from Redis (a node that has just
-   * started, or one that looked dead a second ago).
+   * started, or one that looked dead a second ago). A node that beat at all is alive while this
+   * node is not steady: it cannot tell then; one that never beat is not.
    */
   async isAlive(id: string): Promise<boolean> {
     const since = this.options.scheduler.now() - NODE_TTL_MS;
     const cached = this.seen.get(id);
     if (cached !== undefined && cached >= since) return true;
     const score = await this.options.redis.zscore(HEARTBEATS, id);
-    return score !== null && Number(score) >= since;
+    if (score === null) return false;
+    return Number(score) >= since || !this.steady;
   }
 
   /** Epoch ms of a node's last heartbeat, or null when it is not known. */

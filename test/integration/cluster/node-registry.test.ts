@@ -1,0 +1,75 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  HEARTBEAT_EVERY_MS,
+  NODE_TTL_MS,
+  NodeRegistry,
+} from '../../../src/cluster/node-registry.js';
+import { systemScheduler } from '../../../src/core/scheduler.js';
+import { startRedis, type RedisServer } from '../../support/redis-server.js';
+import { sleep, until } from '../../support/wait.js';
+
+/**
+ * Heartbeats on a real Redis: a node that cannot reach Redis for longer than NODE_TTL_MS (a
+ * failover, a restart) takes no live peer for dead once Redis is back, and still finds a node
+ * that really stopped.
+ */
+let redis: RedisServer;
+const clients: Redis[] = [];
+const registries: NodeRegistry[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+
+afterAll(async () => {
+  for (const registry of registries) await registry.stop().catch(() => undefined);
+  for (const client of clients) client.disconnect();
+  await redis.stop();
+});
+
+function node(id: string): { registry: NodeRegistry; client: Redis } {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+  clients.push(client);
+  const registry = new NodeRegistry({
+    redis: client,
+    scheduler: systemScheduler,
+    describe: () => ({
+      id,
+      sip: '127.0.0.1:5060',
+      http: '127.0.0.1:8080',
+      state: 'active',
+      calls: 0,
+      binds: [],
+      startedAt: 0,
+    }),
+    onError: () => {},
+  });
+  registries.push(registry);
+  return { registry, client };
+}
+
+it('judges no peer dead right after Redis stood still, and finds a node that stopped', async () => {
+  const a = node('reg-a');
+  const b = node('reg-b');
+  const c = node('reg-c');
+  await Promise.all([a, b, c].map((n) => n.registry.start()));
+  await until(() => a.registry.steady, NODE_TTL_MS + HEARTBEAT_EVERY_MS + 2000);
+  expect(await a.registry.dead()).toEqual([]);
+
+  // Redis answers no one for longer than a node's time to live, as during a failover.
+  const admin = new Redis(redis.url);
+  clients.push(admin);
+  await admin.call('CLIENT', 'PAUSE', String(NODE_TTL_MS + 1000), 'ALL');
+  await sleep(NODE_TTL_MS + 1300);
+  // Every last beat was old when Redis came back; the node knows it cannot judge yet.
+  expect(a.registry.steady).toBe(false);
+  expect(await a.registry.dead()).toEqual([]);
+  expect(await a.registry.isAlive('reg-b')).toBe(true);
+
+  // c stops beating (its connection is gone); a, steady again, finds c dead and b alive.
+  c.client.disconnect();
+  await until(async () => (await a.registry.dead()).includes('reg-c'), 10_000);
+  expect(await a.registry.dead()).toEqual(['reg-c']);
+  expect(await a.registry.isAlive('reg-b')).toBe(true);
+}, 30_000);
