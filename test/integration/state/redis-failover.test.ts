@@ -116,8 +116,11 @@ describe('Redis Sentinel failover (one master, one replica, three Sentinels)', (
     gw = await startGateway({ redisUrl: set.url, env });
   }, 60_000);
   afterAll(async () => {
-    await gw?.close();
-    await set?.stop();
+    try {
+      await gw?.close();
+    } finally {
+      await set?.stop();
+    }
   });
 
   it('loses no acknowledged record when the master is killed and the replica promoted', async () => {
