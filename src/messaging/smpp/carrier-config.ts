@@ -89,6 +89,17 @@ function parseCarrier(entry: string, index: number): SmppCarrier {
   const tlsInsecure = q.get('tls_insecure') ?? 'false';
   if (tlsInsecure !== 'true' && tlsInsecure !== 'false')
     throw new Error('tls_insecure must be true or false');
+  // SMPP 3.4 5.2.1-5.2.3: C-octet strings of at most 16, 9 and 13 octets with their NUL.
+  const fields: [string, string, number][] = [
+    ['system_id', decodeURIComponent(url.username), 15],
+    ['password', decodeURIComponent(url.password), 8],
+    ['system_type', q.get('system_type') ?? '', 12],
+  ];
+  for (const [field, value, most] of fields)
+    if (Buffer.byteLength(value, 'latin1') > most || /[^\x20-\x7e]/.test(value))
+      throw new Error(
+        `the ${field} must be at most ${most} printable ASCII characters (SMPP 3.4), got ${value.length}`,
+      );
   const name = q.get('name') ?? `carrier${index + 1}`;
   if (!/^[A-Za-z0-9_.-]{1,40}$/.test(name))
     throw new Error('name must be 1 to 40 letters, digits, dots, dashes or underscores');

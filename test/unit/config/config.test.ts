@@ -255,6 +255,10 @@ describe('loadConfig', () => {
       'VOXGATE_SMPP_URL="smpp://sys:***@smsc:2775?window=0" is invalid: window must be a whole number from 1 to 1000',
     ],
     [
+      { VOXGATE_SMPP_URL: 'smpp://sys:far-too-long@smsc:2775' },
+      'VOXGATE_SMPP_URL="smpp://sys:***@smsc:2775" is invalid: the password must be at most 8 printable ASCII characters (SMPP 3.4), got 12',
+    ],
+    [
       { VOXGATE_PUBLIC_HOST: 'bad host' },
       'VOXGATE_PUBLIC_HOST="bad host" is invalid: must be a host name or an IP address',
     ],
