@@ -10,13 +10,10 @@
  *
  * Point an application's answer_url at http://127.0.0.1:8090/answer (README, Quickstart).
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { callbackParams, now, numberSetting, setting, xmlEscape } from './lib/settings.js';
+import type { WebSocket } from 'ws';
+import { now, setting, xmlEscape } from './lib/settings.js';
+import { startStreamApp } from './lib/stream-app.js';
 
-const host = setting('host', 'ECHO_BOT_HOST', '127.0.0.1');
-const port = numberSetting('port', 'ECHO_BOT_PORT', 8090);
 const contentType = setting('content-type', 'ECHO_BOT_CONTENT_TYPE', 'audio/x-l16;rate=16000');
 /** Frames (20 ms each) between checkpoints: one a second. */
 const CHECKPOINT_EVERY = 50;
@@ -34,29 +31,14 @@ function answerXml(streamUrl: string): string {
   );
 }
 
-const server = createServer((request, response) => {
-  const path = new URL(request.url ?? '/', 'http://local').pathname;
-  if (path !== '/answer') {
-    response.writeHead(404).end();
-    return;
-  }
-  void callbackParams(request).then((params) => {
-    // An application's hangup_url defaults to its answer_url: the end of the call lands here.
-    if (params.Event === 'Hangup') {
-      log(`call ${params.CallUUID} ended: ${params.HangupCause ?? params.HangupCauseName}`);
-      response.writeHead(200).end();
-      return;
-    }
-    const streamUrl = `${publicUrl().replace(/^http/, 'ws')}/stream`;
-    log(
-      `call ${params.CallUUID} from ${params.From} to ${params.To}: streaming it to ${streamUrl}`,
-    );
-    response.writeHead(200, { 'content-type': 'application/xml' }).end(answerXml(streamUrl));
-  });
+startStreamApp({
+  name: 'echo bot',
+  envPrefix: 'ECHO_BOT',
+  defaultPort: 8090,
+  answerXml,
+  onStream: (socket) => new EchoSession(socket),
+  log,
 });
-
-const sockets = new WebSocketServer({ server, path: '/stream', perMessageDeflate: false });
-sockets.on('connection', (socket) => new EchoSession(socket));
 
 /** One call's stream: echo, checkpoints, and clearAudio on a key. */
 class EchoSession {
@@ -136,18 +118,3 @@ interface StreamEvent {
   media?: { track: string; payload: string };
   dtmf?: { digit: string };
 }
-
-function publicUrl(): string {
-  const { port: bound } = server.address() as AddressInfo;
-  return setting('public-url', 'ECHO_BOT_PUBLIC_URL', `http://${host}:${bound}`).replace(
-    /\/+$/,
-    '',
-  );
-}
-
-server.listen(port, host, () => {
-  const ws = publicUrl().replace(/^http/, 'ws');
-  log(`echo bot listening: answer_url ${publicUrl()}/answer, stream ${ws}/stream`);
-});
-process.once('SIGINT', () => process.exit(0));
-process.once('SIGTERM', () => process.exit(0));

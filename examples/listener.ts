@@ -7,13 +7,10 @@
  *
  * Point an application's answer_url at http://127.0.0.1:8093/answer (README, Examples).
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { callbackParams, now, numberSetting, setting, xmlEscape } from './lib/settings.js';
+import type { WebSocket } from 'ws';
+import { now, xmlEscape } from './lib/settings.js';
+import { startStreamApp } from './lib/stream-app.js';
 
-const host = setting('host', 'LISTENER_HOST', '127.0.0.1');
-const port = numberSetting('port', 'LISTENER_PORT', 8093);
 /** Linear 16-bit PCM: levels are read straight from the samples. */
 const CONTENT_TYPE = 'audio/x-l16;rate=8000';
 /** Speech is louder than this; below, the caller is quiet. */
@@ -21,32 +18,17 @@ const SPEECH_DBFS = -45;
 
 const log = (line: string) => console.log(`${now()} ${line}`);
 
-const server = createServer((request, response) => {
-  const path = new URL(request.url ?? '/', 'http://local').pathname;
-  if (path !== '/answer') {
-    response.writeHead(404).end();
-    return;
-  }
-  void callbackParams(request).then((params) => {
-    if (params.Event === 'Hangup') {
-      log(`call ${params.CallUUID} ended: ${params.HangupCause ?? params.HangupCauseName}`);
-      response.writeHead(200).end();
-      return;
-    }
-    const streamUrl = `${publicUrl().replace(/^http/, 'ws')}/stream`;
-    log(`call ${params.CallUUID} from ${params.From}: listening on ${streamUrl}`);
-    // keepCallAlive: the call stays up as long as the stream does (until the caller hangs up).
-    response
-      .writeHead(200, { 'content-type': 'application/xml' })
-      .end(
-        `<Response><Stream keepCallAlive="true" contentType="${CONTENT_TYPE}">` +
-          `${xmlEscape(streamUrl)}</Stream></Response>`,
-      );
-  });
+startStreamApp({
+  name: 'listener',
+  envPrefix: 'LISTENER',
+  defaultPort: 8093,
+  // keepCallAlive: the call stays up as long as the stream does (until the caller hangs up).
+  answerXml: (streamUrl) =>
+    `<Response><Stream keepCallAlive="true" contentType="${CONTENT_TYPE}">` +
+    `${xmlEscape(streamUrl)}</Stream></Response>`,
+  onStream: (socket) => listen(socket),
+  log,
 });
-
-const sockets = new WebSocketServer({ server, path: '/stream', perMessageDeflate: false });
-sockets.on('connection', (socket) => listen(socket));
 
 function listen(socket: WebSocket): void {
   let rate = 8000;
@@ -85,17 +67,3 @@ function listen(socket: WebSocket): void {
     }
   });
 }
-
-function publicUrl(): string {
-  const { port: bound } = server.address() as AddressInfo;
-  return setting('public-url', 'LISTENER_PUBLIC_URL', `http://${host}:${bound}`).replace(
-    /\/+$/,
-    '',
-  );
-}
-
-server.listen(port, host, () => {
-  log(`listener listening: answer_url ${publicUrl()}/answer`);
-});
-process.once('SIGINT', () => process.exit(0));
-process.once('SIGTERM', () => process.exit(0));
