@@ -58,3 +58,13 @@ export async function answeredCallUuid(app: ClientApp, requestUuid: string): Pro
   await until(() => answer() !== undefined, 15_000);
   return answer()!.params.CallUUID!;
 }
+
+/**
+ * Hangs up every call of each gateway and waits for them to end: a test does this before its
+ * carriers stop, since a BYE to a stopped carrier waits 32 s for its answer and closing a
+ * gateway waits for its calls.
+ */
+export async function hangUpAllCalls(gateways: TestGateway[]): Promise<void> {
+  for (const gw of gateways) await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
+  await until(() => gateways.every((gw) => gw.gateway.calls.liveCount === 0), 10_000);
+}

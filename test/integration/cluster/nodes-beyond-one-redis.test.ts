@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
+import { answeredCallUuid, hangUpAllCalls, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startRedisCluster, type RedisCluster } from '../../support/redis-cluster.js';
@@ -86,9 +86,7 @@ describe('nodes on a Redis Cluster of three masters', () => {
     cluster = await startRedisCluster();
     nodes = await twoNodes(cluster.url, 'rc');
   }, 60_000);
-  afterEach(async () => {
-    for (const gw of nodes) await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
-  });
+  afterEach(() => hangUpAllCalls(nodes));
   afterAll(async () => {
     for (const gw of nodes) await gw.close();
     await cluster?.stop();
@@ -106,9 +104,7 @@ describe('nodes on Redis Sentinel (one master, one replica, three Sentinels)', (
     set = await startRedisSentinelSet();
     nodes = await twoNodes(set.url, 'rs');
   }, 60_000);
-  afterEach(async () => {
-    for (const gw of nodes) await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
-  });
+  afterEach(() => hangUpAllCalls(nodes));
   afterAll(async () => {
     try {
       for (const gw of nodes) await gw.close();

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
+import { answeredCallUuid, hangUpAllCalls, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
@@ -72,7 +72,7 @@ describe('account limits on one node', () => {
     });
   });
   afterEach(async () => {
-    await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
+    await hangUpAllCalls([gw]);
     await setLimits(gw, gw.main.id, {
       calls: null,
       calls_per_second: null,
@@ -339,9 +339,7 @@ describe('account limits on two nodes sharing Redis', () => {
       env: { ...env, VOXGATE_NODE_ID: 'lim-b' },
     });
   });
-  afterEach(async () => {
-    for (const gw of [a, b]) await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
-  });
+  afterEach(() => hangUpAllCalls([a, b]));
   afterAll(async () => {
     await a?.close();
     await b?.close();
