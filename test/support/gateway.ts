@@ -51,6 +51,8 @@ export async function startGateway(
     listen?: boolean;
     /** Names the outbound guard resolves from this table instead of DNS (read at each use). */
     outboundHosts?: Record<string, string[]>;
+    /** What POST /operator/v1/Node/Drain/ does (the process's own drain, for `npm start`). */
+    onDrainRequested?: () => void;
   } = {},
 ): Promise<TestGateway> {
   const logs: string[] = [];
@@ -86,6 +88,7 @@ export async function startGateway(
     logStream,
     clock: options.clock,
     ...(options.outboundHosts ? { outboundHosts: options.outboundHosts } : {}),
+    ...(options.onDrainRequested ? { onDrainRequested: options.onDrainRequested } : {}),
   });
   if (options.listen) await gateway.listen();
   const main = { id: gateway.mainAccount.authId, token: gateway.mainAccount.authToken };

@@ -18,9 +18,11 @@ export interface TestCertificate {
 
 /**
  * A throwaway self-signed certificate made by the openssl command line tool (a P-256 key,
- * valid one day) in a fresh temporary directory.
+ * valid `days` days from now, one by default) in a fresh temporary directory.
  */
-export async function makeTestCertificate(): Promise<TestCertificate> {
+export async function makeTestCertificate(
+  options: { days?: number } = {},
+): Promise<TestCertificate> {
   const dir = await mkdtemp(join(tmpdir(), 'voxgate-tls-'));
   const certPath = join(dir, 'cert.pem');
   const keyPath = join(dir, 'key.pem');
@@ -34,7 +36,7 @@ export async function makeTestCertificate(): Promise<TestCertificate> {
       'ec_paramgen_curve:prime256v1',
       '-nodes',
       '-days',
-      '1',
+      String(options.days ?? 1),
       '-subj',
       '/CN=localhost',
       '-addext',

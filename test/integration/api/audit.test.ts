@@ -1,7 +1,4 @@
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildGateway } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config/config.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { PROFILE } from '../../support/profile.js';
 
@@ -188,36 +185,24 @@ describe('the audit log', () => {
 });
 
 it('records the operator draining a node', async () => {
-  const logs: string[] = [];
-  const logStream = new Writable({
-    write(chunk, _encoding, callback) {
-      logs.push(...String(chunk).split('\n').filter(Boolean));
-      callback();
-    },
-  });
-  const config = loadConfig({
-    VOXGATE_DATA_DIR: '',
-    VOXGATE_LOG_LEVEL: 'info',
-    VOXGATE_MEDIA_WORKERS: '1',
-    VOXGATE_NODE_ID: 'node-audit',
-    VOXGATE_OPERATOR_TOKEN: OPERATOR_TOKEN,
-  });
   let drains = 0;
-  const gateway = await buildGateway(config, { logStream, onDrainRequested: () => drains++ });
+  const gw = await startGateway({
+    env: { VOXGATE_NODE_ID: 'node-audit', VOXGATE_OPERATOR_TOKEN: OPERATOR_TOKEN },
+    onDrainRequested: () => drains++,
+  });
   try {
-    const res = await gateway.app.inject({
-      method: 'POST',
-      url: '/operator/v1/Node/Drain/',
+    const res = await gw.request('POST', '/operator/v1/Node/Drain/', {
+      as: null,
       headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
     });
-    expect(res.statusCode).toBe(202);
+    expect(res.status).toBe(202);
     expect(drains).toBe(1);
-    const node = JSON.parse(res.body).node as string;
-    expect(auditLines(logs)).toEqual([
+    const node = res.body.node as string;
+    expect(auditLines(gw.logs)).toEqual([
       expect.objectContaining({ actor: 'operator', action: 'node.drain', target: node }),
     ]);
-    expect(logs.join('\n')).not.toContain(OPERATOR_TOKEN);
+    expect(gw.logs.join('\n')).not.toContain(OPERATOR_TOKEN);
   } finally {
-    await gateway.close();
+    await gw.close();
   }
 });

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,7 +9,8 @@ import {
 } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { checkTlsFiles } from '../../../src/doctor/tls-checks.js';
-import { makeCertificate, runDoctor, type CertificateFiles } from './doctor-run.js';
+import { runDoctor } from './doctor-run.js';
+import { makeTestCertificate, type TestCertificate } from '../../support/tls-certificate.js';
 
 /**
  * The doctor's checks of what the gateway talks to: Redis, the SMSC, the TLS files. Each runs
@@ -17,7 +19,7 @@ import { makeCertificate, runDoctor, type CertificateFiles } from './doctor-run.
 describe('voxgate doctor against its peers', () => {
   let redis: RedisServer;
   let smsc: SmscSimulator;
-  const certificates: CertificateFiles[] = [];
+  const certificates: TestCertificate[] = [];
   const base = {
     VOXGATE_HTTP_HOST: '127.0.0.1',
     VOXGATE_HTTP_PORT: '0',
@@ -40,7 +42,7 @@ describe('voxgate doctor against its peers', () => {
   });
 
   const certificate = async (days: number) => {
-    const made = await makeCertificate(days);
+    const made = await makeTestCertificate({ days });
     certificates.push(made);
     return made;
   };
@@ -204,7 +206,7 @@ describe('voxgate doctor against its peers', () => {
     );
     const missing = await runDoctor({
       ...base,
-      VOXGATE_SIP_TLS_CERT: `${one.dir}/missing.pem`,
+      VOXGATE_SIP_TLS_CERT: join(dirname(one.certPath), 'missing.pem'),
       VOXGATE_SIP_TLS_KEY: one.keyPath,
       VOXGATE_SIP_TLS_PORT: '0',
     });

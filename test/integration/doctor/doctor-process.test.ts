@@ -13,7 +13,8 @@ import {
   type RedisServer,
 } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
-import { makeCertificate, runDoctor, type CertificateFiles } from './doctor-run.js';
+import { runDoctor } from './doctor-run.js';
+import { makeTestCertificate, type TestCertificate } from '../../support/tls-certificate.js';
 
 const AUTH_ID = 'MA' + 'D0C70RAAAAAAAAAAAA';
 const AUTH_TOKEN = 'doctorTokenNeverPrinted0123456789abcdefg'.slice(0, 40);
@@ -21,7 +22,7 @@ const AUTH_TOKEN = 'doctorTokenNeverPrinted0123456789abcdefg'.slice(0, 40);
 describe('voxgate doctor, run as its own process', () => {
   let redis: RedisServer;
   let smsc: SmscSimulator;
-  let certificate: CertificateFiles;
+  let certificate: TestCertificate;
   /** A configuration where every check passes. */
   let good: Record<string, string>;
 
@@ -29,7 +30,7 @@ describe('voxgate doctor, run as its own process', () => {
     [redis, smsc, certificate] = await Promise.all([
       startRedis(),
       SmscSimulator.start({ systemId: 'voxgate', password: 'smpp2468' }),
-      makeCertificate(365),
+      makeTestCertificate({ days: 365 }),
     ]);
     // As README's Redis section asks: every acknowledged write on disk.
     const admin = new Redis(redis.url);

@@ -1,8 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
 
 /** What one `node --import tsx src/doctor/main.ts` printed, and its exit status. */
 export interface DoctorRun {
@@ -42,36 +38,4 @@ export async function runDoctor(env: Record<string, string>): Promise<DoctorRun>
       return found;
     },
   };
-}
-
-export interface CertificateFiles {
-  certPath: string;
-  keyPath: string;
-  dir: string;
-  remove(): Promise<void>;
-}
-
-/** A self-signed P-256 certificate for localhost valid `days` days, made by openssl. */
-export async function makeCertificate(days: number): Promise<CertificateFiles> {
-  const dir = await mkdtemp(join(tmpdir(), 'voxgate-doctor-tls-'));
-  const certPath = join(dir, 'cert.pem');
-  const keyPath = join(dir, 'key.pem');
-  await promisify(execFile)('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    String(days),
-    '-subj',
-    '/CN=localhost',
-    '-keyout',
-    keyPath,
-    '-out',
-    certPath,
-  ]);
-  return { certPath, keyPath, dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
