@@ -113,6 +113,9 @@ export interface Gateway {
 /** How often requests left in UPDATE_REQUIRED for six days are looked for. */
 const TOLLFREE_SWEEP_EVERY_MS = 10 * 60 * 1000;
 
+/** A part of the gateway still stopping after this long is named in a warning. */
+const SLOW_CLOSE_MS = 5000;
+
 /** Secrets that may never reach a log line. */
 const REDACT = [
   'req.headers.authorization',
@@ -488,14 +491,25 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       retention.stop();
       tollfreeExpiry.stop();
       probes.stop();
-      await calls.close();
-      await cluster?.stop();
-      await messaging.close();
-      await sip.close();
-      await media.shutdown();
-      await callbacks.close();
-      await app.close();
-      await store.close();
+      // A part that takes long to stop is named in the log, so a stuck shutdown says where.
+      const part = async (name: string, stop: () => Promise<void> | undefined) => {
+        const slow = scheduler.after(SLOW_CLOSE_MS, () =>
+          app.log.warn({ part: name, ms: SLOW_CLOSE_MS }, 'closing is taking long'),
+        );
+        try {
+          await stop();
+        } finally {
+          slow.cancel();
+        }
+      };
+      await part('calls', () => calls.close());
+      await part('cluster', () => cluster?.stop());
+      await part('messaging', () => messaging.close());
+      await part('sip', () => sip.close());
+      await part('media', () => media.shutdown());
+      await part('callbacks', () => callbacks.close());
+      await part('http', () => app.close());
+      await part('store', () => store.close());
     },
   };
 }

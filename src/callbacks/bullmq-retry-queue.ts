@@ -36,6 +36,13 @@ const JOB_LOCK_MS = 6000;
 const STALLED_CHECK_MS = 3000;
 
 /**
+ * How long close() lets running jobs finish and BullMQ's connections quit. After a failover
+ * a connection may still wait on a server that is gone (a queue connection waits for Redis
+ * forever, by design): past this, the connections are dropped instead.
+ */
+const GRACEFUL_CLOSE_MS = 5000;
+
+/**
  * Durable retries on BullMQ delayed jobs: a retry scheduled before the gateway stops is
  * delivered by whichever gateway process runs a worker on the same Redis after it. A process
  * that dies during an attempt leaves a stalled job that BullMQ hands out again (within
@@ -116,9 +123,27 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
   async close(): Promise<void> {
     if (this.connection.status === 'ready') {
       // The worker first: its running handlers may still schedule a retry on the queue.
-      await this.worker?.close();
-      await this.queue.close();
-      await this.connection.quit().catch(() => undefined);
+      const graceful = (async () => {
+        await this.worker?.close();
+        await this.queue.close();
+        await this.connection.quit().catch(() => undefined);
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), GRACEFUL_CLOSE_MS);
+      });
+      const outcome = await Promise.race([graceful.then(() => 'closed' as const), late]);
+      clearTimeout(timer);
+      if (outcome === 'closed') return;
+      this.onError(
+        new Error(
+          `the queue did not close within ${GRACEFUL_CLOSE_MS} ms: its connections are dropped`,
+        ),
+      );
+      graceful.catch(() => undefined);
+      this.connection.disconnect();
+      void this.worker?.disconnect().catch(() => undefined);
+      void this.queue.disconnect().catch(() => undefined);
       return;
     }
     // Redis is unreachable: a graceful close would wait for it forever, and no running job
