@@ -193,12 +193,14 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     log: app.log,
     registry,
   });
+  // The ports are known once the listeners are up (0 asks for any free one), and stay.
+  let listeningPorts: number[] | null = null;
   const outboundSettings = (): OutboundGuardSettings => ({
     policy: {
       profile: config.outboundProfile,
-      // A getter: the ports are known once the listeners are up (0 asks for any free one).
       get ownPorts() {
-        return ownPorts(config, app, sip);
+        if (!listening) return ownPorts(config, app, sip);
+        return (listeningPorts ??= ownPorts(config, app, sip));
       },
     },
     ...(options.outboundHosts ? { hosts: options.outboundHosts } : {}),

@@ -2,7 +2,7 @@ import type { OutboundRule } from '../core/address-policy.js';
 import type { OutboundGuard } from '../core/outbound-guard.js';
 import type { CallbackRequest } from './callback-request.js';
 import { httpExchange } from './http-exchange.js';
-import { signatureHeaders, type SignedRequest, type SigningTokens } from './signature.js';
+import { signatureHeadersOf, type SigningTokens } from './signature.js';
 
 export type AttemptOutcome =
   | { ok: true; status: number; body?: string }
@@ -30,19 +30,19 @@ export function buildCallbackHttpRequest(
     url.password = '';
   }
 
-  let signed: SignedRequest;
   let body: string | undefined;
+  let signed: Readonly<Record<string, string>>;
   if (request.method === 'GET') {
     // A callback parameter replaces a same-named one already in the URL; the signature is
     // computed over the URL as sent, so it covers exactly what the receiver sees.
     for (const [key, value] of Object.entries(request.params)) url.searchParams.set(key, value);
-    signed = { method: 'GET', url: url.href, params: {} };
+    signed = {};
   } else {
     body = new URLSearchParams(request.params).toString();
     headers['Content-Type'] = 'application/x-www-form-urlencoded';
-    signed = { method: 'POST', url: url.href, params: request.params };
+    signed = request.params;
   }
-  Object.assign(headers, signatureHeaders(signed, tokens));
+  Object.assign(headers, signatureHeadersOf(url, request.method, signed, tokens));
   return {
     url,
     init: { method: request.method, headers, ...(body === undefined ? {} : { body }) },

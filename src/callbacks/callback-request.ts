@@ -1,3 +1,4 @@
+import { remembered } from '../core/remembered.js';
 import type { CallbackMethod } from './signature.js';
 
 /**
@@ -31,20 +32,25 @@ export const DEFAULT_CALLBACK_TIMEOUT_MS = 5000;
 const MAX_RETRY_DELAY_SECONDS = 24 * 60 * 60;
 const MAX_TIMEOUT_MS = 120_000;
 
+/** The scheme of a URL, null when it is not one; callbacks go to the same few URLs again and again. */
+const schemeOf = remembered((url: string): string | null => {
+  try {
+    return new URL(url).protocol;
+  } catch {
+    return null;
+  }
+}, 1000);
+
 /** Checks a request at the public edge so delivery can trust it; returns a clean copy. */
 export function validateCallbackRequest(request: CallbackRequest): CallbackRequest {
-  let url: URL;
-  try {
-    url = new URL(request.url);
-  } catch {
+  const scheme = schemeOf(String(request.url));
+  if (scheme === null) {
     throw new TypeError(
       `Expected an absolute http or https URL for url but received ${JSON.stringify(request.url)}`,
     );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(
-      `Expected an http or https URL for url but received the scheme ${url.protocol}`,
-    );
+  if (scheme !== 'http:' && scheme !== 'https:') {
+    throw new TypeError(`Expected an http or https URL for url but received the scheme ${scheme}`);
   }
   if (request.method !== 'GET' && request.method !== 'POST') {
     throw new TypeError(

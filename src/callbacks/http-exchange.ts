@@ -1,7 +1,7 @@
-import { Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { OutboundRule } from '../core/address-policy.js';
-import { directRequest, guardedRequest } from '../core/guarded-http.js';
+import { directRequest, guardedRequest, type GuardedRequestInit } from '../core/guarded-http.js';
 import { OutboundRefused, type OutboundGuard } from '../core/outbound-guard.js';
 
 /** Connections to client applications are kept open and reused between callbacks. */
@@ -49,6 +49,7 @@ export function httpExchange(
   const { url } = request;
   return new Promise((resolve) => {
     let settled = false;
+    let inFlight: ClientRequest | undefined;
     const settle = (result: HttpExchangeResult): void => {
       if (settled) return;
       settled = true;
@@ -58,17 +59,17 @@ export function httpExchange(
     const headers: Record<string, string> = { ...request.headers };
     if (request.body !== undefined)
       headers['Content-Length'] = String(Buffer.byteLength(request.body));
-    const abort = new AbortController();
-    const init = {
+    const init: GuardedRequestInit = {
       method: request.method,
       headers,
       agents,
-      signal: abort.signal,
-      ...(request.body === undefined ? {} : { body: request.body }),
+      // A request made after the deadline (its host took that long to resolve) goes no further.
+      onRequest: (req) => (settled ? req.destroy() : (inFlight = req)),
     };
+    if (request.body !== undefined) init.body = request.body;
     const timer = setTimeout(() => {
       settle({ ok: false, error: `no response within ${options.timeoutMs} ms` });
-      abort.abort();
+      inFlight?.destroy();
     }, options.timeoutMs);
     const sent = options.guard
       ? guardedRequest(options.guard, url, init).then(({ response }) => response)

@@ -1,5 +1,6 @@
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, SocketAddress } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { remembered } from './remembered.js';
 
 /**
  * Where tenant-supplied URLs may lead (README, Outbound requests). `self-hosted` allows
@@ -91,6 +92,31 @@ const COMPILED_SELF = compile(SELF.map((cidr) => ({ rule: 'own-port', cidr })));
  */
 export class AddressPolicy {
   private readonly ranges: CompiledRange[];
+  /**
+   * What the ranges say of an address, remembered: a tenant's callbacks go to the same few
+   * hosts again and again, and each BlockList check builds a SocketAddress.
+   */
+  private readonly judge = remembered((address: string): RangeVerdict => {
+    const checked = canonicalAddress(address);
+    if (checked === null)
+      return {
+        checked: address,
+        refusal: { rule: 'unspecified', address, range: 'not an IP address' },
+      };
+    const target = new SocketAddress({
+      address: checked,
+      family: isIP(checked) === 6 ? 'ipv6' : 'ipv4',
+    });
+    for (const range of this.ranges) {
+      if (range.list.check(target))
+        return { checked, refusal: { rule: range.rule, address: checked, range: range.cidr } };
+    }
+    return {
+      checked,
+      refusal: null,
+      self: COMPILED_SELF.some((range) => range.list.check(target)),
+    };
+  }, 1000);
 
   constructor(readonly settings: AddressPolicySettings) {
     this.ranges =
@@ -99,21 +125,22 @@ export class AddressPolicy {
 
   /** null when allowed; otherwise the rule the address breaks. */
   refusal(address: string, port: number): AddressRefusal | null {
-    const checked = canonicalAddress(address);
-    if (checked === null) return { rule: 'unspecified', address, range: 'not an IP address' };
-    const family = isIP(checked) === 6 ? 'ipv6' : 'ipv4';
-    for (const range of this.ranges) {
-      if (range.list.check(checked, family))
-        return { rule: range.rule, address: checked, range: range.cidr };
-    }
-    if (this.settings.ownPorts.includes(port) && isThisMachine(checked, family))
-      return { rule: 'own-port', address: checked, range: `port ${port}` };
+    const verdict = this.judge(address);
+    if (verdict.refusal) return verdict.refusal;
+    if (
+      this.settings.ownPorts.includes(port) &&
+      (verdict.self || isInterfaceAddress(verdict.checked))
+    )
+      return { rule: 'own-port', address: verdict.checked, range: `port ${port}` };
     return null;
   }
 }
 
-function isThisMachine(address: string, family: 'ipv4' | 'ipv6'): boolean {
-  if (COMPILED_SELF.some((range) => range.list.check(address, family))) return true;
+type RangeVerdict =
+  { checked: string; refusal: AddressRefusal } | { checked: string; refusal: null; self: boolean };
+
+/** An address of one of this machine's interfaces (they may change while it runs). */
+function isInterfaceAddress(address: string): boolean {
   for (const entries of Object.values(networkInterfaces())) {
     for (const entry of entries ?? []) {
       if (canonicalAddress(entry.address) === address) return true;

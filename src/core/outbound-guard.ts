@@ -153,15 +153,16 @@ export class OutboundGuard {
     } catch {
       return null; // the caller's own format check reports it
     }
+    const judged = (error: unknown) => (error instanceof OutboundRefused ? error : null);
+    // An address needs no lookup: judged at once, without a timer.
+    if (isIP(url.hostname.replace(/^\[(.*)\]$/, '$1')))
+      return this.pin(url).then(() => null, judged);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), REQUEST_CHECK_TIMEOUT_MS);
     });
     try {
-      const checked = this.pin(url).then(
-        () => null,
-        (error: unknown) => (error instanceof OutboundRefused ? error : null),
-      );
+      const checked = this.pin(url).then(() => null, judged);
       return await Promise.race([checked, late]);
     } finally {
       clearTimeout(timer);
