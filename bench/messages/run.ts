@@ -13,12 +13,12 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { Pool } from 'undici';
 import { startRedis } from '../../test/support/redis-server.js';
 import { startGatewayProcess } from '../api/gateway-process.js';
 import { describeMachine } from '../api/machine.js';
@@ -117,25 +117,19 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
     redisUrl: redis?.url ?? null,
     env: { VOXGATE_SMPP_URL: `smpp://voxgate:secret@127.0.0.1:${smsc.port}?window=200&mps=0` },
   });
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const post = (path: string, json: unknown) =>
-    new Promise<number>((resolve, reject) => {
-      const body = JSON.stringify(json);
-      const req = request(
-        `${gateway.baseUrl}/v1/Account/${gateway.authId}/${path}`,
-        {
-          method: 'POST',
-          agent,
-          headers: { authorization: gateway.authorization, 'content-type': 'application/json' },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
+  // The load goes through undici, the lightest HTTP client Node has: its CPU shares the
+  // machine with the gateway's.
+  const pool = new Pool(gateway.baseUrl, { connections: CONCURRENCY });
+  const post = async (path: string, json: unknown): Promise<number> => {
+    const res = await pool.request({
+      path: `/v1/Account/${gateway.authId}/${path}`,
+      method: 'POST',
+      headers: { authorization: gateway.authorization, 'content-type': 'application/json' },
+      body: JSON.stringify(json),
     });
+    await res.body.dump();
+    return res.statusCode;
+  };
   await post('Number/', { numbers: SRC, carrier: 'bench', region: 'bench' });
   await new Promise((r) => setTimeout(r, 1500)); // the bind comes up
   // Warm-up, not counted.
@@ -213,7 +207,7 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
   smsc.stop();
   await redis?.stop();
   receiver.close();
-  agent.destroy();
+  await pool.close();
   rmSync(dir, { recursive: true, force: true });
   const perMessage = (before: number, after: number) => round(((after - before) * 1000) / MESSAGES);
   return {

@@ -10,6 +10,8 @@ export class TimerRetryQueue<T> implements RetryQueue<T> {
   private readonly running = new Set<Promise<void>>();
   /** Jobs that fell due before start(). */
   private readonly due: T[] = [];
+  /** Jobs scheduled with no delay, run together by one timer. */
+  private readonly now: T[] = [];
   private handler: RetryHandler<T> | undefined;
   private closed = false;
 
@@ -20,9 +22,20 @@ export class TimerRetryQueue<T> implements RetryQueue<T> {
     if (this.closed) throw new Error('Cannot schedule a retry: the retry queue is closed');
     // A copy, as the durable queue stores a serialised copy: later changes to `job` do not leak.
     const data = structuredClone(job);
+    if (delayMs <= 0) {
+      // Jobs due now (every message queued for sending) share one timer.
+      this.now.push(data);
+      if (this.now.length === 1)
+        this.after(0, () => this.now.splice(0).forEach((j) => this.run(j)));
+      return;
+    }
+    this.after(delayMs, () => this.run(data));
+  }
+
+  private after(delayMs: number, run: () => void): void {
     const timer = this.scheduler.after(delayMs, () => {
       this.timers.delete(timer);
-      this.run(data);
+      run();
     });
     this.timers.add(timer);
   }
@@ -38,6 +51,7 @@ export class TimerRetryQueue<T> implements RetryQueue<T> {
     for (const timer of this.timers) timer.cancel();
     this.timers.clear();
     this.due.length = 0;
+    this.now.length = 0;
     await Promise.all(this.running);
   }
 

@@ -1,7 +1,6 @@
 import {
   request as httpRequest,
   type Agent,
-  type ClientRequest,
   type IncomingMessage,
   type RequestOptions,
 } from 'node:http';
@@ -18,11 +17,6 @@ export interface GuardedRequestInit {
   /** Redirects followed, each through the guard; 0 (the default) returns a 3xx as it is. */
   maxRedirects?: number;
   signal?: AbortSignal;
-  /**
-   * Told of each request as it is made (one per hop): a caller with a deadline destroys the
-   * one in flight, which costs far less than wiring an AbortSignal into every request.
-   */
-  onRequest?: (request: ClientRequest) => void;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -74,10 +68,10 @@ export async function guardedRequest(
 }
 
 /**
- * One request as it is, redirects not followed; with `lookup` the connection goes where it
- * says. Only for URLs the operator configured (an MMSC) or that the guard has pinned.
+ * One request as it is, redirects not followed; the connection goes where `lookup` says (the
+ * address the guard checked).
  */
-export function directRequest(
+function directRequest(
   url: URL,
   init: GuardedRequestInit,
   lookup?: LookupFunction,
@@ -86,8 +80,7 @@ export function directRequest(
   const secure = url.protocol === 'https:';
   const request = secure ? httpsRequest : httpRequest;
   const agent = init.agents?.[secure ? 'https:' : 'http:'];
-  // The options a URL stands for, built here: http.request's own conversion of a URL object
-  // is a measurable part of a callback's cost.
+  // The options the URL stands for (what http.request would derive from it).
   const options: RequestOptions = {
     protocol: url.protocol,
     hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
@@ -104,7 +97,6 @@ export function directRequest(
   return new Promise((resolve, reject) => {
     const req = request(options, resolve);
     req.on('error', reject);
-    init.onRequest?.(req);
     req.end(body);
   });
 }

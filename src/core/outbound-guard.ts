@@ -116,9 +116,10 @@ export class OutboundGuard {
   /**
    * Resolves and checks a URL's host. Throws OutboundRefused when any address it resolves to
    * is refused, a TypeError for a URL that is not http, https, ws or wss, and the resolver's
-   * error (ENOTFOUND...) when the host does not resolve.
+   * error (ENOTFOUND...) when the host does not resolve. A refusal is reported to
+   * `onRefused` unless `report` is false.
    */
-  async pin(input: URL | string): Promise<PinnedTarget> {
+  async pin(input: URL | string, report = true): Promise<PinnedTarget> {
     const url = typeof input === 'string' ? new URL(input) : input;
     const port = portOf(url);
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -127,7 +128,10 @@ export class OutboundGuard {
       : await this.lookup(host);
     for (const { address } of addresses) {
       const refusal = this.policy.refusal(address, port);
-      if (refusal) throw this.refused(new OutboundRefused(refusal, host, port), url);
+      if (refusal) {
+        const refused = new OutboundRefused(refusal, host, port);
+        throw report ? this.refused(refused, url) : refused;
+      }
     }
     const [first] = addresses as [LookupAddress];
     const family = first.family === 6 ? 6 : 4;
@@ -176,7 +180,11 @@ export class OutboundGuard {
     return addresses;
   }
 
-  private refused(refused: OutboundRefused, url: URL): OutboundRefused {
+  /**
+   * Tells of a refusal that pin() was asked not to report, with the URL it stopped (a
+   * connection pool checks an origin, its caller knows the whole URL).
+   */
+  refused(refused: OutboundRefused, url: URL): OutboundRefused {
     this.options.onRefused?.(refused, url);
     return refused;
   }
