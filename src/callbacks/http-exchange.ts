@@ -135,7 +135,7 @@ export function httpExchange(
             declared: Number(response.headers['content-length'] ?? '0'),
             body: response.body,
           };
-          if (settled) return void response.body.destroy();
+          if (settled) return discard(response.body);
           receive(received, options.readBody?.maxBytes, settle);
         },
         (error: NodeJS.ErrnoException) =>
@@ -175,7 +175,7 @@ function receive(
     return;
   }
   const tooLarge = (): void => {
-    body.destroy();
+    discard(body);
     settle({ ok: false, status, error: `the document is larger than ${maxBytes} bytes` });
   };
   if (res.declared > maxBytes) return tooLarge();
@@ -188,4 +188,10 @@ function receive(
   });
   body.on('end', () => settle({ ok: true, status, contentType, body: Buffer.concat(chunks) }));
   body.on('error', (error: Error) => settle({ ok: false, error: error.message }));
+}
+
+/** Stops reading a body; undici's answers that with an error event, which is of no interest. */
+function discard(body: Received['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }

@@ -40,6 +40,9 @@ export function openRedis(target: RedisTarget, options: RedisConnectionOptions):
           // The commands a tick issues leave in one write: a message costs dozens of commands,
           // and one system call each was a sixth of the main thread.
           enableAutoPipelining: true,
+          // A control request between nodes goes out at once: a pipeline waits for the end of
+          // the event loop's turn.
+          autoPipeliningIgnoredCommands: ['publish'],
         }
       : { maxRetriesPerRequest: null }),
   };
@@ -64,6 +67,7 @@ export function openRedis(target: RedisTarget, options: RedisConnectionOptions):
         clusterRetryStrategy: reconnect,
         enableOfflineQueue: true,
         enableAutoPipelining: options.purpose === 'store',
+        autoPipeliningIgnoredCommands: ['publish'],
         // While a replica takes over a dead master's slots (cluster-node-timeout and an
         // election), commands for those slots are tried again this often.
         retryDelayOnFailover: 200,
