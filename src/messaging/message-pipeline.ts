@@ -29,7 +29,7 @@ import {
   templateParameterProblem,
   type ChatAppContent,
 } from './chatapp/chatapp-send.js';
-import { planSms } from './sms/sms-plan.js';
+import { planSms, smsPartCount } from './sms/sms-plan.js';
 import type { DeliveryReceipt } from './sms/delivery-receipt.js';
 import { statusCallback } from './status-callback.js';
 import type { AccountLimiter } from '../limits/account-limiter.js';
@@ -157,7 +157,7 @@ export class MessagePipeline {
     if (request.type === 'chatapp') return this.acceptChatApp(sender, request);
     if (request.type === 'mms') return this.acceptMms(sender, request);
     const sources = await this.resolveSources(sender, request);
-    const units = planSms(request.text, { smartEncoding: this.options.smartEncoding }).parts.length;
+    const units = smsPartCount(request.text, { smartEncoding: this.options.smartEncoding });
     const admitted = request.destinations.map((destination, k) => {
       const rate = this.options.deck.rateFor(destination);
       return newMessage(this.options.scheduler.now(), sender, request, {

@@ -34,37 +34,61 @@ export const MAX_GSM_CHARACTERS = 1600;
 export const MAX_UCS2_UNITS = 737;
 
 export function planSms(text: string, options: SmsPlanOptions = {}): SmsPlan {
+  const { groups, ...layout } = layOut(text, options);
+  if (layout.encoding === 'gsm7')
+    return {
+      ...layout,
+      dataCoding: 0,
+      parts: groups.map((g) => Buffer.from(encodeGsm7(g))),
+      whole: Buffer.from(encodeGsm7(layout.text)),
+    };
+  return { ...layout, dataCoding: 8, parts: groups.map(utf16be), whole: utf16be(layout.text) };
+}
+
+/** How many parts `text` goes out in (the message's units), without encoding them. */
+export function smsPartCount(text: string, options: SmsPlanOptions = {}): number {
+  return layOut(text, options).groups.length;
+}
+
+interface Layout {
+  encoding: 'gsm7' | 'ucs2';
+  text: string;
+  characters: number;
+  septetsOrUnits: number;
+  /** The text of each part. */
+  groups: string[];
+}
+
+function layOut(text: string, options: SmsPlanOptions): Layout {
   const prepared = options.smartEncoding ? smartEncode(text) : text;
   const concatenated = options.sixteenBitReference ? CONCATENATED_16 : CONCATENATED;
+  // Characters (GSM: one or two septets, so a boundary never falls inside an escape pair) or
+  // code points (one or two UTF-16 units, so a surrogate pair is never split).
+  const items = [...prepared];
   if (isGsm7(prepared)) {
-    // Characters, each one or two septets: a part boundary never falls inside an escape pair.
-    const sizes = [...prepared].map(septetsOf);
+    const sizes = items.map(septetsOf);
     const total = sizes.reduce((a, b) => a + b, 0);
-    const chars = [...prepared];
-    const groups = split(chars, sizes, total <= SINGLE.gsm7 ? SINGLE.gsm7 : concatenated.gsm7);
+    const limit = total <= SINGLE.gsm7 ? SINGLE.gsm7 : concatenated.gsm7;
     return {
       encoding: 'gsm7',
-      dataCoding: 0,
       text: prepared,
-      characters: chars.length,
+      characters: items.length,
       septetsOrUnits: total,
-      parts: groups.map((g) => Buffer.from(encodeGsm7(g))),
-      whole: Buffer.from(encodeGsm7(prepared)),
+      groups: split(items, sizes, limit),
     };
   }
-  // Code points, each one or two UTF-16 units: a surrogate pair is never split.
-  const points = [...prepared];
-  const sizes = points.map((p) => p.length);
   const total = prepared.length;
-  const groups = split(points, sizes, total <= SINGLE.ucs2 ? SINGLE.ucs2 : concatenated.ucs2);
+  const limit = total <= SINGLE.ucs2 ? SINGLE.ucs2 : concatenated.ucs2;
   return {
     encoding: 'ucs2',
-    dataCoding: 8,
     text: prepared,
     characters: total,
     septetsOrUnits: total,
-    parts: groups.map(utf16be),
-    whole: utf16be(prepared),
+    groups: split(
+      items,
+      items.map((p) => p.length),
+      limit,
+    ),
   };
 }
 
