@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
+import { answeredCallUuid, hangUpAllCalls, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../../support/gateway-process.js';
@@ -35,7 +35,8 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  for (const gw of [a, b]) await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
+  // The calls end before their carriers stop: a BYE to a stopped carrier waits out its timer.
+  await hangUpAllCalls([a, b]);
   await Promise.all(carriers.splice(0).map((c) => c.stop()));
   await Promise.all(peers.splice(0).map((p) => p.close()));
   app.reset();
