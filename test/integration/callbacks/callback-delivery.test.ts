@@ -72,6 +72,25 @@ describe.each<QueueKind>(['timers', 'bullmq'])('callback delivery, retries on %s
     expect(events.of('delivered')).toMatchObject([{ attempts: 1, status: 200 }]);
   });
 
+  it('sends credentials given in the URL as Basic authorization, signed over the URL without them', async () => {
+    const { delivery } = newDelivery(kind);
+    const withCredentials = app.baseUrl.replace('http://', 'http://user:p%40ss@');
+    expect(
+      await delivery.send({
+        url: `${withCredentials}/status`,
+        method: 'POST',
+        params: { Status: 'sent' },
+        accountId,
+      }),
+    ).toBe(true);
+
+    const [received] = await app.waitForRequests(1);
+    expect(received!.headers.authorization).toBe(
+      `Basic ${Buffer.from('user:p@ss').toString('base64')}`,
+    );
+    expectValidSignatures(received!, tokens);
+  });
+
   it('GETs with the params merged into the query string, signed', async () => {
     const { delivery } = newDelivery(kind);
     await delivery.send({
