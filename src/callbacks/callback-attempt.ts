@@ -21,14 +21,8 @@ export function buildCallbackHttpRequest(
 ): HttpRequest {
   const url = new URL(request.url);
   url.hash = '';
+  // Credentials in the URL become Basic auth in httpExchange; neither signature covers them.
   const headers: Record<string, string> = {};
-  // fetch refuses a URL with credentials in it; they become Basic auth, as a browser does.
-  if (url.username !== '' || url.password !== '') {
-    const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-    headers.Authorization = `Basic ${Buffer.from(user).toString('base64')}`;
-    url.username = '';
-    url.password = '';
-  }
 
   let body: string | undefined;
   let signed: Readonly<Record<string, string>>;

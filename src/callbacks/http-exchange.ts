@@ -44,8 +44,7 @@ const guardedPools = new WeakMap<OutboundGuard, Map<string, Pool>>();
 const operatorPools = new Map<string, Pool>();
 
 function poolFor(guard: OutboundGuard | null, origin: string): Pool {
-  let byOrigin = guard ? guardedPools.get(guard) : operatorPools;
-  if (!byOrigin) guardedPools.set(guard!, (byOrigin = new Map()));
+  const byOrigin = guard ? poolsOf(guard) : operatorPools;
   let pool = byOrigin.get(origin);
   if (pool) {
     // Most recently used last, so the first one is the one to close when there are too many.
@@ -64,6 +63,12 @@ function poolFor(guard: OutboundGuard | null, origin: string): Pool {
   });
   byOrigin.set(origin, pool);
   return pool;
+}
+
+function poolsOf(guard: OutboundGuard): Map<string, Pool> {
+  let pools = guardedPools.get(guard);
+  if (!pools) guardedPools.set(guard, (pools = new Map()));
+  return pools;
 }
 
 function guardedConnector(guard: OutboundGuard): buildConnector.connector {
@@ -112,6 +117,7 @@ export function httpExchange(
       options.timeoutMs,
     );
     const headers: Record<string, string> = { ...request.headers };
+    // Credentials in the URL become Basic auth, as a browser makes them.
     if (url.username !== '' || url.password !== '')
       headers.Authorization ??= `Basic ${Buffer.from(
         `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,

@@ -11,7 +11,7 @@ export class TimerRetryQueue<T> implements RetryQueue<T> {
   /** Jobs that fell due before start(). */
   private readonly due: T[] = [];
   /** Jobs scheduled with no delay, run together by one timer. */
-  private readonly now: T[] = [];
+  private readonly dueNow: T[] = [];
   private handler: RetryHandler<T> | undefined;
   private closed = false;
 
@@ -24,9 +24,9 @@ export class TimerRetryQueue<T> implements RetryQueue<T> {
     const data = structuredClone(job);
     if (delayMs <= 0) {
       // Jobs due now (every message queued for sending) share one timer.
-      this.now.push(data);
-      if (this.now.length === 1)
-        this.after(0, () => this.now.splice(0).forEach((j) => this.run(j)));
+      this.dueNow.push(data);
+      if (this.dueNow.length === 1)
+        this.after(0, () => this.dueNow.splice(0).forEach((j) => this.run(j)));
       return;
     }
     this.after(delayMs, () => this.run(data));
@@ -51,7 +51,7 @@ export class TimerRetryQueue<T> implements RetryQueue<T> {
     for (const timer of this.timers) timer.cancel();
     this.timers.clear();
     this.due.length = 0;
-    this.now.length = 0;
+    this.dueNow.length = 0;
     await Promise.all(this.running);
   }
 

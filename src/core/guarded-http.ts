@@ -1,9 +1,4 @@
-import {
-  request as httpRequest,
-  type Agent,
-  type IncomingMessage,
-  type RequestOptions,
-} from 'node:http';
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { OutboundGuard } from './outbound-guard.js';
@@ -12,8 +7,6 @@ export interface GuardedRequestInit {
   method: string;
   headers: Record<string, string>;
   body?: string | Buffer;
-  /** Connection pools per scheme; Node's global agents when absent. */
-  agents?: { 'http:': Agent; 'https:': Agent };
   /** Redirects followed, each through the guard; 0 (the default) returns a 3xx as it is. */
   maxRedirects?: number;
   signal?: AbortSignal;
@@ -79,7 +72,6 @@ function directRequest(
   const { method, headers, body } = init;
   const secure = url.protocol === 'https:';
   const request = secure ? httpsRequest : httpRequest;
-  const agent = init.agents?.[secure ? 'https:' : 'http:'];
   // The options the URL stands for (what http.request would derive from it).
   const options: RequestOptions = {
     protocol: url.protocol,
@@ -92,7 +84,6 @@ function directRequest(
   if (url.username !== '' || url.password !== '')
     options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
   if (lookup) options.lookup = lookup;
-  if (agent) options.agent = agent;
   if (init.signal) options.signal = init.signal;
   return new Promise((resolve, reject) => {
     const req = request(options, resolve);
