@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import type { TestGateway } from './gateway.js';
+import { freePort } from './redis-server.js';
 import { until } from './wait.js';
 
 /** A program of examples/ running as its own process, as `npm run example:...` runs it. */
@@ -55,6 +56,27 @@ export function startExample(
       await exited;
     },
   };
+}
+
+/** An example application serving HTTP on a port of its own, started and listening. */
+export interface ServingExample extends ExampleProcess {
+  /** The URL of `path` on it, as an application's answer or message URL names it. */
+  url(path: string): string;
+}
+
+/**
+ * Starts an example application on a free port (`--port`, before `args`) and waits for the
+ * line that says it listens.
+ */
+export async function startServingExample(
+  name: string,
+  listening: RegExp,
+  args: string[] = [],
+): Promise<ServingExample> {
+  const port = await freePort();
+  const example = startExample(name, ['--port', String(port), ...args]);
+  await example.waitFor(listening);
+  return { ...example, url: (path) => `http://127.0.0.1:${port}${path}` };
 }
 
 /** What an example needs to reach a listening test gateway: its URL and the main account. */

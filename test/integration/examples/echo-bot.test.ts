@@ -4,25 +4,23 @@ import {
   gatewaySip,
   numberWithApplication,
   startExample,
-  type ExampleProcess,
+  startServingExample,
+  type ServingExample,
 } from '../../support/example-process.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { freePort } from '../../support/redis-server.js';
 
 /**
  * The quickstart as a test: examples/echo-bot.ts answers a number with a bidirectional stream
  * to itself, and examples/call-in.ts calls the number over SIP/RTP through a real gateway.
  */
 let gw: TestGateway;
-let bot: ExampleProcess;
+let bot: ServingExample;
 const NUMBER = '14155550123';
 
 beforeAll(async () => {
   gw = await startGateway({ listen: true });
-  const port = await freePort();
-  bot = startExample('echo-bot', ['--port', String(port)]);
-  await bot.waitFor(/echo bot listening/);
-  await numberWithApplication(gw, NUMBER, { answer_url: `http://127.0.0.1:${port}/answer` });
+  bot = await startServingExample('echo-bot', /echo bot listening/);
+  await numberWithApplication(gw, NUMBER, { answer_url: bot.url('/answer') });
 });
 
 afterAll(async () => {

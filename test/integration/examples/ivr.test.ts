@@ -5,10 +5,10 @@ import {
   gatewaySip,
   numberWithApplication,
   startExample,
-  type ExampleProcess,
+  startServingExample,
+  type ServingExample,
 } from '../../support/example-process.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { freePort } from '../../support/redis-server.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { strongestFrequency } from '../../support/signal.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
@@ -18,7 +18,7 @@ import { startSippUas, type SippUas } from '../../support/sipp.js';
  * option 2 dials a SIPp callee whose media is an RTP peer of the test.
  */
 let gw: TestGateway;
-let ivr: ExampleProcess;
+let ivr: ServingExample;
 let callee: SippUas;
 let media: RtpPeer;
 const NUMBER = '14155550124';
@@ -30,15 +30,12 @@ beforeAll(async () => {
     scenario: 'carrier-answer.xml',
     variables: { rtp_port: String(media.port) },
   });
-  const port = await freePort();
-  ivr = startExample('ivr', [
-    ...['--port', String(port)],
+  ivr = await startServingExample('ivr', /IVR listening/, [
     ...['--dial-to', `sip:operator@127.0.0.1:${callee.port}`, '--dial-time-limit', '3'],
   ]);
-  await ivr.waitFor(/IVR listening/);
   await numberWithApplication(gw, NUMBER, {
-    answer_url: `http://127.0.0.1:${port}/answer`,
-    hangup_url: `http://127.0.0.1:${port}/hangup`,
+    answer_url: ivr.url('/answer'),
+    hangup_url: ivr.url('/hangup'),
   });
 });
 

@@ -4,22 +4,20 @@ import {
   gatewaySip,
   numberWithApplication,
   startExample,
-  type ExampleProcess,
+  startServingExample,
+  type ServingExample,
 } from '../../support/example-process.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { freePort } from '../../support/redis-server.js';
 
 /** examples/listener.ts hears a caller (examples/call-in.ts) through a real gateway. */
 let gw: TestGateway;
-let listener: ExampleProcess;
+let listener: ServingExample;
 const NUMBER = '14155550125';
 
 beforeAll(async () => {
   gw = await startGateway({ listen: true });
-  const port = await freePort();
-  listener = startExample('listener', ['--port', String(port)]);
-  await listener.waitFor(/listener listening/);
-  await numberWithApplication(gw, NUMBER, { answer_url: `http://127.0.0.1:${port}/answer` });
+  listener = await startServingExample('listener', /listener listening/);
+  await numberWithApplication(gw, NUMBER, { answer_url: listener.url('/answer') });
 });
 
 afterAll(async () => {

@@ -1,30 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   numberWithApplication,
-  startExample,
-  type ExampleProcess,
+  startServingExample,
+  type ServingExample,
 } from '../../support/example-process.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { freePort } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { until } from '../../support/wait.js';
 
 /** examples/sms-auto-reply.ts answers an SMS that an SMSC delivers to the gateway over SMPP. */
 let gw: TestGateway;
 let smsc: SmscSimulator;
-let app: ExampleProcess;
+let app: ServingExample;
 const NUMBER = '14155550126';
 const SENDER = '447400123456';
 
 beforeAll(async () => {
   smsc = await SmscSimulator.start({ autoReceipt: 'DELIVRD' });
   gw = await startGateway({ listen: true, env: { VOXGATE_SMPP_URL: smsc.url('enquire_link=1') } });
-  const port = await freePort();
-  app = startExample('sms-auto-reply', ['--port', String(port)]);
-  await app.waitFor(/SMS auto-reply listening/);
+  app = await startServingExample('sms-auto-reply', /SMS auto-reply listening/);
   await numberWithApplication(gw, NUMBER, {
-    answer_url: `http://127.0.0.1:${port}/answer`,
-    message_url: `http://127.0.0.1:${port}/message`,
+    answer_url: app.url('/answer'),
+    message_url: app.url('/message'),
   });
   await smsc.waitForBind();
 });
