@@ -128,6 +128,8 @@ export class NodeRegistry {
     if (cached !== undefined && cached >= since) return true;
     const score = await this.options.redis.zscore(HEARTBEATS, id);
     if (score === null) return false;
+    // A peer that started after this node's last beat: its next requests need no round trip.
+    if (Number(score) >= since) this.seen.set(id, Number(score));
     return Number(score) >= since || !this.steady;
   }
 

@@ -73,3 +73,24 @@ it('judges no peer dead right after Redis stood still, and finds a node that sto
   expect(await a.registry.dead()).toEqual(['reg-c']);
   expect(await a.registry.isAlive('reg-b')).toBe(true);
 }, 30_000);
+
+it('asks Redis once about a peer that started after its last beat, then remembers it', async () => {
+  const a = node('reg-early');
+  await a.registry.start();
+  const late = node('reg-late');
+  await late.registry.start();
+  const commands: string[] = [];
+  const monitor = await new Redis(redis.url).monitor();
+  monitor.on('monitor', (_time: string, args: string[]) => commands.push(args.join(' ')));
+  await sleep(50);
+  expect(await a.registry.isAlive('reg-late')).toBe(true);
+  expect(await a.registry.isAlive('reg-late')).toBe(true);
+  expect(await a.registry.isAlive('reg-never')).toBe(false);
+  await sleep(50);
+  monitor.disconnect();
+  const asked = commands.filter((c) => c.startsWith('zscore'));
+  expect(asked).toEqual([
+    'zscore voxgate:{cluster}:heartbeats reg-late',
+    'zscore voxgate:{cluster}:heartbeats reg-never',
+  ]);
+});
