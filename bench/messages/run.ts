@@ -1,5 +1,5 @@
 /**
- * bench:messages — SMS end to end: REST sends (one destination per request, many in flight) →
+ * bench:messages — SMS end to end: REST sends (one destination per request unless told otherwise, many in flight) →
  * the gateway → an SMSC simulator in another process (answers at once, DELIVRD receipt per
  * part) → receipts → delivered status callbacks to a receiver here. Once on the embedded store
  * and once on Redis. Reports messages/s with none lost, the REST request to submit_sm and the
@@ -7,7 +7,11 @@
  * message (the gateway's, the SMSC's and this process's, which share the machine), then
  * the same at a paced rate well below saturation for latencies without queueing.
  *
- * Usage: npm run build && npm run bench:messages [-- --messages 10000 --concurrency 64 --rate 200]
+ * `--per-request N` sends N destinations per request in the saturated part (`dst` joined by `<`,
+ * one message each, as bulk senders do); the default, 1, is one message per request.
+ *
+ * Usage: npm run build && npm run bench:messages [-- --messages 10000 --concurrency 64 --rate 200
+ *     --per-request 1]
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,12 +37,16 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'both' },
     /** The paced step: messages/s well below saturation, where latencies are not queueing. */
     rate: { type: 'string', default: '200' },
+    'per-request': { type: 'string', default: '1' },
   },
 });
 const MESSAGES = Number(values.messages);
 const CONCURRENCY = Number(values.concurrency);
 const PACED_RATE = Number(values.rate);
 const PACED_MESSAGES = PACED_RATE * 10;
+const PER_REQUEST = Number(values['per-request']);
+if (!Number.isInteger(PER_REQUEST) || PER_REQUEST < 1 || PER_REQUEST > 1000)
+  throw new Error(`Expected --per-request from 1 to 1000 but received ${values['per-request']}`);
 const SRC = '14155550100';
 const now = () => performance.timeOrigin + performance.now();
 
@@ -138,11 +146,12 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
   await new Promise((r) => setTimeout(r, 1000));
 
   const sentAt = new Map<string, number>();
-  const send = async (dst: string) => {
-    sentAt.set(dst, now());
+  const send = async (...destinations: string[]) => {
+    const at = now();
+    for (const dst of destinations) sentAt.set(dst, at);
     const status = await post('Message/', {
       src: SRC,
-      dst,
+      dst: destinations.join('<'),
       text: 'Your code is 123456 @ voxgate',
       url: callbackUrl,
     });
@@ -163,7 +172,11 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
   let failures = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < MESSAGES) if (!(await send(saturated[next++]!))) failures++;
+      while (next < MESSAGES) {
+        const batch = saturated.slice(next, next + PER_REQUEST);
+        next += batch.length;
+        if (!(await send(...batch))) failures += batch.length;
+      }
     }),
   );
   await waitDelivered(saturated);
@@ -287,7 +300,7 @@ const results: Result[] = [];
 for (const store of stores) results.push(await runOne(store));
 const ms = (p: ReturnType<typeof percentiles>) => `${p.p50?.toFixed(1)} / ${p.p99?.toFixed(1)} ms`;
 console.log(
-  `bench:messages, ${MESSAGES} messages, ${CONCURRENCY} requests in flight; ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}; speed probe ${JSON.stringify(speed)}`,
+  `bench:messages, ${MESSAGES} messages, ${PER_REQUEST} per request, ${CONCURRENCY} requests in flight; ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}; speed probe ${JSON.stringify(speed)}`,
 );
 console.log(
   '| store | messages/s end to end | lost | REST → submit_sm p50 / p99 | submit_sm → delivered callback p50 / p99 | CPU per message: gateway / SMSC / REST client and receiver / redis-server | Redis commands per message |',
@@ -314,6 +327,7 @@ const json = JSON.stringify(
     speed,
     messages: MESSAGES,
     concurrency: CONCURRENCY,
+    destinationsPerRequest: PER_REQUEST,
     pacedRate: PACED_RATE,
     results,
   },
