@@ -28,7 +28,11 @@ export interface AppServer {
   close(): Promise<void>;
 }
 
-export async function startAppServer(documents: Record<string, string>): Promise<AppServer> {
+/** Serves `documents` on `host` (an address the gateway can reach), on a free port. */
+export async function startAppServer(
+  documents: Record<string, string>,
+  host = '127.0.0.1',
+): Promise<AppServer> {
   let listener: ((hangup: Hangup) => void) | null = null;
   const state = { unexpected: 0 };
   const hangups: Hangup[] = [];
@@ -65,10 +69,10 @@ export async function startAppServer(documents: Record<string, string>): Promise
     });
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://${host}:${port}`,
     hangups,
     get unexpected() {
       return state.unexpected;

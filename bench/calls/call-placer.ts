@@ -81,7 +81,7 @@ function post(options: PlaceOptions, path: string, call: PlacedCall): Promise<vo
     hangup_url: options.hangupUrl,
     sip_headers: `bench=${call.n}`,
   });
-  const url = new URL(path, options.baseUrl);
+  const url = new URL(`${options.baseUrl}${path}`);
   return new Promise<void>((resolve) => {
     const req = request(
       {

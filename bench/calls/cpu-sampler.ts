@@ -1,24 +1,32 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
-import { machineCpuSeconds, processCpuSeconds, threadWaitSeconds } from '../api/process-cpu.js';
+import { machineCpuSeconds, processCpuSeconds } from '../api/process-cpu.js';
+import type { GatewayCpuReading, GatewayUsage } from './gateway-usage.js';
 
 /** Shares of one core (100 = one core busy) over a stretch of the run. */
 export interface CpuShares {
+  /** NaN (null in the results) when the gateway's CPU could not be read. */
   gatewayPercent: number;
-  /** The gateway's main thread (its event loop) and its other threads (media worker, GC...). */
+  /**
+   * The gateway's main thread (its event loop) and its other threads (media worker, GC...);
+   * empty for a gateway elsewhere.
+   */
   gatewayThreadsPercent: Record<string, number>;
   sippPercent: number;
   /** This process: the load generator, the application's HTTP server and the INVITE tap. */
   benchPercent: number;
   /** The socket standing in for the carrier's media server. */
   rtpSinkPercent: number;
-  /** Every process on the machine, out of 100 x cores. */
+  /** Every process on the machine (the bench's), out of 100 x cores. */
   machinePercent: number;
-  /** What the machine spent on anything but the above: other work on a shared machine. */
+  /**
+   * What the machine spent on anything but the above: other work on a shared machine, and the
+   * gateway itself when it runs here but the bench did not start it.
+   */
   othersPercent: number;
   /** CPU the hypervisor took while this virtual machine had work, ms, all cores together. */
   stolenMs: number;
-  /** How long the gateway's main thread was ready to run but waited for a core, ms. */
+  /** How long the gateway's main thread was ready to run but waited for a core, ms (NaN: unknown). */
   gatewayMainWaitMs: number;
   /** How late this process's event loop ran (its timestamps are late by as much), ms. */
   benchLoopDelayP99Ms: number;
@@ -26,21 +34,21 @@ export interface CpuShares {
 
 interface Reading {
   at: number;
-  gateway: number;
-  gatewayThreads: Map<string, number>;
+  gateway: GatewayCpuReading;
   /** CPU seconds of each SIPp child, the last time it was seen alive. */
   sipp: Map<number, number>;
   bench: number;
   sink: number;
   machineBusy: number;
   machineStolen: number;
-  gatewayMainWait: number;
 }
 
 /**
- * Reads /proc every half second: the gateway's CPU time and its threads', every SIPp this
- * process started (a SIPp that ends takes its last half second with it), this process's own,
- * the RTP sink's and the machine's.
+ * Reads /proc every half second: every SIPp this process started (a SIPp that ends takes its
+ * last half second with it), this process's own CPU time, the RTP sink's and the machine's; and
+ * at each reading the gateway's CPU time and its threads', from wherever `gateway` reads them
+ * (/proc for a gateway the bench started, /metrics for one elsewhere). A gateway the bench did
+ * not start counts in the machine's figures only if it runs here, and then under others.
  */
 export class CpuSampler {
   private readonly sipp = new Map<number, number>();
@@ -48,7 +56,7 @@ export class CpuSampler {
   private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
 
   constructor(
-    private readonly gatewayPid: number,
+    private readonly gateway: GatewayUsage,
     private readonly sinkPid: number,
   ) {
     this.timer = setInterval(() => this.sample(), 500);
@@ -63,23 +71,21 @@ export class CpuSampler {
     }
   }
 
-  read(): Reading {
+  async read(): Promise<Reading> {
     this.sample();
     const own = process.cpuUsage();
-    return {
+    const here = {
       at: performance.now(),
-      gateway: processCpuSeconds(this.gatewayPid),
-      gatewayThreads: threadSeconds(this.gatewayPid),
       sipp: new Map(this.sipp),
       bench: (own.user + own.system) / 1e6,
       sink: processCpuSeconds(this.sinkPid),
       ...machineReading(),
-      gatewayMainWait: threadWaitSeconds(this.gatewayPid),
     };
+    return { ...here, gateway: await this.gateway.cpu() };
   }
 
   /** Starts a stretch: the event-loop delay is counted from here. */
-  begin(): Reading {
+  begin(): Promise<Reading> {
     this.loopDelay.reset();
     return this.read();
   }
@@ -89,26 +95,32 @@ export class CpuSampler {
     let sipp = 0;
     for (const [pid, cpu] of to.sipp) sipp += cpu - (from.sipp.get(pid) ?? 0);
     const percent = (cpu: number) => Math.round((cpu / seconds) * 100);
+    // A reading from /metrics stands for the moment the gateway answered, not `at`.
+    const gatewaySeconds = (to.gateway.at - from.gateway.at) / 1000;
+    const gatewayPercent = (cpu: number) => Math.round((cpu / gatewaySeconds) * 100);
     const threads: Record<string, number> = {};
-    for (const [name, cpu] of to.gatewayThreads) {
-      const share = percent(cpu - (from.gatewayThreads.get(name) ?? 0));
+    for (const [name, cpu] of to.gateway.threads) {
+      const share = gatewayPercent(cpu - (from.gateway.threads.get(name) ?? 0));
       if (share > 0) threads[name] = share;
     }
     const shares = {
-      gatewayPercent: percent(to.gateway - from.gateway),
+      gatewayPercent: gatewayPercent(to.gateway.seconds - from.gateway.seconds),
       gatewayThreadsPercent: threads,
       sippPercent: percent(sipp),
       benchPercent: percent(to.bench - from.bench),
       rtpSinkPercent: percent(to.sink - from.sink),
       machinePercent: percent(to.machineBusy - from.machineBusy),
     };
-    const ours =
-      shares.gatewayPercent + shares.sippPercent + shares.benchPercent + shares.rtpSinkPercent;
+    // Only a gateway the bench started is known to run on this machine.
+    const gatewayHere = this.gateway.from === 'proc' ? shares.gatewayPercent : 0;
+    const ours = gatewayHere + shares.sippPercent + shares.benchPercent + shares.rtpSinkPercent;
     return {
       ...shares,
       othersPercent: Math.max(0, shares.machinePercent - ours),
       stolenMs: Math.round((to.machineStolen - from.machineStolen) * 1000),
-      gatewayMainWaitMs: Math.round((to.gatewayMainWait - from.gatewayMainWait) * 1000),
+      gatewayMainWaitMs: Math.round(
+        (to.gateway.mainWaitSeconds - from.gateway.mainWaitSeconds) * 1000,
+      ),
       benchLoopDelayP99Ms: Math.round(this.loopDelay.percentile(99) / 1e5) / 10,
     };
   }
@@ -139,28 +151,6 @@ function sippChildren(): number[] {
       return stat?.name === 'sipp' && Number(stat.fields[1]) === process.pid;
     })
     .map(Number);
-}
-
-/**
- * CPU seconds of a process's main thread and of its other threads together (Node names them all
- * `node`). USER_HZ is 100 on Linux.
- */
-function threadSeconds(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
-  let tasks: string[] = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return byName;
-  }
-  for (const tid of tasks) {
-    const stat = statFields(`/proc/${pid}/task/${tid}/stat`);
-    if (!stat) continue;
-    const seconds = (Number(stat.fields[11]) + Number(stat.fields[12])) / 100;
-    const name = tid === String(pid) ? 'main' : 'other threads';
-    byName.set(name, (byName.get(name) ?? 0) + seconds);
-  }
-  return byName;
 }
 
 function machineReading(): { machineBusy: number; machineStolen: number } {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { gatewayEnv } from '../api/gateway-process.js';
+import { procUsage, type GatewayUsage } from './gateway-usage.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { newAuthId, newAuthToken } from '../../src/core/ids.js';
@@ -14,21 +15,34 @@ const STOP_GRACE_MS = 5_000;
 /** Log lines kept for the results: the first ones say most about what went wrong. */
 const KEPT_LINES = 20;
 
-/** The built gateway in its own process, with what it logged at warn and above. */
+/**
+ * The gateway a bench drives: the built gateway it started in its own process, with what it
+ * logged at warn and above, or one running elsewhere (target-gateway.ts), whose log and
+ * scheduling the bench cannot see.
+ */
 export interface CallsGateway {
-  pid: number;
   baseUrl: string;
+  /** Where callers send their INVITEs. */
+  sipHost: string;
   sipPort: number;
   authId: string;
   authorization: string;
-  /** The SCHED_RR priority its main thread runs at; 0 for normal scheduling. */
-  realtimePriority(): number;
-  /** How many lines the gateway has written to stdout and stderr so far. */
-  logLineCount(): number;
-  /** The first lines it wrote (at most 20), and the last few. */
-  logLines(): { first: string[]; last: string[] };
+  /** Where its CPU time and memory are read. */
+  usage: GatewayUsage;
+  /** The SCHED_RR priority its main thread runs at; 0 for normal scheduling; null unknown. */
+  realtimePriority(): number | null;
+  /** What it wrote to stdout and stderr; null when the bench cannot see it. */
+  log: GatewayLog | null;
   exited(): boolean;
+  /** Stops a gateway the bench started; nothing for one elsewhere. */
   stop(): Promise<void>;
+}
+
+export interface GatewayLog {
+  /** How many lines the gateway has written so far. */
+  lineCount(): number;
+  /** The first lines it wrote (at most 20), and the last few. */
+  lines(): { first: string[]; last: string[] };
 }
 
 /**
@@ -107,14 +121,17 @@ export async function startCallsGateway(options: {
     await sleep(100);
   }
   return {
-    pid: child.pid ?? 0,
     baseUrl,
+    sipHost: '127.0.0.1',
     sipPort,
     authId,
     authorization: `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`,
+    usage: procUsage(child.pid ?? 0),
     realtimePriority: () => realtimePriorityOf(child.pid ?? 0),
-    logLineCount: () => count,
-    logLines: () => ({ first: [...first], last: [...last] }),
+    log: {
+      lineCount: () => count,
+      lines: () => ({ first: [...first], last: [...last] }),
+    },
     exited,
     stop,
   };

@@ -13,7 +13,7 @@ export class HealthProbe {
   private inFlight = false;
 
   constructor(baseUrl: string) {
-    const url = new URL('/health', baseUrl);
+    const url = new URL(`${baseUrl}/health`);
     this.timer = setInterval(() => {
       if (this.inFlight) return;
       this.inFlight = true;

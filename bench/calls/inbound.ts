@@ -4,9 +4,11 @@ import { runSipp } from '../../test/support/sipp.js';
 import type { AppServer } from './app-server.js';
 import type { Stalls, StallWatch } from '../api/stall-watch.js';
 import type { CpuSampler, CpuShares } from './cpu-sampler.js';
+import type { CreatedResources } from './created-resources.js';
 import type { CallsGateway } from './gateway.js';
 import type { HealthProbe } from './health-probe.js';
 import { NORMAL_HANGUP } from './outbound.js';
+import { sippListenArgs } from './sipp-on-host.js';
 import { tally } from './stats.js';
 
 /** One rate of calls from SIPp to a number whose application answers them. */
@@ -31,7 +33,8 @@ export interface InboundStep {
   cpu: CpuShares;
   /** GET /health answer times while calls were being placed, ms: the gateway's event-loop lag. */
   gatewayHealthMs: { p50: number | null; p99: number | null; max: number | null };
-  gatewayLogLines: number;
+  /** Lines the gateway logged during the step; null for a gateway elsewhere. */
+  gatewayLogLines: number | null;
   /** Moments the whole machine stood still while SIPp was calling. */
   machineStalls: Stalls;
 }
@@ -45,17 +48,23 @@ export interface InboundContext {
   number: string;
   /** SIPp's pause between the ACK and its BYE, ms. */
   holdMs: number;
+  /** Where SIPp binds: its SIP and media addresses. */
+  listenHost: string;
 }
 
 /** How long to wait for the hangup callbacks after SIPp ended. */
 const DRAIN_MS = 10_000;
 
-/** Makes an application answering with `answerUrl` and a number that runs it. */
+/**
+ * Makes an application answering with `answerUrl` and a number that runs it; each is noted in
+ * `created`, when given, as soon as it exists.
+ */
 export async function addInboundNumber(
   gateway: CallsGateway,
   number: string,
   answerUrl: string,
   hangupUrl: string,
+  created?: CreatedResources,
 ): Promise<void> {
   const post = async (resource: string, body: object) => {
     const res = await fetch(`${gateway.baseUrl}/v1/Account/${gateway.authId}/${resource}/`, {
@@ -72,12 +81,14 @@ export async function addInboundNumber(
     answer_url: answerUrl,
     hangup_url: hangupUrl,
   });
+  created?.add(`Application/${String(application.app_id)}/`);
   await post('Number', {
     numbers: number,
     carrier: 'Own SIP',
     region: 'West',
     app_id: application.app_id,
   });
+  created?.add(`Number/${number}/`);
 }
 
 export async function runInboundStep(
@@ -88,20 +99,23 @@ export async function runInboundStep(
   const { gateway, app } = context;
   const attempted = Math.round(rate * seconds);
   const hangupsBefore = app.hangups.length;
-  const logsBefore = gateway.logLineCount();
-  const cpuBefore = context.sampler.begin();
+  const logsBefore = gateway.log?.lineCount() ?? 0;
+  const cpuBefore = await context.sampler.begin();
   context.health.take();
   context.stalls.take();
   const result = await runSipp({
     scenario: 'uac-invite.xml',
-    target: { host: '127.0.0.1', port: gateway.sipPort },
+    target: { host: gateway.sipHost, port: gateway.sipPort },
     calls: attempted,
     rate,
     ratePeriodMs: 1000,
     timeoutMs: seconds * 1000 + 60_000,
-    extraArgs: ['-s', context.number, '-d', String(context.holdMs)],
+    extraArgs: [
+      ...sippListenArgs(context.listenHost),
+      ...['-s', context.number, '-d', String(context.holdMs)],
+    ],
   });
-  const cpu = context.sampler.shares(cpuBefore, context.sampler.read());
+  const cpu = context.sampler.shares(cpuBefore, await context.sampler.read());
   const gatewayHealthMs = context.health.take();
   const machineStalls = context.stalls.take();
   const inbound = () => app.hangups.slice(hangupsBefore).filter((h) => h.direction === 'inbound');
@@ -138,7 +152,7 @@ export async function runInboundStep(
     sippFirstErrors: result.errors.slice(0, 10),
     cpu,
     gatewayHealthMs,
-    gatewayLogLines: gateway.logLineCount() - logsBefore,
+    gatewayLogLines: gateway.log ? gateway.log.lineCount() - logsBefore : null,
     machineStalls,
   };
 }

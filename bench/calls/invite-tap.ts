@@ -1,13 +1,13 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import { bound } from '../../test/support/lossy-udp-relay.js';
 
 /**
  * A UDP relay in front of the SIPp carrier that notes when each INVITE reaches it: everything
  * from the gateway goes on to the carrier and every answer comes back, unchanged. An INVITE is
  * recognised by the `X-PH-bench: <n>` header the benchmark asked for with sip_headers, so the
  * time can be matched with the request that placed the call. The ACK and the BYE go straight to
- * the carrier (its Contact), past the tap.
+ * the carrier (its Contact), past the tap, when the bench listens on loopback; on another
+ * address the carrier's Contact names the tap, which relays them too (sipp-on-host.ts).
  */
 export interface InviteTap {
   port: number;
@@ -20,14 +20,28 @@ export interface InviteTap {
   stop(): Promise<void>;
 }
 
-const LOOPBACK = '127.0.0.1';
 const BENCH_HEADER = /\r\nX-PH-bench:\s*(\d+)/i;
+/** Where the carrier listens, whatever address the gateway sends to. */
+const LOOPBACK = '127.0.0.1';
 
-export async function startInviteTap(): Promise<InviteTap> {
+/** Binds a UDP socket to a free port on `host`; later errors (ICMP unreachable) are ignored. */
+function bound(socket: Socket, host: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(0, host, () => {
+      socket.off('error', reject);
+      socket.on('error', () => {});
+      resolve(socket);
+    });
+  });
+}
+
+/** The gateway sends to the tap on `host`; the tap to the carrier on loopback. */
+export async function startInviteTap(host = LOOPBACK): Promise<InviteTap> {
   let targetPort = 0;
   const arrivals = new Map<number, number>();
   const counts = { retransmissions: 0 };
-  const front = await bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 }));
+  const front = await bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 }), host);
   const upstreams = new Map<string, Socket>();
   const pending = new Map<string, Promise<Socket>>();
 
@@ -37,11 +51,13 @@ export async function startInviteTap(): Promise<InviteTap> {
     if (ready) return ready;
     let making = pending.get(key);
     if (!making) {
-      making = bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 })).then((up) => {
-        up.on('message', (datagram) => front.send(datagram, client.port, client.address));
-        upstreams.set(key, up);
-        return up;
-      });
+      making = bound(createSocket({ type: 'udp4', recvBufferSize: 4 << 20 }), LOOPBACK).then(
+        (up) => {
+          up.on('message', (datagram) => front.send(datagram, client.port, client.address));
+          upstreams.set(key, up);
+          return up;
+        },
+      );
       pending.set(key, making);
     }
     return making;

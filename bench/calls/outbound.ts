@@ -49,8 +49,8 @@ export interface OutboundStep {
   cpu: CpuShares;
   /** GET /health answer times while calls were being placed, ms: the gateway's event-loop lag. */
   gatewayHealthMs: { p50: number | null; p99: number | null; max: number | null };
-  /** Lines the gateway logged (warn and above) during the step. */
-  gatewayLogLines: number;
+  /** Lines the gateway logged (warn and above) during the step; null for a gateway elsewhere. */
+  gatewayLogLines: number | null;
   /** Moments the whole machine stood still while calls were being placed. */
   machineStalls: Stalls;
 }
@@ -59,6 +59,10 @@ export interface OutboundContext {
   gateway: CallsGateway;
   app: AppServer;
   tap: InviteTap;
+  /** Where the tap and the RTP sink listen: the address the gateway sends the calls to. */
+  listenHost: string;
+  /** The carrier's SIPp scenario (sipp-on-host.ts); the carrier itself is on loopback. */
+  carrierScenario: string;
   rtpPort: number;
   sampler: CpuSampler;
   health: HealthProbe;
@@ -78,28 +82,28 @@ export async function runOutboundStep(
 ): Promise<OutboundStep> {
   const { gateway, app, tap } = context;
   const carrier = await startSippUas({
-    scenario: 'carrier-answer.xml',
+    scenario: context.carrierScenario,
     variables: { rtp_port: String(context.rtpPort) },
   });
   tap.setTarget(carrier.port);
   const hangupsBefore = app.hangups.length;
-  const logsBefore = gateway.logLineCount();
+  const logsBefore = gateway.log?.lineCount() ?? 0;
   const retransBefore = tap.retransmissions;
-  const cpuBefore = context.sampler.begin();
+  const cpuBefore = await context.sampler.begin();
   context.health.take();
   context.stalls.take();
   const { calls, sendSeconds } = await placeCalls({
     baseUrl: gateway.baseUrl,
     authId: gateway.authId,
     authorization: gateway.authorization,
-    to: `sip:bench@127.0.0.1:${tap.port}`,
+    to: `sip:bench@${context.listenHost}:${tap.port}`,
     answerUrl: `${app.baseUrl}/outbound-answer`,
     hangupUrl: `${app.baseUrl}/hangup`,
     rate,
     seconds,
     firstN,
   });
-  const cpu = context.sampler.shares(cpuBefore, context.sampler.read());
+  const cpu = context.sampler.shares(cpuBefore, await context.sampler.read());
   const gatewayHealthMs = context.health.take();
   const machineStalls = context.stalls.take();
   const fired = new Set(calls.filter((c) => c.status === 201).map((c) => c.requestUuid));
@@ -162,7 +166,7 @@ export async function runOutboundStep(
     },
     cpu,
     gatewayHealthMs,
-    gatewayLogLines: gateway.logLineCount() - logsBefore,
+    gatewayLogLines: gateway.log ? gateway.log.lineCount() - logsBefore : null,
     machineStalls,
   };
 }

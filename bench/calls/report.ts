@@ -9,23 +9,30 @@ const failuresText = (failures: Record<string, number>) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
 
-/** Where the machine's time went during a step, the same columns for both directions. */
-function loadColumns(s: OutboundStep | InboundStep): Record<string, number | string> {
+/**
+ * Where the machine's time went during a step, the same columns for both directions. The
+ * gateway's threads and waits are known only when the bench started it (`threadsKnown`).
+ */
+function loadColumns(
+  s: OutboundStep | InboundStep,
+  threadsKnown: boolean,
+): Record<string, number | string> {
+  const known = (value: number) => (threadsKnown ? value : '-');
   return {
-    'gw cpu%': s.cpu.gatewayPercent,
-    'gw main%': s.cpu.gatewayThreadsPercent.main ?? 0,
+    'gw cpu%': Number.isNaN(s.cpu.gatewayPercent) ? '-' : s.cpu.gatewayPercent,
+    'gw main%': known(s.cpu.gatewayThreadsPercent.main ?? 0),
     'health p99': s.gatewayHealthMs.p99 ?? '-',
     'sipp%': s.cpu.sippPercent,
     'bench%': s.cpu.benchPercent,
     'others%': s.cpu.othersPercent,
     'box%': s.cpu.machinePercent,
     'stolen ms': s.cpu.stolenMs,
-    'main wait ms': s.cpu.gatewayMainWaitMs,
+    'main wait ms': known(s.cpu.gatewayMainWaitMs),
     'stall max ms': s.machineStalls.longestMs,
   };
 }
 
-export function printOutbound(steps: OutboundStep[]): void {
+export function printOutbound(steps: OutboundStep[], threadsKnown = true): void {
   if (steps.length === 0) return;
   console.log('outbound (POST Call/ -> carrier answers -> Speak, Hangup)');
   console.table(
@@ -41,13 +48,13 @@ export function printOutbound(steps: OutboundStep[]): void {
       'gen pdd p99': s.generatorPddMs.p99 ?? '-',
       'api p99': s.apiMs.p99 ?? '-',
       'call p50': s.callMs.p50 ?? '-',
-      ...loadColumns(s),
+      ...loadColumns(s, threadsKnown),
       failures: failuresText(s.failures),
     })),
   );
 }
 
-export function printInbound(steps: InboundStep[]): void {
+export function printInbound(steps: InboundStep[], threadsKnown = true): void {
   if (steps.length === 0) return;
   console.log('inbound (SIPp INVITE -> application Speak, Wait -> SIPp BYE)');
   console.table(
@@ -59,14 +66,22 @@ export function printInbound(steps: InboundStep[]): void {
       failed: s.failed,
       'answer ms': s.meanAnswerMs ?? '-',
       retrans: s.retransmissions,
-      ...loadColumns(s),
+      ...loadColumns(s, threadsKnown),
       failures: failuresText(s.failures),
     })),
   );
 }
 
-/** Plain sentences on the goal: the highest clean rate each way and where it stopped. */
-export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores: number): string[] {
+/**
+ * Plain sentences on the goal: the highest clean rate each way and where it stopped. `where`
+ * says what the figures ran on (by default: everything on this machine's cores).
+ */
+export function verdict(
+  outbound: OutboundStep[],
+  inbound: InboundStep[],
+  cores: number,
+  where = `${cores} cores shared by the gateway, SIPp, the application and the load generator`,
+): string[] {
   const lines: string[] = [];
   const cleanOut = outbound.filter(
     (s) => s.failed === 0 && s.sipp.failed === 0 && s.sentPerSecond >= s.rate * 0.95,
@@ -102,7 +117,7 @@ export function verdict(outbound: OutboundStep[], inbound: InboundStep[], cores:
   const goalStep = cleanOut.find((s) => s.rate >= GOAL_RATE);
   const met = goalStep !== undefined && (goalStep.pddMs.p99 ?? Infinity) <= GOAL_PDD_P99_MS;
   lines.push(
-    `goal (>= ${GOAL_RATE} calls/s outbound with no failure, PDD p99 <= ${GOAL_PDD_P99_MS} ms): ${met ? 'met' : 'not met'} on ${cores} cores shared by the gateway, SIPp, the application and the load generator`,
+    `goal (>= ${GOAL_RATE} calls/s outbound with no failure, PDD p99 <= ${GOAL_PDD_P99_MS} ms): ${met ? 'met' : 'not met'} on ${where}`,
   );
   return lines;
 }

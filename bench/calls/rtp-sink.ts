@@ -10,7 +10,7 @@ const SINK_SCRIPT = `
 const socket = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 4 << 20 });
 let packets = 0;
 socket.on('message', () => packets++);
-socket.bind(0, '127.0.0.1', () => process.stdout.write(socket.address().port + '\\n'));
+socket.bind(0, process.argv[1], () => process.stdout.write(socket.address().port + '\\n'));
 process.stdin.on('data', () => {});
 process.stdin.on('end', () => { process.stdout.write(packets + '\\n'); process.exit(0); });
 `;
@@ -22,8 +22,9 @@ export interface RtpSink {
   stop(): Promise<number>;
 }
 
-export async function startRtpSink(): Promise<RtpSink> {
-  const child = spawn(process.execPath, ['-e', SINK_SCRIPT], {
+/** Starts the sink on a free UDP port of `host`. */
+export async function startRtpSink(host = '127.0.0.1'): Promise<RtpSink> {
+  const child = spawn(process.execPath, ['-e', SINK_SCRIPT, host], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines: string[] = [];

@@ -21,25 +21,58 @@
  * fails is reported and stops the run. `--realtime-priority N` starts the gateway with
  * VOXGATE_REALTIME_PRIORITY=N (0, the default, leaves it at normal priority); the run records
  * the priority its main thread actually ran at. Writes bench/results/calls-*.json.
+ *
+ * Target mode measures a gateway that is already running, here or on another machine:
+ *
+ *   VOXGATE_BENCH_AUTH_ID=MA... VOXGATE_BENCH_AUTH_TOKEN=... npm run bench:calls -- \
+ *       --gateway-url http://10.0.0.5:8080 --sip 10.0.0.5:5060 --listen-host 10.0.0.9 [...]
+ *
+ * `--gateway-url` is its REST base (http), `--auth-id` and `--auth-token` (or the two variables
+ * above, so that the token stays out of the shell's history) an account of it, `--sip` where
+ * the callers send INVITEs (default: the URL's host, port 5060), and `--listen-host` the IPv4
+ * address of this machine that the bench's own servers bind and give the gateway (default
+ * 127.0.0.1): the application's answer and hangup URLs, the INVITE tap (the calls' SIP
+ * destination, to sip:bench@<listen host>:<tap port>, as locally), the carrier's RTP sink and
+ * the calling SIPp. The carrier SIPp stays on loopback behind the tap. The run creates its
+ * application and number through the REST API and deletes them at the end, failed or
+ * interrupted runs included. The gateway's CPU comes from voxgate_process_cpu_seconds_total on
+ * its /metrics (the whole process; no split by thread), or is reported unavailable. What only
+ * works on a gateway the bench starts is skipped, each with its reason in the output and in
+ * the JSON's `target.skipped`: post-dial delay on the wire (by the generator's clock instead),
+ * `--realtime-priority`, the main thread's share and wait, the gateway's log, and a description
+ * of the gateway's host (machine, speed, load and stalls are this machine's). The gateway
+ * should allow outbound requests to the listen host (VOXGATE_OUTBOUND_PROFILE=self-hosted for a
+ * private address) and have VOXGATE_RATE_LIMIT=0, or the load meets 429s.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import {
+  describeTarget,
+  GATEWAY_TARGET_OPTIONS,
+  readGatewayTarget,
+  targetLines,
+  type SkippedInTarget,
+  type TargetRecord,
+} from '../api/gateway-target.js';
 import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
 import { probeMachineSpeed } from '../api/machine-speed.js';
 import { describeRevision } from '../api/revision.js';
 import { describeStallWatch, STALL_WATCH_PRIORITY, startStallWatch } from '../api/stall-watch.js';
 import { startAppServer } from './app-server.js';
 import { CpuSampler } from './cpu-sampler.js';
-import { startCallsGateway } from './gateway.js';
+import { CreatedResources } from './created-resources.js';
+import { startCallsGateway, type CallsGateway } from './gateway.js';
 import { HealthProbe } from './health-probe.js';
 import { addInboundNumber, runInboundStep, type InboundStep } from './inbound.js';
-import { startWireCapture, type WireCapture } from './wire-capture.js';
+import { startWireCapture, type WireCapture, type WireCaptureStart } from './wire-capture.js';
 import { startInviteTap } from './invite-tap.js';
 import { runOutboundStep, type OutboundStep } from './outbound.js';
 import { startRtpSink } from './rtp-sink.js';
 import { printInbound, printOutbound, verdict } from './report.js';
+import { carrierScenario } from './sipp-on-host.js';
+import { connectTargetGateway } from './target-gateway.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
@@ -52,6 +85,7 @@ const INBOUND_HOLD_MS = 300;
 const WARM_UP_RATE = 50;
 const MEDIA_WORKERS = 1;
 const RTP_PORTS = '30000-39999';
+const LOCAL_HOST = '127.0.0.1';
 
 function readPlan() {
   const { values } = parseArgs({
@@ -60,13 +94,20 @@ function readPlan() {
       'inbound-rates': { type: 'string', default: '50,100,200,300,400' },
       'step-seconds': { type: 'string', default: '10' },
       'warm-up-seconds': { type: 'string', default: '4' },
-      'realtime-priority': { type: 'string', default: '0' },
+      'realtime-priority': { type: 'string' },
+      ...GATEWAY_TARGET_OPTIONS,
     },
   });
-  const priority = Number(values['realtime-priority']);
+  const target = readGatewayTarget(values, process.env);
+  if (target && values['realtime-priority'] !== undefined)
+    throw new Error(
+      '--realtime-priority applies to the gateway the bench starts; a gateway named by --gateway-url runs at the priority its operator gave it',
+    );
+  const priorityText = values['realtime-priority'] ?? '0';
+  const priority = Number(priorityText);
   if (!Number.isInteger(priority) || priority < 0 || priority >= STALL_WATCH_PRIORITY) {
     throw new Error(
-      `Expected --realtime-priority from 0 to ${STALL_WATCH_PRIORITY - 1} (below the stall watch) but received ${values['realtime-priority']}`,
+      `Expected --realtime-priority from 0 to ${STALL_WATCH_PRIORITY - 1} (below the stall watch) but received ${priorityText}`,
     );
   }
   const positive = (name: string, text: string) => {
@@ -83,46 +124,93 @@ function readPlan() {
     stepSeconds: positive('--step-seconds', values['step-seconds']),
     warmUpSeconds: positive('--warm-up-seconds', values['warm-up-seconds']),
     realtimePriority: priority,
+    target,
   };
+}
+
+type Plan = ReturnType<typeof readPlan>;
+
+/** What a target run cannot do that a local one does, beside the post-dial delay's capture. */
+const SKIPPED_IN_TARGET: SkippedInTarget[] = [
+  {
+    what: 'post-dial delay on the wire',
+    reason:
+      "tcpdump captures this machine's loopback, where the REST requests and INVITEs pass only when the bench starts the gateway: post-dial delay is by the generator's clock",
+  },
+  {
+    what: 'real-time priority',
+    reason:
+      "set (VOXGATE_REALTIME_PRIORITY) and read (/proc) only on a gateway the bench starts; the target runs at its operator's",
+  },
+  {
+    what: "the gateway's main thread share and its wait for a core",
+    reason: "they are in the gateway host's /proc; /metrics has the whole process's CPU only",
+  },
+  {
+    what: "the gateway's log",
+    reason: 'its output goes where its operator sends it, not to the bench',
+  },
+  {
+    what: "the gateway host's description",
+    reason:
+      "machine, speed, load average, stalls and box% describe this machine (the load generator's) and the revision this checkout, not the gateway's",
+  },
+];
+
+/** The gateway: one the bench starts here, or the target, checked; and how to say where it is. */
+async function openGateway(
+  plan: Plan,
+): Promise<{ gateway: CallsGateway; target: TargetRecord | null }> {
+  if (!plan.target) {
+    const gateway = await startCallsGateway({
+      rtpPorts: RTP_PORTS,
+      mediaWorkers: MEDIA_WORKERS,
+      realtimePriority: plan.realtimePriority,
+    });
+    return { gateway, target: null };
+  }
+  const { gateway, cpu } = await connectTargetGateway(plan.target);
+  return { gateway, target: describeTarget(plan.target, cpu, SKIPPED_IN_TARGET) };
 }
 
 async function main(): Promise<void> {
   const plan = readPlan();
+  const listenHost = plan.target?.listenHost ?? LOCAL_HOST;
   const machine = describeMachine();
   const date = new Date().toISOString();
-  const app = await startAppServer({
-    '/outbound-answer': OUTBOUND_ANSWER_XML,
-    '/inbound-answer': INBOUND_ANSWER_XML,
-  });
-  const tap = await startInviteTap();
-  const sink = await startRtpSink();
-  const gateway = await startCallsGateway({
-    rtpPorts: RTP_PORTS,
-    mediaWorkers: MEDIA_WORKERS,
-    realtimePriority: plan.realtimePriority,
-  }).catch(async (error: unknown) => {
+  const app = await startAppServer(
+    { '/outbound-answer': OUTBOUND_ANSWER_XML, '/inbound-answer': INBOUND_ANSWER_XML },
+    listenHost,
+  );
+  const tap = await startInviteTap(listenHost);
+  const sink = await startRtpSink(listenHost);
+  const carrier = carrierScenario(listenHost, tap.port);
+  const { gateway, target } = await openGateway(plan).catch(async (error: unknown) => {
     // Without a gateway there is no run: the peers close, or they would keep the process up.
     await sink.stop();
     await Promise.all([tap.stop(), app.close()]);
+    carrier.remove();
     throw error;
   });
+  if (target) for (const line of targetLines(target)) console.log(line);
   const gatewayPriority = gateway.realtimePriority();
-  if (gatewayPriority !== plan.realtimePriority) {
+  if (gatewayPriority !== null && gatewayPriority !== plan.realtimePriority) {
     console.log(
       `the gateway runs at real-time priority ${gatewayPriority}, not the ${plan.realtimePriority} asked (see its log)`,
     );
   }
-  const wireStart = await startWireCapture({
-    api: Number(new URL(gateway.baseUrl).port),
-    tap: tap.port,
-  });
+  const wireStart: WireCaptureStart = target
+    ? { ok: false, reason: SKIPPED_IN_TARGET[0]!.reason }
+    : await startWireCapture({ api: Number(new URL(gateway.baseUrl).port), tap: tap.port });
   const wire: WireCapture | null = wireStart.ok ? wireStart.capture : null;
-  if (!wireStart.ok)
+  if (!wireStart.ok && !target)
     console.log(`post-dial delay by the generator's clock only: ${wireStart.reason}`);
   let wireDroppedPackets = 0;
-  const sampler = new CpuSampler(gateway.pid, sink.pid);
+  const sampler = new CpuSampler(gateway.usage, sink.pid);
   const health = new HealthProbe(gateway.baseUrl);
   const stalls = startStallWatch();
+  const created = new CreatedResources(gateway);
+  const keepOnSignal = target ? created.removeOnSignal() : () => {};
   const outbound: OutboundStep[] = [];
   let carrierRtpPackets = 0;
   const inbound: InboundStep[] = [];
@@ -133,20 +221,34 @@ async function main(): Promise<void> {
       INBOUND_NUMBER,
       `${app.baseUrl}/inbound-answer`,
       `${app.baseUrl}/hangup`,
+      target ? created : undefined,
     );
+    const outboundContext = {
+      gateway,
+      app,
+      tap,
+      listenHost,
+      carrierScenario: carrier.scenario,
+      rtpPort: sink.port,
+      sampler,
+      health,
+      stalls,
+      wire,
+    };
+    const inboundContext = {
+      gateway,
+      app,
+      sampler,
+      health,
+      stalls,
+      number: INBOUND_NUMBER,
+      holdMs: INBOUND_HOLD_MS,
+      listenHost,
+    };
     console.log(`warm-up: ${WARM_UP_RATE} calls/s out, then in, ${plan.warmUpSeconds} s each ...`);
-    const warmOut = await runOutboundStep(
-      { gateway, app, tap, rtpPort: sink.port, sampler, health, stalls, wire },
-      WARM_UP_RATE,
-      plan.warmUpSeconds,
-      n,
-    );
+    const warmOut = await runOutboundStep(outboundContext, WARM_UP_RATE, plan.warmUpSeconds, n);
     n += warmOut.attempted;
-    const warmIn = await runInboundStep(
-      { gateway, app, sampler, health, stalls, number: INBOUND_NUMBER, holdMs: INBOUND_HOLD_MS },
-      WARM_UP_RATE,
-      plan.warmUpSeconds,
-    );
+    const warmIn = await runInboundStep(inboundContext, WARM_UP_RATE, plan.warmUpSeconds);
     if (warmOut.failed > 0 || warmIn.failed > 0 || gateway.exited()) {
       throw new Error(
         `the warm-up failed: outbound ${JSON.stringify(warmOut.failures)}, inbound ${JSON.stringify(warmIn.failures)}`,
@@ -154,12 +256,7 @@ async function main(): Promise<void> {
     }
     for (const rate of plan.outboundRates) {
       console.log(`outbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
-      const step = await runOutboundStep(
-        { gateway, app, tap, rtpPort: sink.port, sampler, health, stalls, wire },
-        rate,
-        plan.stepSeconds,
-        n,
-      );
+      const step = await runOutboundStep(outboundContext, rate, plan.stepSeconds, n);
       n += step.attempted;
       outbound.push(step);
       if (step.failed > 0 || step.sipp.failed > 0 || gateway.exited()) break;
@@ -167,11 +264,7 @@ async function main(): Promise<void> {
     for (const rate of plan.inboundRates) {
       if (gateway.exited()) break;
       console.log(`inbound: ${rate} calls/s for ${plan.stepSeconds} s ...`);
-      const step = await runInboundStep(
-        { gateway, app, sampler, health, stalls, number: INBOUND_NUMBER, holdMs: INBOUND_HOLD_MS },
-        rate,
-        plan.stepSeconds,
-      );
+      const step = await runInboundStep(inboundContext, rate, plan.stepSeconds);
       inbound.push(step);
       if (step.failed > 0 || Object.keys(step.failures).length > 0) break;
     }
@@ -180,9 +273,14 @@ async function main(): Promise<void> {
     health.stop();
     await stalls.stop();
     if (wire) wireDroppedPackets = (await wire.stop()).droppedPackets;
+    if (created.count > 0) {
+      for (const line of await created.removeAll()) console.error(line);
+    }
+    keepOnSignal();
     await gateway.stop();
     carrierRtpPackets = await sink.stop();
     await Promise.all([tap.stop(), app.close()]);
+    carrier.remove();
   }
   const context: RunContext = {
     machine,
@@ -190,13 +288,25 @@ async function main(): Promise<void> {
     loadAverageAfter: loadavg().map((x) => Math.round(x * 100) / 100),
     speedAfter: probeMachineSpeed(),
   };
-  printOutbound(outbound);
-  printInbound(inbound);
-  const summary = verdict(outbound, inbound, machine.cores);
+  printOutbound(outbound, !target);
+  printInbound(inbound, !target);
+  if (target)
+    console.log(
+      "gw cpu% from the gateway's /metrics; box%, others%, stolen ms and stall max are this machine's",
+    );
+  const summary = verdict(
+    outbound,
+    inbound,
+    machine.cores,
+    target
+      ? `the gateway at ${target.gatewayUrl}, with SIPp, the application and the load generator on this machine's ${machine.cores} cores`
+      : undefined,
+  );
   for (const line of [...summary, ...describeRunContext(context)]) console.log(line);
   const run = {
     benchmark: 'calls',
     date,
+    ...(target ? { target } : {}),
     ...context,
     settings: {
       stepSeconds: plan.stepSeconds,
@@ -204,15 +314,15 @@ async function main(): Promise<void> {
       outboundAnswerXml: OUTBOUND_ANSWER_XML,
       inboundAnswerXml: INBOUND_ANSWER_XML,
       inboundHoldMs: INBOUND_HOLD_MS,
-      mediaWorkers: MEDIA_WORKERS,
-      gatewayRealtimePriority: {
-        asked: plan.realtimePriority,
-        ranAt: gatewayPriority,
-      },
-      carrierScenario: 'fixtures/sipp/carrier-answer.xml',
+      mediaWorkers: target ? null : MEDIA_WORKERS,
+      gatewayRealtimePriority: target
+        ? null
+        : { asked: plan.realtimePriority, ranAt: gatewayPriority },
+      carrierScenario: carrier.description,
       callerScenario: 'fixtures/sipp/uac-invite.xml',
-      sharedMachine:
-        'gateway, SIPp, the application, the INVITE tap and the load generator all ran on this machine',
+      sharedMachine: target
+        ? `SIPp, the application, the INVITE tap and the load generator ran on this machine; the gateway at ${target.gatewayUrl}`
+        : 'gateway, SIPp, the application, the INVITE tap and the load generator all ran on this machine',
       stallWatch: describeStallWatch(stalls),
       postDialDelay: wireStart.ok
         ? {
@@ -230,8 +340,13 @@ async function main(): Promise<void> {
     inbound,
     carrierRtpPackets,
     unexpectedAppRequests: app.unexpected,
-    gatewayLog: { lines: gateway.logLineCount(), ...gateway.logLines() },
+    gatewayLog: gateway.log ? { lines: gateway.log.lineCount(), ...gateway.log.lines() } : null,
   };
+  writeResults(date, run);
+}
+
+/** bench/results/calls-<date>.json and calls-latest.json. */
+function writeResults(date: string, run: object): void {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const json = `${JSON.stringify(run, null, 2)}\n`;
   for (const name of [`calls-${date.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}`, 'calls-latest']) {

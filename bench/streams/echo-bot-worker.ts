@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { EchoBotCounters, EchoBotMessage } from './echo-bot.js';
 
@@ -93,7 +93,9 @@ function serve(socket: WebSocket): void {
   socket.on('error', () => counters.sendErrors++);
 }
 
-const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/echo' });
+/** The address the gateway connects to (the bench's --listen-host). */
+const host = (workerData as { host?: string } | null)?.host ?? '127.0.0.1';
+const server = new WebSocketServer({ host, port: 0, path: '/echo' });
 server.on('connection', serve);
 server.on('listening', () => {
   const address = server.address();

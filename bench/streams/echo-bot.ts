@@ -44,9 +44,9 @@ function workerScript(): URL {
   return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
 }
 
-/** Starts the echo bot on a worker thread; resolves once it listens on a loopback port. */
-export async function startEchoBot(): Promise<EchoBot> {
-  const worker = new Worker(workerScript());
+/** Starts the echo bot on a worker thread; resolves once it listens on a port of `host`. */
+export async function startEchoBot(host = '127.0.0.1'): Promise<EchoBot> {
+  const worker = new Worker(workerScript(), { workerData: { host } });
   let pending: ((counters: EchoBotCounters) => void)[] = [];
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('error', reject);
@@ -57,7 +57,7 @@ export async function startEchoBot(): Promise<EchoBot> {
   });
   const exit = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
-    url: `ws://127.0.0.1:${port}/echo`,
+    url: `ws://${host}:${port}/echo`,
     read: () =>
       new Promise<EchoBotCounters>((resolve) => {
         pending.push(resolve);

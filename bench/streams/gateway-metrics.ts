@@ -74,16 +74,6 @@ export function latencyBetween(
   };
 }
 
-/** A process's resident memory, MiB, from /proc/<pid>/status; NaN where there is none. */
-export function residentMiB(pid: number): number {
-  try {
-    const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kib === undefined ? NaN : Math.round((Number(kib) / 1024) * 10) / 10;
-  } catch {
-    return NaN;
-  }
-}
-
 /** The machine's UDP counters (/proc/net/snmp): datagrams the kernel dropped, all sockets. */
 export function udpDrops(): { receiveBufferErrors: number; inErrors: number } {
   try {

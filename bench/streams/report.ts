@@ -58,6 +58,7 @@ export function verdict(
   steps: StreamStep[],
   cores: number,
   stoppedBecause: string | null,
+  where = `${cores} cores shared by the gateway, the callers and the echo bot`,
 ): string[] {
   const lines: string[] = [];
   const noHistograms = steps.every((s) => !s.inboundLatencyMs && !s.playoutLatencyMs);
@@ -97,7 +98,7 @@ export function verdict(
       ? `not measured (no step reached ${GOAL_STREAMS} streams)`
       : 'not met';
   lines.push(
-    `goal (${GOAL_STREAMS} streams, gateway-added p99 <= ${GOAL_P99_MS} ms each way, no frame lost): ${status} on ${cores} cores shared by the gateway, the callers and the echo bot`,
+    `goal (${GOAL_STREAMS} streams, gateway-added p99 <= ${GOAL_P99_MS} ms each way, no frame lost): ${status} on ${where}`,
   );
   return lines;
 }

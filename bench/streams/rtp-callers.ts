@@ -91,7 +91,7 @@ export class RtpCaller {
     const socket = createSocket('udp4');
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind(port, '127.0.0.1', () => {
+      socket.bind(port, media.host, () => {
         socket.off('error', reject);
         resolve();
       });
@@ -175,11 +175,15 @@ export class CallerMedia {
   private tick = 0;
   private nextPort: number;
 
-  constructor(private readonly firstPort: number) {
+  constructor(
+    private readonly firstPort: number,
+    /** The address the callers' RTP sockets bind, as their SDP offers say. */
+    readonly host = '127.0.0.1',
+  ) {
     this.nextPort = firstPort;
   }
 
-  /** A caller on the next free even port from `firstPort` up. */
+  /** A caller on the next free even port of `host` from `firstPort` up. */
   async add(): Promise<RtpCaller> {
     for (let tries = 0; tries < 1000; tries++) {
       const port = this.nextPort;

@@ -16,20 +16,48 @@
  * caller, frames lost on the way to the bot and back, the gateway's CPU and memory per stream,
  * and the generator's own lateness. Climbing stops at a step that loses more than 1 % of its
  * frames or fails to set up a call or stream. Writes bench/results/streams-*.json.
+ *
+ * Target mode measures a gateway that is already running, here or on another machine, with the
+ * same flags as bench:calls (no build needed here):
+ *
+ *   VOXGATE_BENCH_AUTH_ID=MA... VOXGATE_BENCH_AUTH_TOKEN=... npm run bench:streams -- \
+ *       --gateway-url http://10.0.0.5:8080 --sip 10.0.0.5:5060 --listen-host 10.0.0.9 [...]
+ *
+ * `--gateway-url` is its REST base (http), `--auth-id` and `--auth-token` (or the two variables
+ * above) an account of it, `--sip` where the callers send INVITEs (default: the URL's host, port
+ * 5060), and `--listen-host` the IPv4 address of this machine that the callers (SIP and RTP),
+ * the application and the echo bot bind and give the gateway (default 127.0.0.1). The run
+ * creates its application and number through the REST API and deletes them at the end, failed
+ * or interrupted runs included. The gateway's CPU and memory come from its /metrics
+ * (voxgate_process_cpu_seconds_total, voxgate_process_resident_memory_bytes), or are reported
+ * unavailable; `--media-workers`, the split of its CPU by thread, the build check, its log and
+ * a description of its host are skipped, each with its reason in the output and in the JSON's
+ * `target.skipped`.
  */
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import {
+  describeTarget,
+  GATEWAY_TARGET_OPTIONS,
+  readGatewayTarget,
+  targetLines,
+  type SkippedInTarget,
+  type TargetRecord,
+} from '../api/gateway-target.js';
 import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
 import { probeMachineSpeed } from '../api/machine-speed.js';
 import { describeRevision } from '../api/revision.js';
 import { startAppServer } from '../calls/app-server.js';
 import { describeStallWatch, startStallWatch } from '../api/stall-watch.js';
 import { CpuSampler } from '../calls/cpu-sampler.js';
-import { startCallsGateway } from '../calls/gateway.js';
+import { CreatedResources } from '../calls/created-resources.js';
+import { RESIDENT_METRIC } from '../calls/gateway-usage.js';
+import { startCallsGateway, type CallsGateway } from '../calls/gateway.js';
 import { addInboundNumber } from '../calls/inbound.js';
+import { connectTargetGateway } from '../calls/target-gateway.js';
 import { startEchoBot } from './echo-bot.js';
 import { readGatewayMetrics } from './gateway-metrics.js';
 import { GOAL_P99_MS, GOAL_STREAMS, memoryPerStreamKiB, printSteps, verdict } from './report.js';
@@ -43,6 +71,8 @@ const MAIN_JS = join(ROOT, 'dist/src/main.js');
 
 const NUMBER = '14155550122';
 const RTP_PORTS = '30000-39999';
+const LOCAL_HOST = '127.0.0.1';
+const MEDIA_WORKERS = '1';
 /** Callers' RTP ports: below the gateway's range and the kernel's ephemeral ports. */
 const CALLER_FIRST_PORT = 20000;
 const CONTENT_TYPE = 'audio/x-mulaw;rate=8000';
@@ -58,9 +88,15 @@ function readPlan() {
       streams: { type: 'string', default: '1,100,500,1000' },
       seconds: { type: 'string', default: '10' },
       'ramp-rate': { type: 'string', default: '100' },
-      'media-workers': { type: 'string', default: '1' },
+      'media-workers': { type: 'string' },
+      ...GATEWAY_TARGET_OPTIONS,
     },
   });
+  const target = readGatewayTarget(values, process.env);
+  if (target && values['media-workers'] !== undefined)
+    throw new Error(
+      '--media-workers applies to the gateway the bench starts; a gateway named by --gateway-url runs with the workers its operator gave it',
+    );
   const positive = (name: string, text: string) => {
     const n = Number(text);
     if (!Number.isInteger(n) || n < 1)
@@ -71,8 +107,49 @@ function readPlan() {
     streams: values.streams.split(',').map((s) => positive('--streams', s.trim())),
     seconds: positive('--seconds', values.seconds),
     rampRate: positive('--ramp-rate', values['ramp-rate']),
-    mediaWorkers: positive('--media-workers', values['media-workers']),
+    mediaWorkers: positive('--media-workers', values['media-workers'] ?? MEDIA_WORKERS),
+    target,
   };
+}
+
+type Plan = ReturnType<typeof readPlan>;
+
+/** What a target run cannot do that a local one does. */
+const SKIPPED_IN_TARGET: SkippedInTarget[] = [
+  {
+    what: "the gateway's main thread and other threads",
+    reason:
+      "their split is in the gateway host's /proc; /metrics has the whole process's CPU and memory only",
+  },
+  {
+    what: 'the build check',
+    reason:
+      "the gateway runs its operator's build; the revision recorded is this checkout's, the bench's",
+  },
+  {
+    what: "the gateway's log",
+    reason: 'its output goes where its operator sends it, not to the bench',
+  },
+  {
+    what: "the gateway host's description",
+    reason:
+      "machine, speed, load average, stalls, UDP drops and machine% describe this machine (the callers' and the bot's), not the gateway's",
+  },
+];
+
+/** The gateway: one the bench starts here, or the target, checked; and how to say where it is. */
+async function openGateway(
+  plan: Plan,
+): Promise<{ gateway: CallsGateway; target: TargetRecord | null }> {
+  if (!plan.target) {
+    const gateway = await startCallsGateway({
+      rtpPorts: RTP_PORTS,
+      mediaWorkers: plan.mediaWorkers,
+    });
+    return { gateway, target: null };
+  }
+  const { gateway, cpu } = await connectTargetGateway(plan.target);
+  return { gateway, target: describeTarget(plan.target, cpu, SKIPPED_IN_TARGET) };
 }
 
 /** The built gateway must be there; a src/ file newer than it means a stale build. */
@@ -110,30 +187,37 @@ function stopReason(step: StreamStep): string | null {
 
 async function main(): Promise<void> {
   const plan = readPlan();
-  checkBuild();
+  const listenHost = plan.target?.listenHost ?? LOCAL_HOST;
+  if (!plan.target) checkBuild();
   const machine = describeMachine();
   const date = new Date().toISOString();
-  const bot = await startEchoBot();
+  const bot = await startEchoBot(listenHost);
   const xml = answerXml(bot.url);
-  const app = await startAppServer({ '/answer': xml });
-  const gateway = await startCallsGateway({
-    rtpPorts: RTP_PORTS,
-    mediaWorkers: plan.mediaWorkers,
-  }).catch(async (error: unknown) => {
+  const app = await startAppServer({ '/answer': xml }, listenHost);
+  const { gateway, target } = await openGateway(plan).catch(async (error: unknown) => {
     // Without a gateway there is no run: the peers close, or they would keep the process up.
     await Promise.all([bot.stop(), app.close()]);
     throw error;
   });
+  if (target) for (const line of targetLines(target)) console.log(line);
   // No SIPp and no RTP sink here: the sampler's figures for them read as nothing.
-  const sampler = new CpuSampler(gateway.pid, 0);
+  const sampler = new CpuSampler(gateway.usage, 0);
   const stalls = startStallWatch();
-  const uac = await SipUac.open(gateway.sipPort);
-  const media = new CallerMedia(CALLER_FIRST_PORT);
+  const uac = await SipUac.open(gateway.sipHost, gateway.sipPort, listenHost);
+  const media = new CallerMedia(CALLER_FIRST_PORT, listenHost);
+  const created = new CreatedResources(gateway);
+  const keepOnSignal = target ? created.removeOnSignal() : () => {};
   const steps: StreamStep[] = [];
   let stoppedBecause: string | null = null;
   let histogramsPresent = false;
   try {
-    await addInboundNumber(gateway, NUMBER, `${app.baseUrl}/answer`, `${app.baseUrl}/hangup`);
+    await addInboundNumber(
+      gateway,
+      NUMBER,
+      `${app.baseUrl}/answer`,
+      `${app.baseUrl}/hangup`,
+      target ? created : undefined,
+    );
     const metrics = await readGatewayMetrics(gateway);
     histogramsPresent = metrics.inbound !== null && metrics.playout !== null;
     if (!histogramsPresent)
@@ -162,6 +246,10 @@ async function main(): Promise<void> {
     sampler.stop();
     await stalls.stop();
     uac.close();
+    if (created.count > 0) {
+      for (const line of await created.removeAll()) console.error(line);
+    }
+    keepOnSignal();
     await gateway.stop();
     await Promise.all([bot.stop(), app.close()]);
   }
@@ -172,20 +260,32 @@ async function main(): Promise<void> {
     speedAfter: probeMachineSpeed(),
   };
   printSteps(steps);
-  const summary = verdict(steps, machine.cores, stoppedBecause);
+  if (target)
+    console.log(
+      "gw cpu% from the gateway's /metrics, KiB/str from its resident memory there; stall max is this machine's",
+    );
+  const summary = verdict(
+    steps,
+    machine.cores,
+    stoppedBecause,
+    target
+      ? `the gateway at ${target.gatewayUrl}, with the callers and the echo bot on this machine's ${machine.cores} cores`
+      : undefined,
+  );
   for (const line of [...summary, ...describeRunContext(context)]) console.log(line);
   const base = steps[0];
   const run = {
     benchmark: 'streams',
     date,
+    ...(target ? { target } : {}),
     ...context,
     settings: {
       streams: plan.streams,
       seconds: plan.seconds,
       rampRate: plan.rampRate,
-      answerXml: answerXml('ws://127.0.0.1:<bot port>/echo'),
-      mediaWorkers: plan.mediaWorkers,
-      rtpPorts: RTP_PORTS,
+      answerXml: answerXml(`ws://${listenHost}:<bot port>/echo`),
+      mediaWorkers: target ? null : plan.mediaWorkers,
+      rtpPorts: target ? null : RTP_PORTS,
       callerAudio:
         'PCMU, 20 ms frames: a 400 Hz tone whose first 5 bytes number the frame; silence (0xFF) while calls are set up',
       callerClock: 'one 20 ms timer sends a frame for every caller at once',
@@ -193,9 +293,10 @@ async function main(): Promise<void> {
       latencyHistograms: histogramsPresent
         ? 'from the gateway /metrics, read before and after the audio window, p50/p99 interpolated within buckets'
         : 'not exported by this gateway: null',
-      memoryPerStream: `gateway RSS growth from the ${base?.streams ?? 1}-stream step, divided by the extra streams`,
-      sharedMachine:
-        'the gateway, the callers (SIP and RTP), the application and the echo bot all ran on this machine',
+      memoryPerStream: `gateway RSS growth from the ${base?.streams ?? 1}-stream step, divided by the extra streams${target ? ` (${RESIDENT_METRIC} on its /metrics)` : ''}`,
+      sharedMachine: target
+        ? `the callers (SIP and RTP), the application and the echo bot ran on this machine; the gateway at ${target.gatewayUrl}`
+        : 'the gateway, the callers (SIP and RTP), the application and the echo bot all ran on this machine',
       stallWatch: describeStallWatch(stalls),
     },
     goal: `${GOAL_STREAMS} streams with gateway-added p99 latency at most ${GOAL_P99_MS} ms each way and no frame lost`,
@@ -203,7 +304,7 @@ async function main(): Promise<void> {
     stoppedBecause,
     steps: steps.map((s) => ({ ...s, memoryPerStreamKiB: memoryPerStreamKiB(s, base) })),
     unexpectedAppRequests: app.unexpected,
-    gatewayLog: { lines: gateway.logLineCount(), ...gateway.logLines() },
+    gatewayLog: gateway.log ? { lines: gateway.log.lineCount(), ...gateway.log.lines() } : null,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   const json = `${JSON.stringify(run, null, 2)}\n`;

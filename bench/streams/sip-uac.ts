@@ -93,34 +93,45 @@ export class SipUac {
   private readonly byes = new Map<string, () => void>();
   private sequence = 0;
 
+  /** This caller's address as its Via, Contact and SDP give it. */
+  private readonly local: string;
+
   private constructor(
     private readonly socket: Socket,
     private readonly port: number,
+    private readonly gatewayHost: string,
     private readonly gatewayPort: number,
+    private readonly localHost: string,
     private readonly runId: string,
   ) {
+    this.local = `${localHost}:${port}`;
     socket.on('message', (data) => this.receive(data));
   }
 
-  static async open(gatewayPort: number): Promise<SipUac> {
+  /** A caller bound on `localHost` that calls the gateway's SIP listener (IPv4 both). */
+  static async open(
+    gatewayHost: string,
+    gatewayPort: number,
+    localHost = '127.0.0.1',
+  ): Promise<SipUac> {
     const socket = createSocket('udp4');
-    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
+    await new Promise<void>((resolve) => socket.bind(0, localHost, () => resolve()));
     socket.setRecvBufferSize(4 << 20);
     const runId = Math.random().toString(36).slice(2, 10);
-    return new SipUac(socket, socket.address().port, gatewayPort, runId);
+    return new SipUac(socket, socket.address().port, gatewayHost, gatewayPort, localHost, runId);
   }
 
   /** Calls `number`, offering RTP on `rtpPort`; resolves when answered, refused or timed out. */
   invite(number: string, rtpPort: number, timeoutMs: number): Promise<InviteResult> {
     const n = ++this.sequence;
-    const callId = `sb-${this.runId}-${n}@127.0.0.1`;
+    const callId = `sb-${this.runId}-${n}@${this.localHost}`;
     const fromTag = `sb-${n}`;
-    const local = `127.0.0.1:${this.port}`;
+    const local = this.local;
     const sdp = [
       'v=0',
-      `o=bench ${n} 1 IN IP4 127.0.0.1`,
+      `o=bench ${n} 1 IN IP4 ${this.localHost}`,
       's=voxgate streams bench',
-      'c=IN IP4 127.0.0.1',
+      `c=IN IP4 ${this.localHost}`,
       't=0 0',
       `m=audio ${rtpPort} RTP/AVP 0 101`,
       'a=rtpmap:0 PCMU/8000',
@@ -131,11 +142,11 @@ export class SipUac {
       '',
     ].join('\r\n');
     const request = [
-      `INVITE sip:${number}@127.0.0.1:${this.gatewayPort} SIP/2.0`,
+      `INVITE sip:${number}@${this.gatewayHost}:${this.gatewayPort} SIP/2.0`,
       `Via: SIP/2.0/UDP ${local};branch=z9hG4bK-${fromTag}-i;rport`,
       'Max-Forwards: 70',
       `From: "streams bench" <sip:bench@${local}>;tag=${fromTag}`,
-      `To: <sip:${number}@127.0.0.1:${this.gatewayPort}>`,
+      `To: <sip:${number}@${this.gatewayHost}:${this.gatewayPort}>`,
       `Call-ID: ${callId}`,
       'CSeq: 1 INVITE',
       `Contact: <sip:bench@${local};transport=udp>`,
@@ -176,7 +187,7 @@ export class SipUac {
   bye(dialog: Dialog, timeoutMs = 8000): Promise<boolean> {
     this.dialogs.delete(dialog.callId);
     if (dialog.endedByGateway) return Promise.resolve(true);
-    const local = `127.0.0.1:${this.port}`;
+    const local = this.local;
     const request = [
       `BYE ${dialog.target} SIP/2.0`,
       `Via: SIP/2.0/UDP ${local};branch=z9hG4bK-${dialog.fromTag}-b;rport`,
@@ -215,7 +226,7 @@ export class SipUac {
     this.socket.close();
   }
 
-  private send(text: string, port = this.gatewayPort, host = '127.0.0.1'): void {
+  private send(text: string, port = this.gatewayPort, host = this.gatewayHost): void {
     this.socket.send(Buffer.from(text, 'latin1'), port, host);
   }
 
@@ -263,7 +274,7 @@ export class SipUac {
     this.ack(target, fromTag, to, callId, 'a');
     if (!pending) return; // a 200 sent again: the ACK above answers it
     const port = /^m=audio (\d+) /m.exec(message.body)?.[1];
-    const host = /^c=IN IP4 (\S+)/m.exec(message.body)?.[1] ?? '127.0.0.1';
+    const host = /^c=IN IP4 (\S+)/m.exec(message.body)?.[1] ?? this.gatewayHost;
     if (port === undefined || target === '') {
       this.settle(callId, { ok: false, reason: 'a 200 without an audio answer or Contact' });
       return;
@@ -283,7 +294,7 @@ export class SipUac {
   }
 
   private ack(target: string, fromTag: string, to: string, callId: string, branch: string): void {
-    const local = `127.0.0.1:${this.port}`;
+    const local = this.local;
     this.send(
       [
         `ACK ${target} SIP/2.0`,
@@ -314,7 +325,7 @@ export class SipUac {
     this.send(
       ['SIP/2.0 200 OK', ...copied, 'Content-Length: 0', '', ''].join('\r\n'),
       via?.port ?? this.gatewayPort,
-      via?.host ?? '127.0.0.1',
+      via?.host ?? this.gatewayHost,
     );
   }
 }

@@ -8,7 +8,6 @@ import type { EchoBot, EchoBotCounters } from './echo-bot.js';
 import {
   latencyBetween,
   readGatewayMetrics,
-  residentMiB,
   udpDrops,
   type LatencyFigures,
 } from './gateway-metrics.js';
@@ -66,19 +65,23 @@ export interface StreamStep {
     behind: boolean;
   };
   cpu: {
+    /** NaN (null in the results) when the gateway's CPU could not be read. */
     gatewayPercent: number;
-    gatewayMainPercent: number;
-    gatewayOtherThreadsPercent: number;
+    /** The gateway's threads: null for a gateway elsewhere (its /metrics has no split). */
+    gatewayMainPercent: number | null;
+    gatewayOtherThreadsPercent: number | null;
     gatewayPercentPerStream: number | null;
     benchPercent: number;
     machinePercent: number;
     othersPercent: number;
   };
+  /** From /proc, or from /metrics for a gateway elsewhere; NaN (null) when unknown. */
   memory: { gatewayIdleRssMiB: number; gatewayRssMiB: number };
   /** Moments the whole machine stood still during the window. */
   machineStalls: Stalls;
   hangup: { byeOk: number; byeFailed: number; mediaSessionsAfter: number | null };
-  gatewayLogLines: number;
+  /** Lines the gateway logged during the step; null for a gateway elsewhere. */
+  gatewayLogLines: number | null;
 }
 
 export interface StepContext {
@@ -162,8 +165,8 @@ export async function runStreamStep(
 ): Promise<StreamStep> {
   const { gateway, media, bot, sampler } = context;
   const failures: Record<string, number> = {};
-  const logsBefore = gateway.logLineCount();
-  const gatewayIdleRssMiB = residentMiB(gateway.pid);
+  const logsBefore = gateway.log?.lineCount() ?? 0;
+  const gatewayIdleRssMiB = await gateway.usage.residentMiB();
   const botStart = await bot.read();
   media.mode = 'silence';
   media.start();
@@ -184,16 +187,16 @@ export async function runStreamStep(
   const metricsBefore = await readGatewayMetrics(gateway);
   const botBefore = await bot.read();
   const udpBefore = udpDrops();
-  const cpuBefore = sampler.begin();
+  const cpuBefore = await sampler.begin();
   context.stalls.take();
   const loopBefore: EventLoopUtilization = performance.eventLoopUtilization();
   media.mode = 'audio';
   await sleep(seconds * 1000);
   media.mode = 'off';
-  const cpuAfter = sampler.read();
+  const cpuAfter = await sampler.read();
   const machineStalls = context.stalls.take();
   const callersLoop = performance.eventLoopUtilization(loopBefore).utilization;
-  const gatewayRssMiB = residentMiB(gateway.pid);
+  const gatewayRssMiB = await gateway.usage.residentMiB();
   const metricsAfter = await readGatewayMetrics(gateway);
   const botEnd = await bot.read();
   await sleep(DRAIN_MS);
@@ -216,7 +219,9 @@ export async function runStreamStep(
   const atBot = diff(botAfter, botBefore, 'audioMedia');
   const lost = Math.max(0, c.audioFramesSent - c.echoedFrames);
   const shares = sampler.shares(cpuBefore, cpuAfter);
-  const main = shares.gatewayThreadsPercent.main ?? 0;
+  // A gateway the bench started runs here, and /proc splits its threads; one elsewhere neither.
+  const here = gateway.usage.from === 'proc';
+  const thread = (name: string) => (here ? (shares.gatewayThreadsPercent[name] ?? 0) : null);
   const tickLateMs = percentiles(taken.tickLateMs);
   const roundTrip = percentiles(taken.roundTripMs);
   return {
@@ -260,8 +265,8 @@ export async function runStreamStep(
     },
     cpu: {
       gatewayPercent: shares.gatewayPercent,
-      gatewayMainPercent: main,
-      gatewayOtherThreadsPercent: shares.gatewayThreadsPercent['other threads'] ?? 0,
+      gatewayMainPercent: thread('main'),
+      gatewayOtherThreadsPercent: thread('other threads'),
       gatewayPercentPerStream:
         calls.length > 0 ? Math.round((shares.gatewayPercent / calls.length) * 1000) / 1000 : null,
       benchPercent: shares.benchPercent,
@@ -269,7 +274,7 @@ export async function runStreamStep(
       // The sampler's own figure also subtracts SIPp and an RTP sink, which this bench has not.
       othersPercent: Math.max(
         0,
-        shares.machinePercent - shares.gatewayPercent - shares.benchPercent,
+        shares.machinePercent - (here ? shares.gatewayPercent : 0) - shares.benchPercent,
       ),
     },
     memory: { gatewayIdleRssMiB, gatewayRssMiB },
@@ -279,6 +284,6 @@ export async function runStreamStep(
       byeFailed: byes.filter((ok) => !ok).length,
       mediaSessionsAfter,
     },
-    gatewayLogLines: gateway.logLineCount() - logsBefore,
+    gatewayLogLines: gateway.log ? gateway.log.lineCount() - logsBefore : null,
   };
 }
