@@ -73,6 +73,7 @@ import { startRtpSink } from './rtp-sink.js';
 import { printInbound, printOutbound, verdict } from './report.js';
 import { carrierScenario } from './sipp-on-host.js';
 import { connectTargetGateway } from './target-gateway.js';
+import { positiveInteger } from '../api/arguments.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
@@ -110,19 +111,15 @@ function readPlan() {
       `Expected --realtime-priority from 0 to ${STALL_WATCH_PRIORITY - 1} (below the stall watch) but received ${priorityText}`,
     );
   }
-  const positive = (name: string, text: string) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`Expected a positive integer for ${name} but received ${text}`);
-    return n;
-  };
   const rates = (name: string, text: string) =>
-    text === '' || text === 'none' ? [] : text.split(',').map((r) => positive(name, r.trim()));
+    text === '' || text === 'none'
+      ? []
+      : text.split(',').map((r) => positiveInteger(name, r.trim()));
   return {
     outboundRates: rates('--outbound-rates', values['outbound-rates']),
     inboundRates: rates('--inbound-rates', values['inbound-rates']),
-    stepSeconds: positive('--step-seconds', values['step-seconds']),
-    warmUpSeconds: positive('--warm-up-seconds', values['warm-up-seconds']),
+    stepSeconds: positiveInteger('--step-seconds', values['step-seconds']),
+    warmUpSeconds: positiveInteger('--warm-up-seconds', values['warm-up-seconds']),
     realtimePriority: priority,
     target,
   };

@@ -33,6 +33,7 @@ import { freePort, startRedis } from '../../test/support/redis-server.js';
 import { startGatewayProcess } from '../api/gateway-process.js';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
+import { positiveInteger } from '../api/arguments.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
@@ -152,17 +153,11 @@ function readPlan(): Plan {
       'step-seconds': { type: 'string', default: '5' },
     },
   });
-  const positive = (name: string, text: string) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`Expected a positive integer for ${name} but received ${text}`);
-    return n;
-  };
   let target: SipTarget | null = null;
   if (values.target) {
     const match = /^(.+):(\d+)$/.exec(values.target);
     if (!match) throw new Error(`Expected host:port for --target but received ${values.target}`);
-    target = { host: match[1]!, port: positive('the target port', match[2]!) };
+    target = { host: match[1]!, port: positiveInteger('the target port', match[2]!) };
     if (!values.endpoints) throw new Error('--target needs --endpoints, a username;password file');
   }
   if (values.transport !== 'udp' && values.transport !== 'tcp')
@@ -170,10 +165,10 @@ function readPlan(): Plan {
   return {
     target,
     endpointsFile: values.endpoints ?? null,
-    endpointCount: positive('--endpoint-count', values['endpoint-count']),
+    endpointCount: positiveInteger('--endpoint-count', values['endpoint-count']),
     transport: values.transport,
-    rates: values.rates.split(',').map((r) => positive('--rates', r.trim())),
-    stepSeconds: positive('--step-seconds', values['step-seconds']),
+    rates: values.rates.split(',').map((r) => positiveInteger('--rates', r.trim())),
+    stepSeconds: positiveInteger('--step-seconds', values['step-seconds']),
   };
 }
 

@@ -64,6 +64,7 @@ import { GOAL_P99_MS, GOAL_STREAMS, memoryPerStreamKiB, printSteps, verdict } fr
 import { CallerMedia } from './rtp-callers.js';
 import { SipUac } from './sip-uac.js';
 import { runStreamStep, type StreamStep } from './stream-step.js';
+import { positiveInteger } from '../api/arguments.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
@@ -97,17 +98,11 @@ function readPlan() {
     throw new Error(
       '--media-workers applies to the gateway the bench starts; a gateway named by --gateway-url runs with the workers its operator gave it',
     );
-  const positive = (name: string, text: string) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`Expected a positive integer for ${name} but received ${text}`);
-    return n;
-  };
   return {
-    streams: values.streams.split(',').map((s) => positive('--streams', s.trim())),
-    seconds: positive('--seconds', values.seconds),
-    rampRate: positive('--ramp-rate', values['ramp-rate']),
-    mediaWorkers: positive('--media-workers', values['media-workers'] ?? MEDIA_WORKERS),
+    streams: values.streams.split(',').map((s) => positiveInteger('--streams', s.trim())),
+    seconds: positiveInteger('--seconds', values.seconds),
+    rampRate: positiveInteger('--ramp-rate', values['ramp-rate']),
+    mediaWorkers: positiveInteger('--media-workers', values['media-workers'] ?? MEDIA_WORKERS),
     target,
   };
 }
