@@ -367,7 +367,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
               .map(({ carrier, bind, state }) => ({ carrier, bind, state })),
           addresses: () => ({
             sip: `${config.publicHost}:${listening ? sip.addresses.udp.port : config.sipPort}`,
-            http: `${config.httpHost}:${config.httpPort}`,
+            http: advertisedHttp(config, app),
           }),
           log: app.log,
         })
@@ -514,6 +514,18 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       await part('store', () => store.close());
     },
   };
+}
+
+/**
+ * Where peers and operators reach this node's REST API: the address it listens on, or its
+ * public host when it listens on every address (0.0.0.0 or ::, as in a container); the port
+ * bound once listening (a configured 0 is any free one).
+ */
+function advertisedHttp(config: Config, app: TypedApp): string {
+  const everywhere = config.httpHost === '0.0.0.0' || config.httpHost === '::';
+  const bound = app.server.address();
+  const port = bound !== null && typeof bound === 'object' ? bound.port : config.httpPort;
+  return `${everywhere ? config.publicHost : config.httpHost}:${port}`;
 }
 
 /**

@@ -59,6 +59,7 @@ const health = async (gw: TestGateway) =>
       state: string;
       calls: number;
       binds: { carrier: string; bind: number; state: string }[];
+      http: string;
     }[];
   };
 
@@ -80,6 +81,12 @@ describe('gateway nodes on one Redis', () => {
     expect(seen.peers.map((p) => p.id).sort()).toEqual(['node-a', 'node-b']);
     const metrics = (await b.gateway.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^voxgate_cluster_nodes\{state="active"\} 2$/m);
+    // Each names where its REST API answers (the port it bound, not the 0 it was given).
+    await until(async () => (await health(b)).peers.every((p) => !p.http.endsWith(':0')), 5000);
+    for (const peer of (await health(b)).peers) {
+      const res = await fetch(`http://${peer.http}/health`);
+      expect(((await res.json()) as { node: { id: string } }).node.id).toBe(peer.id);
+    }
   });
 
   it('records which node holds which SMPP bind', async () => {
