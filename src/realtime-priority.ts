@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { addon } from './media/codec/native-addon.js';
 
 /** What happened to VOXGATE_REALTIME_PRIORITY at start, for the start-up log. */
@@ -36,12 +36,40 @@ export function applyRealtimePriority(priority: number): PriorityOutcome {
       changed++;
     } catch (error) {
       if ((error as { errno?: number }).errno === ESRCH) continue; // it ended meanwhile
-      return {
-        applied: false,
-        priority,
-        reason: `${(error as Error).message}; it needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least ${priority}`,
-      };
+      const reason =
+        cgroupRealtimeBudget() === 0
+          ? "this process's control group allows no real-time time (cpu.rt_runtime_us is 0): in a container, give it a budget (docker run --cpu-rt-runtime, with the daemon's --cpu-rt-runtime)"
+          : `it needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least ${priority}`;
+      return { applied: false, priority, reason: `${(error as Error).message}; ${reason}` };
     }
   }
   return { applied: true, priority, threads: changed };
+}
+
+/**
+ * The real-time time per period (µs) the cgroup v1 cpu controller gives this process's group,
+ * or null when there is no such controller (cgroup v2, not Linux). A child group starts with
+ * 0, which refuses SCHED_RR even to root: the usual case in a container on a cgroup v1 host.
+ */
+function cgroupRealtimeBudget(): number | null {
+  try {
+    const line = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((l) => l.split(':')[1]?.split(',').includes('cpu'));
+    if (!line) return null;
+    const path = line.split(':').slice(2).join(':');
+    for (const mount of ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct']) {
+      // Inside a container the group is often mounted as the root of its own hierarchy.
+      for (const dir of [`${mount}${path}`, mount]) {
+        try {
+          return Number(readFileSync(`${dir}/cpu.rt_runtime_us`, 'utf8'));
+        } catch {
+          // not there: the next place
+        }
+      }
+    }
+  } catch {
+    // no /proc/self/cgroup
+  }
+  return null;
 }

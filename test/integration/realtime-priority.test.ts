@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { threadScheduling as scheduling } from '../support/thread-scheduling.js';
@@ -96,4 +96,37 @@ describe('VOXGATE_REALTIME_PRIORITY', () => {
         'sched_setscheduler: Operation not permitted; it needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least 7',
     });
   });
+  /** A cgroup v1 cpu group of its own, which starts with no real-time time (as a container's). */
+  const CPU_CGROUP = '/sys/fs/cgroup/cpu';
+  const canMakeCgroup =
+    process.getuid?.() === 0 && existsSync(`${CPU_CGROUP}/cpu.rt_runtime_us`) && canRealtime;
+
+  it.skipIf(!canMakeCgroup)(
+    'says when its control group allows no real-time time, as in a container',
+    async () => {
+      const group = `${CPU_CGROUP}/voxgate-rt-test-${process.pid}`;
+      mkdirSync(group);
+      try {
+        expect(readFileSync(`${group}/cpu.rt_runtime_us`, 'utf8').trim()).toBe('0');
+        const gateway = await spawnGateway(
+          { VOXGATE_DATA_DIR: '', VOXGATE_REALTIME_PRIORITY: '7' },
+          ['sh', '-c', `echo $$ > ${group}/cgroup.procs && exec "$@"`, 'sh'],
+        );
+        started.push(gateway);
+        await gateway.healthy();
+        const warning = gateway
+          .stdout()
+          .split('\n')
+          .find((line) => line.includes('VOXGATE_REALTIME_PRIORITY could not be applied'));
+        expect(JSON.parse(warning!)).toMatchObject({
+          priority: 7,
+          reason:
+            "sched_setscheduler: Operation not permitted; this process's control group allows no real-time time (cpu.rt_runtime_us is 0): in a container, give it a budget (docker run --cpu-rt-runtime, with the daemon's --cpu-rt-runtime)",
+        });
+        await gateway.stop();
+      } finally {
+        rmdirSync(group);
+      }
+    },
+  );
 });
