@@ -106,13 +106,15 @@ describe('VOXGATE_REALTIME_PRIORITY', () => {
     async () => {
       const group = `${CPU_CGROUP}/voxgate-rt-test-${process.pid}`;
       mkdirSync(group);
+      let gateway: GatewayProcess | undefined;
       try {
         expect(readFileSync(`${group}/cpu.rt_runtime_us`, 'utf8').trim()).toBe('0');
-        const gateway = await spawnGateway(
-          { VOXGATE_DATA_DIR: '', VOXGATE_REALTIME_PRIORITY: '7' },
-          ['sh', '-c', `echo $$ > ${group}/cgroup.procs && exec "$@"`, 'sh'],
-        );
-        started.push(gateway);
+        gateway = await spawnGateway({ VOXGATE_DATA_DIR: '', VOXGATE_REALTIME_PRIORITY: '7' }, [
+          'sh',
+          '-c',
+          `echo $$ > ${group}/cgroup.procs && exec "$@"`,
+          'sh',
+        ]);
         await gateway.healthy();
         const warning = gateway
           .stdout()
@@ -123,8 +125,9 @@ describe('VOXGATE_REALTIME_PRIORITY', () => {
           reason:
             "sched_setscheduler: Operation not permitted; this process's control group allows no real-time time (cpu.rt_runtime_us is 0): in a container, give it a budget (docker run --cpu-rt-runtime, with the daemon's --cpu-rt-runtime)",
         });
-        await gateway.stop();
       } finally {
+        // The group can go only once its process has.
+        await gateway?.stop();
         rmdirSync(group);
       }
     },
