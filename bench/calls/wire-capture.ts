@@ -1,8 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { readPcapPackets } from '../../test/support/pcap.js';
+import type { CapturedPacket } from '../../test/support/pcap.js';
+import { startLoopbackCapture, tcpDataStarts, udpDataStarts } from '../api/loopback-capture.js';
 
 /**
  * Post-dial delay as the wire shows it: tcpdump on loopback records, with the kernel's
@@ -23,79 +20,30 @@ export type WireCaptureStart = { ok: true; capture: WireCapture } | { ok: false;
 
 const POST_IN_BODY = /"sip_headers":"bench=(\d+)"/;
 const BENCH_HEADER = /\r\nX-PH-bench:\s*(\d+)/i;
-const READY_MS = 5_000;
 
-/**
- * Starts tcpdump (it needs CAP_NET_RAW; as root it keeps root rather than dropping to its own
- * user, so it can write where we can). Resolves `ok: false` with the reason when it cannot.
- */
+/** Starts tcpdump on the POSTs to the API and the INVITEs to the tap; `ok: false` says why not. */
 export async function startWireCapture(ports: {
   api: number;
   tap: number;
 }): Promise<WireCaptureStart> {
-  const dir = mkdtempSync(join(tmpdir(), 'voxgate-pdd-'));
-  const file = join(dir, 'pdd.pcap');
-  // A TCP segment whose data starts "POST" to the API; a UDP datagram starting "INVI" to the tap.
-  const filter =
-    `(tcp dst port ${ports.api} and tcp[((tcp[12:1] & 0xf0) >> 2):4] = 0x504f5354)` +
-    ` or (udp dst port ${ports.tap} and udp[8:4] = 0x494e5649)`;
-  const args = ['-i', 'lo', '-n', '-U', '-s', '0', '-w', file];
-  if (process.getuid?.() === 0) args.push('-Z', 'root');
-  let child: ChildProcess;
-  try {
-    child = spawn('tcpdump', [...args, filter], { stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    return { ok: false, reason: `tcpdump did not start: ${(error as Error).message}` };
-  }
-  let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  const ready = await new Promise<string | null>((resolve) => {
-    const timer = setTimeout(
-      () => resolve(`tcpdump was not listening after ${READY_MS} ms`),
-      READY_MS,
-    );
-    child.stderr?.on('data', (text: string) => {
-      stderr += text;
-      if (stderr.includes('listening on')) {
-        clearTimeout(timer);
-        resolve(null);
-      }
-    });
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      resolve(`tcpdump did not start: ${error.message}`);
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve(`tcpdump exited with ${code}: ${stderr.trim().split('\n').pop() ?? ''}`);
-    });
-  });
-  if (ready !== null) {
-    child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-    return { ok: false, reason: ready };
-  }
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const started = await startLoopbackCapture(
+    `${tcpDataStarts(ports.api, 'POST')} or ${udpDataStarts(ports.tap, 'INVI')}`,
+  );
+  if (!started.ok) return started;
+  const { capture } = started;
   return {
     ok: true,
     capture: {
-      postDialDelays: () => delaysIn(file),
-      async stop() {
-        child.kill('SIGINT');
-        await exited;
-        rmSync(dir, { recursive: true, force: true });
-        const dropped = /(\d+) packets? dropped by kernel/.exec(stderr);
-        return { droppedPackets: dropped ? Number(dropped[1]) : 0 };
-      },
+      postDialDelays: () => delaysIn(capture.packets()),
+      stop: async () => ({ droppedPackets: (await capture.stop()).droppedPackets }),
     },
   };
 }
 
-function delaysIn(file: string): Map<number, number> {
+function delaysIn(packets: CapturedPacket[]): Map<number, number> {
   const posts = new Map<number, number>();
   const invites = new Map<number, number>();
-  for (const packet of readPcapPackets(file)) {
+  for (const packet of packets) {
     const text = packet.payload.toString('latin1');
     const [pattern, seen] =
       packet.protocol === 'tcp' ? [POST_IN_BODY, posts] : [BENCH_HEADER, invites];
