@@ -120,6 +120,12 @@ export interface SkippedInTarget {
   reason: string;
 }
 
+/** Neither bench can show the log of a gateway it did not start. */
+export const SKIPPED_GATEWAY_LOG: SkippedInTarget = {
+  what: "the gateway's log",
+  reason: 'its output goes where its operator sends it, not to the bench',
+};
+
 /** How a results file marks a target run: where, what the CPU came from, what was skipped. */
 export interface TargetRecord {
   gatewayUrl: string;

@@ -52,6 +52,7 @@ import {
   describeTarget,
   GATEWAY_TARGET_OPTIONS,
   readGatewayTarget,
+  SKIPPED_GATEWAY_LOG,
   targetLines,
   type SkippedInTarget,
   type TargetRecord,
@@ -143,10 +144,7 @@ const SKIPPED_IN_TARGET: SkippedInTarget[] = [
     what: "the gateway's main thread share and its wait for a core",
     reason: "they are in the gateway host's /proc; /metrics has the whole process's CPU only",
   },
-  {
-    what: "the gateway's log",
-    reason: 'its output goes where its operator sends it, not to the bench',
-  },
+  SKIPPED_GATEWAY_LOG,
   {
     what: "the gateway host's description",
     reason:

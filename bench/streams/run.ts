@@ -43,6 +43,7 @@ import {
   describeTarget,
   GATEWAY_TARGET_OPTIONS,
   readGatewayTarget,
+  SKIPPED_GATEWAY_LOG,
   targetLines,
   type SkippedInTarget,
   type TargetRecord,
@@ -121,10 +122,7 @@ const SKIPPED_IN_TARGET: SkippedInTarget[] = [
     reason:
       "the gateway runs its operator's build; the revision recorded is this checkout's, the bench's",
   },
-  {
-    what: "the gateway's log",
-    reason: 'its output goes where its operator sends it, not to the bench',
-  },
+  SKIPPED_GATEWAY_LOG,
   {
     what: "the gateway host's description",
     reason:
