@@ -523,9 +523,13 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
  */
 function advertisedHttp(config: Config, app: TypedApp): string {
   const everywhere = config.httpHost === '0.0.0.0' || config.httpHost === '::';
+  return `${everywhere ? config.publicHost : config.httpHost}:${boundHttpPort(app) ?? config.httpPort}`;
+}
+
+/** The port the REST API listens on; null before it listens. */
+function boundHttpPort(app: TypedApp): number | null {
   const bound = app.server.address();
-  const port = bound !== null && typeof bound === 'object' ? bound.port : config.httpPort;
-  return `${everywhere ? config.publicHost : config.httpHost}:${port}`;
+  return bound !== null && typeof bound === 'object' ? bound.port : null;
 }
 
 /**
@@ -535,8 +539,8 @@ function advertisedHttp(config: Config, app: TypedApp): string {
 function ownPorts(config: Config, app: TypedApp, sip: SipService): number[] {
   const ports = new Set([config.httpPort, config.sipPort, config.sipWsPort]);
   if (config.sipTls) ports.add(config.sipTls.port);
-  const http = app.server.address();
-  if (http !== null && typeof http === 'object') ports.add(http.port);
+  const http = boundHttpPort(app);
+  if (http !== null) ports.add(http);
   try {
     const { tcp, ws, tls } = sip.addresses;
     ports.add(tcp.port).add(ws.port);

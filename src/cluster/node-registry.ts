@@ -128,9 +128,11 @@ export class NodeRegistry {
     if (cached !== undefined && cached >= since) return true;
     const score = await this.options.redis.zscore(HEARTBEATS, id);
     if (score === null) return false;
+    const beat = Number(score);
+    if (beat < since) return !this.steady;
     // A peer that started after this node's last beat: its next requests need no round trip.
-    if (Number(score) >= since) this.seen.set(id, Number(score));
-    return Number(score) >= since || !this.steady;
+    this.seen.set(id, beat);
+    return true;
   }
 
   /** Epoch ms of a node's last heartbeat, or null when it is not known. */

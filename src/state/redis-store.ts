@@ -51,9 +51,10 @@ export class RedisStore implements DocumentStore {
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
     this.replicas = options.waitForReplicas ? new ReplicaWait(redis) : null;
-    // Sent as EVALSHA, loaded by EVAL on a connection that has not seen it (after a restart or
-    // a failover too).
+    // The store's scripts go as EVALSHA, loaded by EVAL on a connection that has not seen them
+    // (after a restart or a failover too).
     redis.defineCommand('voxgateIndexedWrite', { lua: INDEXED_WRITE });
+    redis.defineCommand('voxgateReleaseIfOwner', { numberOfKeys: 1, lua: RELEASE_IF_OWNER });
     const onError = options.onError;
     if (onError) {
       redis.on('error', (error: Error) => {
@@ -72,6 +73,10 @@ export class RedisStore implements DocumentStore {
       openRedis(target, { purpose: 'store', timeoutMs: DEFAULT_REDIS_TIMEOUT_MS }),
       options,
     );
+  }
+
+  private get scripts(): StoreScripts {
+    return this.redis as unknown as StoreScripts;
   }
 
   get client(): RedisClient {
@@ -216,7 +221,7 @@ export class RedisStore implements DocumentStore {
     dropped: string[],
   ): Promise<void> {
     const keys = [doc, ...added, ...dropped];
-    await (this.redis as unknown as IndexedWriteCommand).voxgateIndexedWrite(
+    await this.scripts.voxgateIndexedWrite(
       keys.length,
       ...keys,
       text ?? '',
@@ -230,7 +235,7 @@ export class RedisStore implements DocumentStore {
   private async releaseUnique(keys: UniqueKey[], tenant: string, id: string): Promise<void> {
     const owner = JSON.stringify({ tenant, id });
     for (const key of keys) {
-      await this.redis.eval(RELEASE_IF_OWNER, 1, uniqueKey(key), owner);
+      await this.scripts.voxgateReleaseIfOwner(uniqueKey(key), owner);
     }
   }
 
@@ -285,8 +290,10 @@ for i = 2, #KEYS do
 end
 return 1`;
 
-interface IndexedWriteCommand {
+/** The commands defineCommand adds for the store's scripts. */
+interface StoreScripts {
   voxgateIndexedWrite(keyCount: number, ...args: string[]): Promise<number>;
+  voxgateReleaseIfOwner(key: string, owner: string): Promise<number>;
 }
 
 const RELEASE_IF_OWNER =
