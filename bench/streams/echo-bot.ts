@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../../src/core/worker-script.js';
 
 /** What the echo bot counted since it started (loop utilization: since the last read, %). */
 export interface EchoBotCounters {
@@ -33,20 +32,12 @@ export interface EchoBot {
   stop(): Promise<void>;
 }
 
+/** Loaded through tsx, as the benchmark itself is. */
 const ENTRY = new URL('./echo-bot-worker.ts', import.meta.url);
-
-/** The worker entry, loaded through tsx as the benchmark itself is. */
-function workerScript(): URL {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href;
-  const source =
-    `import { register } from ${JSON.stringify(tsx.replace(/\.cjs$/, '.mjs'))};\n` +
-    `register();\nawait import(${JSON.stringify(ENTRY.href)});\n`;
-  return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
-}
 
 /** Starts the echo bot on a worker thread; resolves once it listens on a port of `host`. */
 export async function startEchoBot(host = '127.0.0.1'): Promise<EchoBot> {
-  const worker = new Worker(workerScript(), { workerData: { host } });
+  const worker = new Worker(workerScript(ENTRY), { workerData: { host } });
   let pending: ((counters: EchoBotCounters) => void)[] = [];
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('error', reject);

@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { MessageBatch } from './message-batch.js';
+import { MessageBatch } from '../../core/message-batch.js';
+import { workerEntry, workerScript } from '../../core/worker-script.js';
 import type {
   Command,
   LatencyReport,
@@ -22,24 +21,7 @@ export interface ChannelUser {
   onLatency?(report: LatencyReport): void;
 }
 
-/** The worker entry next to this module: .ts under tsx (tests), .js once built. */
-const ENTRY = new URL(
-  `./media-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
-  import.meta.url,
-);
-
-/**
- * What a Worker runs. Built, the entry itself; from source, a module that first registers
- * tsx's loader in the thread (a worker does not inherit the parent's module hooks).
- */
-function workerScript(): URL {
-  if (!ENTRY.pathname.endsWith('.ts')) return ENTRY;
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href;
-  const source =
-    `import { register } from ${JSON.stringify(tsx.replace(/\.cjs$/, '.mjs'))};\n` +
-    `register();\nawait import(${JSON.stringify(ENTRY.href)});\n`;
-  return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
-}
+const ENTRY = workerEntry('media-worker', import.meta.url);
 
 /**
  * One media worker thread as the main thread sees it: request() sends a command and
@@ -62,7 +44,7 @@ export class MediaWorkerChannel {
     settings: WorkerSettings,
     private readonly user: ChannelUser,
   ) {
-    this.worker = new Worker(workerScript(), { workerData: settings });
+    this.worker = new Worker(workerScript(ENTRY), { workerData: settings });
     this.outbox = new MessageBatch((requests) => {
       if (!this.dead) this.worker.postMessage(requests);
     });

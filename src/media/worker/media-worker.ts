@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CommandOrder } from './command-order.js';
-import { MessageBatch } from './message-batch.js';
+import { MessageBatch } from '../../core/message-batch.js';
 import type { Reply, Request, WorkerMessage, WorkerSettings } from './protocol.js';
 import { StreamFork } from '../../stream/stream-fork.js';
 import { capSendBuffer } from '../net/send-buffer.js';

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { MessageBatch } from '../../../../src/media/worker/message-batch.js';
+import { MessageBatch } from '../../../src/core/message-batch.js';
 
 describe('MessageBatch', () => {
   it('sends what one turn pushed as one batch, in order, before the next turn', async () => {
