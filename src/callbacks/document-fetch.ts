@@ -1,8 +1,7 @@
 import type { OutboundRule } from '../core/address-policy.js';
 import type { OutboundGuard } from '../core/outbound-guard.js';
-import { buildCallbackHttpRequest } from './callback-attempt.js';
 import type { CallbackRequest } from './callback-request.js';
-import { httpExchange } from './http-exchange.js';
+import { signedExchange } from './http-exchange.js';
 import type { SigningTokens } from './signature.js';
 
 /** What one fetch of an application URL gave. */
@@ -26,8 +25,11 @@ export async function fetchSignedDocument(
   guard: OutboundGuard,
   maxBytes = MAX_DOCUMENT_BYTES,
 ): Promise<FetchedDocument> {
-  const { url, init } = buildCallbackHttpRequest(request, tokens);
-  const result = await httpExchange({ url, ...init }, { timeoutMs, guard, readBody: { maxBytes } });
+  const result = await signedExchange(request, tokens, {
+    timeoutMs,
+    guard,
+    readBody: { maxBytes },
+  });
   if (!result.ok) return result;
   const { status } = result;
   if (status < 200 || status >= 300) return { ok: false, status, error: `HTTP ${status}` };

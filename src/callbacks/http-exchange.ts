@@ -1,7 +1,9 @@
-import { isIP } from 'node:net';
-import { buildConnector, Pool } from 'undici';
 import type { OutboundRule } from '../core/address-policy.js';
 import { OutboundRefused, type OutboundGuard } from '../core/outbound-guard.js';
+import type { ExchangeOutcome } from './http-worker-protocol.js';
+import { HttpWorkerChannel, type Order } from './http-worker-channel.js';
+import type { UnsignedRequest } from './signed-request.js';
+import type { SigningTokens } from './signature.js';
 
 export interface HttpExchangeRequest {
   url: URL;
@@ -30,174 +32,80 @@ export interface HttpExchangeOptions {
   guard: OutboundGuard | null;
 }
 
-/** Connections kept open per origin, as a client application's callbacks come in bursts. */
-const CONNECTIONS_PER_ORIGIN = 256;
-/** Origins whose connection pools are kept; beyond, the least recently used one is closed. */
-const POOLED_ORIGINS = 1000;
+let channel: HttpWorkerChannel | null = null;
 
-/**
- * Connection pools by guard and origin. A pool's connections are made through its guard: each
- * new connection resolves and checks the host once and goes to the checked address (TLS still
- * verifies the URL's host), so a request on a kept-open connection needs no second check.
- */
-const guardedPools = new WeakMap<OutboundGuard, Map<string, Pool>>();
-const operatorPools = new Map<string, Pool>();
-
-function poolFor(guard: OutboundGuard | null, origin: string): Pool {
-  const byOrigin = guard ? poolsOf(guard) : operatorPools;
-  let pool = byOrigin.get(origin);
-  if (pool) {
-    // Most recently used last, so the first one is the one to close when there are too many.
-    byOrigin.delete(origin);
-    byOrigin.set(origin, pool);
-    return pool;
-  }
-  if (byOrigin.size >= POOLED_ORIGINS) {
-    const [oldest, old] = byOrigin.entries().next().value as [string, Pool];
-    byOrigin.delete(oldest);
-    void old.close().catch(() => undefined);
-  }
-  pool = new Pool(origin, {
-    connections: CONNECTIONS_PER_ORIGIN,
-    ...(guard ? { connect: guardedConnector(guard) } : {}),
+/** The HTTP worker of this process, started at the first request (and again after a crash). */
+function httpWorker(): HttpWorkerChannel {
+  channel ??= new HttpWorkerChannel((dead) => {
+    if (channel === dead) channel = null;
   });
-  byOrigin.set(origin, pool);
-  return pool;
-}
-
-function poolsOf(guard: OutboundGuard): Map<string, Pool> {
-  let pools = guardedPools.get(guard);
-  if (!pools) guardedPools.set(guard, (pools = new Map()));
-  return pools;
-}
-
-function guardedConnector(guard: OutboundGuard): buildConnector.connector {
-  const connect = buildConnector({});
-  return (options, callback) => {
-    const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
-    const authority = isIP(host) === 6 ? `[${host}]` : host;
-    const port = options.port === '' ? '' : `:${options.port}`;
-    guard.pin(new URL(`${options.protocol}//${authority}${port}/`), false).then(
-      (target) =>
-        connect(
-          {
-            ...options,
-            hostname: target.address,
-            // SNI and the certificate check stay with the name the URL gave.
-            ...(isIP(host) ? {} : { servername: host }),
-          },
-          callback,
-        ),
-      (error: Error) => callback(error, null),
-    );
-  };
+  return channel;
 }
 
 /**
- * One HTTP request to a client URL over undici's connection pools (node:http costs about twice
- * the CPU per request, fetch several times: it matters at thousands of callbacks a second).
- * Redirects are not followed. The body is read only when `readBody` asks, up to `maxBytes`;
- * otherwise it is drained.
+ * One HTTP request to a client URL, made by the HTTP worker thread over undici's connection
+ * pools (node:http costs about twice the CPU per request, fetch several times: it matters at
+ * thousands of callbacks a second). Redirects are not followed. The body is read only when
+ * `readBody` asks, up to `maxBytes`; otherwise it is drained. Never rejects.
  */
 export function httpExchange(
   request: HttpExchangeRequest,
   options: HttpExchangeOptions,
 ): Promise<HttpExchangeResult> {
-  const { url } = request;
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (result: HttpExchangeResult): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
+  const { url, ...rest } = request;
+  return send({ request: { url: url.href, ...rest } }, url.href, options);
+}
+
+/**
+ * httpExchange for a callback, signed in the HTTP worker (signature headers with a fresh nonce;
+ * GET parameters in the query, POST ones as a form), so its HMACs cost the main thread nothing.
+ */
+export function signedExchange(
+  request: UnsignedRequest,
+  tokens: SigningTokens,
+  options: HttpExchangeOptions,
+): Promise<HttpExchangeResult> {
+  const { url, method, params } = request;
+  return send({ request: { sign: { url, method, params, tokens } } }, url, options);
+}
+
+async function send(
+  order: Pick<Order, 'request'>,
+  url: string,
+  options: HttpExchangeOptions,
+): Promise<HttpExchangeResult> {
+  const outcome = await httpWorker().exchange(
+    {
+      ...order,
+      timeoutMs: options.timeoutMs,
+      ...(options.readBody ? { readBodyBytes: options.readBody.maxBytes } : {}),
+    },
+    options.guard,
+  );
+  return resultOf(outcome, url, options.guard);
+}
+
+function resultOf(
+  outcome: ExchangeOutcome,
+  url: string,
+  guard: OutboundGuard | null,
+): HttpExchangeResult {
+  if (outcome.ok) {
+    const { body } = outcome;
+    return {
+      ...outcome,
+      body: body === null ? null : Buffer.from(body.buffer, body.byteOffset, body.byteLength),
     };
-    const timer = setTimeout(
-      () => settle({ ok: false, error: `no response within ${options.timeoutMs} ms` }),
-      options.timeoutMs,
-    );
-    const headers: Record<string, string> = { ...request.headers };
-    // Credentials in the URL become Basic auth, as a browser makes them.
-    if (url.username !== '' || url.password !== '')
-      headers.Authorization ??= `Basic ${Buffer.from(
-        `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
-      ).toString('base64')}`;
-    poolFor(options.guard, url.origin)
-      .request({
-        path: `${url.pathname}${url.search}`,
-        method: request.method as 'GET',
-        headers,
-        ...(request.body === undefined ? {} : { body: request.body }),
-        // The pool gives up on its own when the deadline has long passed (a silent server).
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-      })
-      .then(
-        (response) => {
-          const contentType = response.headers['content-type'];
-          const received = {
-            status: response.statusCode,
-            contentType: String(Array.isArray(contentType) ? contentType[0] : (contentType ?? '')),
-            declared: Number(response.headers['content-length'] ?? '0'),
-            body: response.body,
-          };
-          if (settled) return discard(response.body);
-          receive(received, options.readBody?.maxBytes, settle);
-        },
-        (error: NodeJS.ErrnoException) =>
-          settle(
-            error instanceof OutboundRefused
-              ? {
-                  ok: false,
-                  error: options.guard!.refused(error, url).message,
-                  refused: error.rule,
-                }
-              : {
-                  ok: false,
-                  error: error.code && !error.code.startsWith('UND_') ? error.code : error.message,
-                },
-          ),
-      );
-  });
-}
-
-interface Received {
-  status: number;
-  contentType: string;
-  declared: number;
-  body: NodeJS.ReadableStream & { destroy(): void };
-}
-
-function receive(
-  res: Received,
-  maxBytes: number | undefined,
-  settle: (result: HttpExchangeResult) => void,
-): void {
-  const { status, contentType, body } = res;
-  if (maxBytes === undefined) {
-    body.on('error', (error: Error) => settle({ ok: false, error: error.message }));
-    body.on('end', () => settle({ ok: true, status, contentType, body: null }));
-    body.resume();
-    return;
   }
-  const tooLarge = (): void => {
-    discard(body);
-    settle({ ok: false, status, error: `the document is larger than ${maxBytes} bytes` });
-  };
-  if (res.declared > maxBytes) return tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  body.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > maxBytes) return tooLarge();
-    chunks.push(chunk);
-  });
-  body.on('end', () => settle({ ok: true, status, contentType, body: Buffer.concat(chunks) }));
-  body.on('error', (error: Error) => settle({ ok: false, error: error.message }));
+  if (!('refused' in outcome) || !outcome.refused || !guard)
+    return 'status' in outcome ? outcome : { ok: false, error: outcome.error };
+  // The guard is told of the refusal with the whole URL, which the worker's pool did not know.
+  const { refusal, host, port } = outcome.refused;
+  const refused = guard.refused(new OutboundRefused(refusal, host, port), new URL(url));
+  return { ok: false, error: refused.message, refused: refused.rule };
 }
 
-/** Stops reading a body; undici's answers that with an error event, which is of no interest. */
-function discard(body: Received['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
+/** Ends the HTTP worker thread as a crash would (tests). */
+export async function stopHttpWorker(): Promise<void> {
+  await channel?.terminate();
 }

@@ -52,7 +52,7 @@ export class OutboundRefused extends Error {
     readonly refusal: AddressRefusal,
     /** The host as the URL names it. */
     readonly host: string,
-    port: number,
+    readonly port: number,
   ) {
     const literal = canonicalAddress(host) === refusal.address;
     const where = refusal.rule === 'own-port' ? `${refusal.address} port ${port}` : refusal.address;

@@ -1,0 +1,60 @@
+import { execFile } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { httpExchange, stopHttpWorker } from '../../../src/callbacks/http-exchange.js';
+import { OutboundGuard } from '../../../src/core/outbound-guard.js';
+
+const CHILD = fileURLToPath(new URL('./children/one-exchange.ts', import.meta.url));
+
+const guard = new OutboundGuard({ policy: { profile: 'self-hosted', ownPorts: [] } });
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void) {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('the HTTP worker thread that makes the requests to client URLs', () => {
+  it('fails the requests it had when it dies, with the reason, and the next request starts a new one', async () => {
+    let arrived!: () => void;
+    const received = new Promise<void>((resolve) => (arrived = resolve));
+    const base = await listen((req, res) => {
+      if (req.url === '/hold') return arrived(); // never answered
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`${req.method} ${req.url}`);
+    });
+
+    const held = httpExchange(
+      { url: new URL(`${base}/hold`), method: 'GET', headers: {} },
+      { timeoutMs: 10_000, guard },
+    );
+    await received;
+    await stopHttpWorker();
+    expect(await held).toEqual({ ok: false, error: 'the HTTP worker exited with code 1' });
+
+    const next = await httpExchange(
+      { url: new URL(`${base}/next?a=1`), method: 'POST', headers: {}, body: Buffer.from('x=1') },
+      { timeoutMs: 5000, guard, readBody: { maxBytes: 100 } },
+    );
+    expect(next.ok && next.body?.toString()).toBe('POST /next?a=1');
+  });
+
+  it('does not keep an idle process alive', async () => {
+    const base = await listen((req, res) => res.writeHead(200).end('hello'));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', CHILD, `${base}/idle`],
+      { timeout: 20_000 },
+    );
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true, status: 200, body: 'hello' });
+  });
+});
