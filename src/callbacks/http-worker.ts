@@ -223,6 +223,11 @@ port.on('message', (messages: ToWorker[]) => {
       continue;
     }
     const { id } = message;
-    void exchange(message).then((outcome) => outbox.push({ kind: 'done', id, outcome }));
+    // A request undici refuses outright (a header it cannot send) fails alone.
+    void exchange(message).then(
+      (outcome) => outbox.push({ kind: 'done', id, outcome }),
+      (error: Error) =>
+        outbox.push({ kind: 'done', id, outcome: { ok: false, error: error.message } }),
+    );
   }
 });

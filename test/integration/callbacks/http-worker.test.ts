@@ -48,6 +48,20 @@ describe('the HTTP worker thread that makes the requests to client URLs', () => 
     expect(next.ok && next.body?.toString()).toBe('POST /next?a=1');
   });
 
+  it('fails a request undici refuses (a header it cannot send) and goes on with the others', async () => {
+    const base = await listen((req, res) => res.writeHead(200).end(`${req.url}`));
+    const refused = await httpExchange(
+      { url: new URL(`${base}/bad`), method: 'GET', headers: { 'X-Bad': 'a\r\nb' } },
+      { timeoutMs: 5000, guard },
+    );
+    expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/header/i) });
+    const fine = await httpExchange(
+      { url: new URL(`${base}/fine`), method: 'GET', headers: {} },
+      { timeoutMs: 5000, guard, readBody: { maxBytes: 100 } },
+    );
+    expect(fine.ok && fine.body?.toString()).toBe('/fine');
+  });
+
   it('does not keep an idle process alive', async () => {
     const base = await listen((req, res) => res.writeHead(200).end('hello'));
     const { stdout } = await promisify(execFile)(
