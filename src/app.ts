@@ -19,6 +19,7 @@ import {
   type CallbackJob,
   type SigningKeys,
 } from './callbacks/index.js';
+import { httpWorkerMetrics } from './callbacks/http-worker-metrics.js';
 import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
 import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
@@ -183,6 +184,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   let listening = false;
   let draining = false;
   const registry = new Registry();
+  const stopHttpWorkerLog = httpWorkerMetrics(registry, app.log);
   const scheduler = options.scheduler ?? systemScheduler;
   const keys = recentSigningKeys(signingKeys(state), scheduler);
   const sip = new SipService({
@@ -510,6 +512,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       await part('sip', () => sip.close());
       await part('media', () => media.shutdown());
       await part('callbacks', () => callbacks.close());
+      stopHttpWorkerLog();
       await part('http', () => app.close());
       await part('store', () => store.close());
     },

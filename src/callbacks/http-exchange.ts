@@ -33,13 +33,31 @@ export interface HttpExchangeOptions {
 }
 
 let channel: HttpWorkerChannel | null = null;
+let crashes = 0;
+const crashListeners = new Set<HttpWorkerCrashListener>();
+
+/** Told when the HTTP worker dies: why, and how many requests failed with it. */
+export type HttpWorkerCrashListener = (reason: string, failedRequests: number) => void;
 
 /** The HTTP worker of this process, started at the first request (and again after a crash). */
 function httpWorker(): HttpWorkerChannel {
-  channel ??= new HttpWorkerChannel((dead) => {
+  channel ??= new HttpWorkerChannel((dead, reason, inFlight) => {
     if (channel === dead) channel = null;
+    crashes += 1;
+    for (const listener of crashListeners) listener(reason, inFlight);
   });
   return channel;
+}
+
+/** The HTTP worker as /metrics shows it: one per process, shared by everything in it. */
+export function httpWorkerState(): { inFlight: number; crashes: number } {
+  return { inFlight: channel?.inFlight ?? 0, crashes };
+}
+
+/** Calls `listener` at each death of the HTTP worker; the function returned stops it. */
+export function onHttpWorkerCrash(listener: HttpWorkerCrashListener): () => void {
+  crashListeners.add(listener);
+  return () => crashListeners.delete(listener);
 }
 
 /**

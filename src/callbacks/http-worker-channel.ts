@@ -32,7 +32,14 @@ export class HttpWorkerChannel {
   private sequence = 0;
   private dead = false;
 
-  constructor(private readonly onDeath: (channel: HttpWorkerChannel) => void) {
+  constructor(
+    /** Told once when the thread dies, with the reason and how many requests it had. */
+    private readonly onDeath: (
+      channel: HttpWorkerChannel,
+      reason: string,
+      inFlight: number,
+    ) => void,
+  ) {
     this.worker = new Worker(workerScript(ENTRY));
     this.worker.unref();
     this.outbox = new MessageBatch((messages) => {
@@ -46,6 +53,11 @@ export class HttpWorkerChannel {
     });
     this.worker.on('error', (error) => this.die(`the HTTP worker failed: ${error.message}`));
     this.worker.on('exit', (code) => this.die(`the HTTP worker exited with code ${code}`));
+  }
+
+  /** Requests handed to the thread and not answered yet. */
+  get inFlight(): number {
+    return this.pending.size;
   }
 
   exchange(order: Order, guard: OutboundGuard | null): Promise<ExchangeOutcome> {
@@ -105,7 +117,7 @@ export class HttpWorkerChannel {
   private die(reason: string): void {
     if (this.dead) return;
     this.dead = true;
-    this.onDeath(this);
+    this.onDeath(this, reason, this.pending.size);
     for (const resolve of this.pending.values()) resolve({ ok: false, error: reason });
     this.pending.clear();
   }

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
 import { httpExchange, stopHttpWorker } from '../../../src/callbacks/http-exchange.js';
+import { httpWorkerMetrics } from '../../../src/callbacks/http-worker-metrics.js';
 import { OutboundGuard } from '../../../src/core/outbound-guard.js';
 
 const CHILD = fileURLToPath(new URL('./children/one-exchange.ts', import.meta.url));
@@ -25,7 +27,7 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 }
 
 describe('the HTTP worker thread that makes the requests to client URLs', () => {
-  it('fails the requests it had when it dies, with the reason, and the next request starts a new one', async () => {
+  it('fails the requests it had when it dies, with the reason, counts and logs the death, and the next request starts a new one', async () => {
     let arrived!: () => void;
     const received = new Promise<void>((resolve) => (arrived = resolve));
     const base = await listen((req, res) => {
@@ -33,13 +35,33 @@ describe('the HTTP worker thread that makes the requests to client URLs', () => 
       res.writeHead(200, { 'content-type': 'text/plain' }).end(`${req.method} ${req.url}`);
     });
 
+    const registry = new Registry();
+    const logged: unknown[] = [];
+    const stopLog = httpWorkerMetrics(registry, {
+      error: (fields, message) => logged.push({ ...fields, message }),
+    });
+    const metric = async (name: string) =>
+      (await registry.getSingleMetric(name)!.get()).values[0]!.value;
+    const crashesBefore = await metric('voxgate_http_worker_crashes_total');
+
     const held = httpExchange(
       { url: new URL(`${base}/hold`), method: 'GET', headers: {} },
       { timeoutMs: 10_000, guard },
     );
     await received;
+    expect(await metric('voxgate_http_worker_requests')).toBe(1);
     await stopHttpWorker();
     expect(await held).toEqual({ ok: false, error: 'the HTTP worker exited with code 1' });
+    expect(await metric('voxgate_http_worker_crashes_total')).toBe(crashesBefore + 1);
+    expect(await metric('voxgate_http_worker_requests')).toBe(0);
+    expect(logged).toEqual([
+      {
+        reason: 'the HTTP worker exited with code 1',
+        failedRequests: 1,
+        message: 'HTTP worker crashed',
+      },
+    ]);
+    stopLog();
 
     const next = await httpExchange(
       { url: new URL(`${base}/next?a=1`), method: 'POST', headers: {}, body: Buffer.from('x=1') },
