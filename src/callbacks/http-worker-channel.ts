@@ -29,6 +29,12 @@ export class HttpWorkerChannel {
   /** Guards by the number the worker knows them by; held weakly, as gateways come and go. */
   private readonly guards = new Map<number, WeakRef<OutboundGuard>>();
   private readonly guardNumbers = new WeakMap<OutboundGuard, number>();
+  /** A guard collected takes its connection pools in the worker with it. */
+  private readonly forgotten = new FinalizationRegistry<number>((guard) => {
+    this.guards.delete(guard);
+    this.outbox.push({ kind: 'forget', guard });
+  });
+  private guardSequence = 0;
   private sequence = 0;
   private dead = false;
 
@@ -83,9 +89,10 @@ export class HttpWorkerChannel {
   private numberOf(guard: OutboundGuard): number {
     let number = this.guardNumbers.get(guard);
     if (number === undefined) {
-      number = this.guards.size + 1;
+      number = ++this.guardSequence;
       this.guardNumbers.set(guard, number);
       this.guards.set(number, new WeakRef(guard));
+      this.forgotten.register(guard, number);
     }
     return number;
   }

@@ -57,7 +57,13 @@ export interface RefusalFacts {
   port: number;
 }
 
-export type ToWorker = ExchangeOrder | PinAnswer;
+/** A guard that is gone (collected): its connection pools are closed. */
+export interface ForgetGuard {
+  kind: 'forget';
+  guard: number;
+}
+
+export type ToWorker = ExchangeOrder | PinAnswer | ForgetGuard;
 
 /** What a request gave; a body comes back as bytes. */
 export type ExchangeOutcome =

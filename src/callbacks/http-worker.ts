@@ -216,6 +216,12 @@ function discard(body: Received['body']): void {
 
 port.on('message', (messages: ToWorker[]) => {
   for (const message of messages) {
+    if (message.kind === 'forget') {
+      for (const pool of pools.get(message.guard)?.values() ?? [])
+        void pool.close().catch(() => undefined);
+      pools.delete(message.guard);
+      continue;
+    }
     if (message.kind === 'pinned') {
       const waiter = pinWaiters.get(message.id);
       pinWaiters.delete(message.id);

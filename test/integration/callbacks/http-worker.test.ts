@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { httpExchange, stopHttpWorker } from '../../../src/callbacks/http-exchange.js';
@@ -82,6 +84,30 @@ describe('the HTTP worker thread that makes the requests to client URLs', () => 
       { timeoutMs: 5000, guard, readBody: { maxBytes: 100 } },
     );
     expect(fine.ok && fine.body?.toString()).toBe('/fine');
+  });
+
+  it('closes the kept-open connections of a guard that is gone', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const base = await listen((req, res) => res.writeHead(200).end('kept'));
+    server!.keepAliveTimeout = 60_000; // the client may keep it for a minute
+    let closed = false;
+    server!.on('connection', (socket) => socket.on('close', () => (closed = true)));
+
+    await (async () => {
+      const passing = new OutboundGuard({ policy: { profile: 'self-hosted', ownPorts: [] } });
+      const result = await httpExchange(
+        { url: new URL(`${base}/once`), method: 'GET', headers: {} },
+        { timeoutMs: 5000, guard: passing },
+      );
+      expect(result).toMatchObject({ ok: true, status: 200 });
+    })();
+    expect(closed).toBe(false);
+    for (let i = 0; i < 40 && !closed; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(closed).toBe(true);
   });
 
   it('does not keep an idle process alive', async () => {
