@@ -8,10 +8,12 @@
  * the same at a paced rate well below saturation for latencies without queueing.
  *
  * `--per-request N` sends N destinations per request in the saturated part (`dst` joined by `<`,
- * one message each, as bulk senders do); the default, 1, is one message per request.
+ * one message each, as bulk senders do); the default, 1, is one message per request. Before it,
+ * `--warm-up` messages go the same way and are not counted, so that what is measured is a
+ * gateway in service (compiled hot paths, a grown heap).
  *
  * Usage: npm run build && npm run bench:messages [-- --messages 10000 --concurrency 64 --rate 200
- *     --per-request 1]
+ *     --per-request 1 --warm-up 5000]
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,6 +40,8 @@ const { values } = parseArgs({
     /** The paced step: messages/s well below saturation, where latencies are not queueing. */
     rate: { type: 'string', default: '200' },
     'per-request': { type: 'string', default: '1' },
+    /** Messages sent the same way first, not counted. */
+    'warm-up': { type: 'string', default: '5000' },
   },
 });
 const MESSAGES = Number(values.messages);
@@ -45,6 +49,9 @@ const CONCURRENCY = Number(values.concurrency);
 const PACED_RATE = Number(values.rate);
 const PACED_MESSAGES = PACED_RATE * 10;
 const PER_REQUEST = Number(values['per-request']);
+const WARM_UP = Number(values['warm-up']);
+if (!Number.isInteger(WARM_UP) || WARM_UP < 0)
+  throw new Error(`Expected --warm-up of 0 or more but received ${values['warm-up']}`);
 if (!Number.isInteger(PER_REQUEST) || PER_REQUEST < 1 || PER_REQUEST > 1000)
   throw new Error(`Expected --per-request from 1 to 1000 but received ${values['per-request']}`);
 const SRC = '14155550100';
@@ -140,10 +147,6 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
   };
   await post('Number/', { numbers: SRC, carrier: 'bench', region: 'bench' });
   await new Promise((r) => setTimeout(r, 1500)); // the bind comes up
-  // Warm-up, not counted.
-  for (let k = 0; k < 200; k++)
-    await post('Message/', { src: SRC, dst: numberIn('447401', k), text: 'warm up' });
-  await new Promise((r) => setTimeout(r, 1000));
 
   const sentAt = new Map<string, number>();
   const send = async (...destinations: string[]) => {
@@ -163,22 +166,35 @@ async function runOne(store: 'embedded' | 'redis'): Promise<Result> {
       await new Promise((r) => setTimeout(r, 20));
   };
 
+  /** CONCURRENCY requests in flight until every destination is sent; the failed ones. */
+  const saturate = async (destinations: string[]) => {
+    let next = 0;
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < destinations.length) {
+          const batch = destinations.slice(next, next + PER_REQUEST);
+          next += batch.length;
+          if (!(await send(...batch))) failed += batch.length;
+        }
+      }),
+    );
+    return failed;
+  };
+
+  // Warm-up, not counted: the same load, so that what is measured is a gateway in service,
+  // its hot paths compiled and its heap grown (without it the first seconds run slower).
+  const warmUp = Array.from({ length: WARM_UP }, (_, k) => numberIn('447401', k));
+  if ((await saturate(warmUp)) > 0) throw new Error('the warm-up had failed requests');
+  await waitDelivered(warmUp);
+  await new Promise((r) => setTimeout(r, 1000));
+
   // Saturated: CONCURRENCY requests in flight for MESSAGES messages.
   const saturated = Array.from({ length: MESSAGES }, (_, k) => numberIn('447400', k));
   const redisBefore = redis ? await redisUsage(redis.url) : null;
   const cpuBefore = cpuNow(gateway.pid, smsc.pid);
   const started = now();
-  let next = 0;
-  let failures = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < MESSAGES) {
-        const batch = saturated.slice(next, next + PER_REQUEST);
-        next += batch.length;
-        if (!(await send(...batch))) failures += batch.length;
-      }
-    }),
-  );
+  const failures = await saturate(saturated);
   await waitDelivered(saturated);
   const cpuAfter = cpuNow(gateway.pid, smsc.pid);
   const redisAfter = redis ? await redisUsage(redis.url) : null;
@@ -300,7 +316,7 @@ const results: Result[] = [];
 for (const store of stores) results.push(await runOne(store));
 const ms = (p: ReturnType<typeof percentiles>) => `${p.p50?.toFixed(1)} / ${p.p99?.toFixed(1)} ms`;
 console.log(
-  `bench:messages, ${MESSAGES} messages, ${PER_REQUEST} per request, ${CONCURRENCY} requests in flight; ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}; speed probe ${JSON.stringify(speed)}`,
+  `bench:messages, ${MESSAGES} messages after ${WARM_UP} not counted, ${PER_REQUEST} per request, ${CONCURRENCY} requests in flight; ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}; speed probe ${JSON.stringify(speed)}`,
 );
 console.log(
   '| store | messages/s end to end | lost | REST → submit_sm p50 / p99 | submit_sm → delivered callback p50 / p99 | CPU per message: gateway / SMSC / REST client and receiver / redis-server | Redis commands per message |',
@@ -326,6 +342,7 @@ const json = JSON.stringify(
     machine,
     speed,
     messages: MESSAGES,
+    warmUpMessages: WARM_UP,
     concurrency: CONCURRENCY,
     destinationsPerRequest: PER_REQUEST,
     pacedRate: PACED_RATE,
