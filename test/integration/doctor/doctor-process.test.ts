@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawnGateway } from '../../support/gateway-process.js';
 import {
   freePort,
@@ -23,7 +23,7 @@ describe('voxgate doctor, run as its own process', () => {
   let redis: RedisServer;
   let smsc: SmscSimulator;
   let certificate: TestCertificate;
-  /** A configuration where every check passes. */
+  /** A configuration where every check passes (its ports are set before each test). */
   let good: Record<string, string>;
 
   beforeAll(async () => {
@@ -39,10 +39,6 @@ describe('voxgate doctor, run as its own process', () => {
     admin.disconnect();
     good = {
       VOXGATE_HTTP_HOST: '127.0.0.1',
-      VOXGATE_HTTP_PORT: String(await freePort()),
-      VOXGATE_SIP_PORT: String(await freePort()),
-      VOXGATE_SIP_WS_PORT: String(await freePort()),
-      VOXGATE_SIP_TLS_PORT: String(await freePort()),
       VOXGATE_SIP_TLS_CERT: certificate.certPath,
       VOXGATE_SIP_TLS_KEY: certificate.keyPath,
       VOXGATE_MEDIA_WORKERS: '1',
@@ -52,6 +48,18 @@ describe('voxgate doctor, run as its own process', () => {
       VOXGATE_SMPP_URL: smsc.url('name=simulator'),
       VOXGATE_AUTH_ID: AUTH_ID,
       VOXGATE_AUTH_TOKEN: AUTH_TOKEN,
+    };
+  });
+
+  // Ports found free when the file started could be handed to another test's listen(0) by the
+  // time a later test runs: each test gets ports found free just before it.
+  beforeEach(async () => {
+    good = {
+      ...good,
+      VOXGATE_HTTP_PORT: String(await freePort()),
+      VOXGATE_SIP_PORT: String(await freePort()),
+      VOXGATE_SIP_WS_PORT: String(await freePort()),
+      VOXGATE_SIP_TLS_PORT: String(await freePort()),
     };
   });
 
@@ -129,7 +137,7 @@ describe('voxgate doctor, run as its own process', () => {
           'not answer SIP OPTIONS over UDP): stop it or change VOXGATE_SIP_PORT',
       );
       expect(run.line('sip-tcp')).toMatch(/^ok {4}sip-tcp/);
-      expect(run.lines.at(-1)).toMatch(/, 2 FAIL$/);
+      expect(run.lines.at(-1), run.stdout).toMatch(/, 2 FAIL$/);
     } finally {
       foreign.close();
       udp.close();
