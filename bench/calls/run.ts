@@ -49,13 +49,11 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
-  describeTarget,
   GATEWAY_TARGET_OPTIONS,
   readGatewayTarget,
   SKIPPED_GATEWAY_LOG,
   targetLines,
   type SkippedInTarget,
-  type TargetRecord,
 } from '../api/gateway-target.js';
 import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
 import { probeMachineSpeed } from '../api/machine-speed.js';
@@ -64,7 +62,7 @@ import { describeStallWatch, STALL_WATCH_PRIORITY, startStallWatch } from '../ap
 import { startAppServer } from './app-server.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { CreatedResources } from './created-resources.js';
-import { startCallsGateway, type CallsGateway } from './gateway.js';
+import { startCallsGateway } from './gateway.js';
 import { HealthProbe } from './health-probe.js';
 import { addInboundNumber, runInboundStep, type InboundStep } from './inbound.js';
 import { startWireCapture, type WireCapture, type WireCaptureStart } from './wire-capture.js';
@@ -73,7 +71,7 @@ import { runOutboundStep, type OutboundStep } from './outbound.js';
 import { startRtpSink } from './rtp-sink.js';
 import { printInbound, printOutbound, verdict } from './report.js';
 import { carrierScenario } from './sipp-on-host.js';
-import { connectTargetGateway } from './target-gateway.js';
+import { openBenchGateway } from './target-gateway.js';
 import { positiveInteger } from '../api/arguments.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -126,8 +124,6 @@ function readPlan() {
   };
 }
 
-type Plan = ReturnType<typeof readPlan>;
-
 /** What a target run cannot do that a local one does, beside the post-dial delay's capture. */
 const SKIPPED_IN_TARGET: SkippedInTarget[] = [
   {
@@ -152,22 +148,6 @@ const SKIPPED_IN_TARGET: SkippedInTarget[] = [
   },
 ];
 
-/** The gateway: one the bench starts here, or the target, checked; and how to say where it is. */
-async function openGateway(
-  plan: Plan,
-): Promise<{ gateway: CallsGateway; target: TargetRecord | null }> {
-  if (!plan.target) {
-    const gateway = await startCallsGateway({
-      rtpPorts: RTP_PORTS,
-      mediaWorkers: MEDIA_WORKERS,
-      realtimePriority: plan.realtimePriority,
-    });
-    return { gateway, target: null };
-  }
-  const { gateway, cpu } = await connectTargetGateway(plan.target);
-  return { gateway, target: describeTarget(plan.target, cpu, SKIPPED_IN_TARGET) };
-}
-
 async function main(): Promise<void> {
   const plan = readPlan();
   const listenHost = plan.target?.listenHost ?? LOCAL_HOST;
@@ -180,7 +160,13 @@ async function main(): Promise<void> {
   const tap = await startInviteTap(listenHost);
   const sink = await startRtpSink(listenHost);
   const carrier = carrierScenario(listenHost, tap.port);
-  const { gateway, target } = await openGateway(plan).catch(async (error: unknown) => {
+  const { gateway, target } = await openBenchGateway(plan.target, SKIPPED_IN_TARGET, () =>
+    startCallsGateway({
+      rtpPorts: RTP_PORTS,
+      mediaWorkers: MEDIA_WORKERS,
+      realtimePriority: plan.realtimePriority,
+    }),
+  ).catch(async (error: unknown) => {
     // Without a gateway there is no run: the peers close, or they would keep the process up.
     await sink.stop();
     await Promise.all([tap.stop(), app.close()]);

@@ -1,4 +1,10 @@
-import { basicAuthorization, type GatewayTarget } from '../api/gateway-target.js';
+import {
+  basicAuthorization,
+  describeTarget,
+  type GatewayTarget,
+  type SkippedInTarget,
+  type TargetRecord,
+} from '../api/gateway-target.js';
 import { readSample } from '../api/prometheus-sample.js';
 import type { CallsGateway } from './gateway.js';
 import { CPU_METRIC, metricsUsage, noUsage } from './gateway-usage.js';
@@ -77,4 +83,18 @@ export async function connectTargetGateway(target: GatewayTarget): Promise<Targe
     },
     cpu,
   };
+}
+
+/**
+ * The gateway of a bench run: one `startLocal` starts here when no target is named, or the
+ * target, checked; and how the results say where it was (null for a local one).
+ */
+export async function openBenchGateway(
+  target: GatewayTarget | null,
+  skipped: SkippedInTarget[],
+  startLocal: () => Promise<CallsGateway>,
+): Promise<{ gateway: CallsGateway; target: TargetRecord | null }> {
+  if (!target) return { gateway: await startLocal(), target: null };
+  const { gateway, cpu } = await connectTargetGateway(target);
+  return { gateway, target: describeTarget(target, cpu, skipped) };
 }

@@ -40,13 +40,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
-  describeTarget,
   GATEWAY_TARGET_OPTIONS,
   readGatewayTarget,
   SKIPPED_GATEWAY_LOG,
   targetLines,
   type SkippedInTarget,
-  type TargetRecord,
 } from '../api/gateway-target.js';
 import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
 import { probeMachineSpeed } from '../api/machine-speed.js';
@@ -56,9 +54,9 @@ import { describeStallWatch, startStallWatch } from '../api/stall-watch.js';
 import { CpuSampler } from '../calls/cpu-sampler.js';
 import { CreatedResources } from '../calls/created-resources.js';
 import { RESIDENT_METRIC } from '../calls/gateway-usage.js';
-import { startCallsGateway, type CallsGateway } from '../calls/gateway.js';
+import { startCallsGateway } from '../calls/gateway.js';
 import { addInboundNumber } from '../calls/inbound.js';
-import { connectTargetGateway } from '../calls/target-gateway.js';
+import { openBenchGateway } from '../calls/target-gateway.js';
 import { startEchoBot } from './echo-bot.js';
 import { readGatewayMetrics } from './gateway-metrics.js';
 import { GOAL_P99_MS, GOAL_STREAMS, memoryPerStreamKiB, printSteps, verdict } from './report.js';
@@ -108,8 +106,6 @@ function readPlan() {
   };
 }
 
-type Plan = ReturnType<typeof readPlan>;
-
 /** What a target run cannot do that a local one does. */
 const SKIPPED_IN_TARGET: SkippedInTarget[] = [
   {
@@ -129,21 +125,6 @@ const SKIPPED_IN_TARGET: SkippedInTarget[] = [
       "machine, speed, load average, stalls, UDP drops and machine% describe this machine (the callers' and the bot's), not the gateway's",
   },
 ];
-
-/** The gateway: one the bench starts here, or the target, checked; and how to say where it is. */
-async function openGateway(
-  plan: Plan,
-): Promise<{ gateway: CallsGateway; target: TargetRecord | null }> {
-  if (!plan.target) {
-    const gateway = await startCallsGateway({
-      rtpPorts: RTP_PORTS,
-      mediaWorkers: plan.mediaWorkers,
-    });
-    return { gateway, target: null };
-  }
-  const { gateway, cpu } = await connectTargetGateway(plan.target);
-  return { gateway, target: describeTarget(plan.target, cpu, SKIPPED_IN_TARGET) };
-}
 
 /** The built gateway must be there; a src/ file newer than it means a stale build. */
 function checkBuild(): void {
@@ -187,7 +168,12 @@ async function main(): Promise<void> {
   const bot = await startEchoBot(listenHost);
   const xml = answerXml(bot.url);
   const app = await startAppServer({ '/answer': xml }, listenHost);
-  const { gateway, target } = await openGateway(plan).catch(async (error: unknown) => {
+  const { gateway, target } = await openBenchGateway(plan.target, SKIPPED_IN_TARGET, () =>
+    startCallsGateway({
+      rtpPorts: RTP_PORTS,
+      mediaWorkers: plan.mediaWorkers,
+    }),
+  ).catch(async (error: unknown) => {
     // Without a gateway there is no run: the peers close, or they would keep the process up.
     await Promise.all([bot.stop(), app.close()]);
     throw error;
