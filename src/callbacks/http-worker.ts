@@ -99,11 +99,13 @@ function guardedConnector(guard: number): buildConnector.connector {
   };
 }
 
-function plainRequest(order: ExchangeOrder): PlainRequest {
-  if (!('sign' in order.request)) return order.request;
-  const { tokens, ...callback } = order.request.sign;
-  const { url, ...signed } = buildCallbackHttpRequest(callback, tokens);
-  return { url: url.href, ...signed };
+/** The request of an order as it goes, its URL parsed (once: a signed one is parsed to sign). */
+function requestOf(order: ExchangeOrder): Omit<PlainRequest, 'url'> & { url: URL } {
+  if ('sign' in order.request) {
+    const { tokens, ...callback } = order.request.sign;
+    return buildCallbackHttpRequest(callback, tokens);
+  }
+  return { ...order.request, url: new URL(order.request.url) };
 }
 
 /**
@@ -123,15 +125,14 @@ function exchange(order: ExchangeOrder): Promise<ExchangeOutcome> {
       () => settle({ ok: false, error: `no response within ${order.timeoutMs} ms` }),
       order.timeoutMs,
     );
-    let request: PlainRequest;
-    let url: URL;
+    let request: ReturnType<typeof requestOf>;
     try {
-      request = plainRequest(order);
-      url = new URL(request.url);
+      request = requestOf(order);
     } catch (error) {
       settle({ ok: false, error: (error as Error).message });
       return;
     }
+    const { url } = request;
     const headers: Record<string, string> = { ...request.headers };
     // Credentials in the URL become Basic auth, as a browser makes them.
     if (url.username !== '' || url.password !== '')
