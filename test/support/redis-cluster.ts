@@ -40,10 +40,13 @@ export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Pro
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-cluster-'));
   const count = 3 * (1 + replicas);
   const nodes = await Promise.all(
-    Array.from({ length: count }, (_, i) =>
+    Array.from({ length: count }, async (_, i) =>
       startRedisProcess(join(dir, String(i)), [
         '--cluster-enabled',
         'yes',
+        // The bus port is a free one too, not the default client port + 10000.
+        '--cluster-port',
+        String(await freePort()),
         '--cluster-config-file',
         'nodes.conf',
         '--cluster-node-timeout',

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,16 +21,47 @@ export interface RedisServer {
   flush(): Promise<void>;
 }
 
+/**
+ * Ports a test hands to a server it starts (in another process, or later): drawn at random below
+ * the kernel's ephemeral range. A port that listen(0) found free is one of that range, where any
+ * other test's listen(0) or outgoing connection may take it before the server binds it (seen as
+ * EADDRINUSE at a gateway's start). Below 20000, where the tests' RTP ranges start.
+ */
+const TEST_PORTS = { min: 10000, max: Math.min(19999, ephemeralRangeStart() - 1) };
+
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
+  } catch {
+    return 32768; // Linux's default
+  }
+}
+
+/** A port free for TCP and UDP on loopback now, from TEST_PORTS. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const span = TEST_PORTS.max - TEST_PORTS.min + 1;
+  for (let tried = 0; tried < 100; tried++) {
+    const port = TEST_PORTS.min + Math.floor(Math.random() * span);
+    if ((await canBind(port, 'tcp')) && (await canBind(port, 'udp'))) return port;
+  }
+  throw new Error(`no free port in ${TEST_PORTS.min}-${TEST_PORTS.max} after 100 tries`);
+}
+
+function canBind(port: number, kind: 'tcp' | 'udp'): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (kind === 'udp') {
+      const socket = createSocket('udp4');
+      socket.once('error', () => {
+        socket.close();
+        resolve(false);
+      });
+      socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+      return;
+    }
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
