@@ -160,3 +160,12 @@ export function paramsOf(callback: ReceivedCallback): Record<string, string> {
     Object.assign(params, Object.fromEntries(new URLSearchParams(callback.body)));
   return params;
 }
+
+/**
+ * Status callbacks' parameters in the order of their `Sequence`: each is its own HTTP request,
+ * so two sent moments apart can arrive the other way round, and `Sequence` is how a receiver
+ * orders them.
+ */
+export function paramsBySequence(callbacks: ReceivedCallback[]): Record<string, string>[] {
+  return callbacks.map(paramsOf).sort((a, b) => Number(a.Sequence) - Number(b.Sequence));
+}

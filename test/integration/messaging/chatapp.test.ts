@@ -1,7 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
-import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client-app.js';
+import {
+  ClientApp,
+  expectValidSignatures,
+  paramsBySequence,
+  paramsOf,
+} from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import {
   GraphUpstream,
@@ -397,14 +402,13 @@ describeEachStore(
         conversation_expiration_timestamp: 1_900_000_000_000,
       });
       await until(() => client.requestsTo('/status').length === 4);
-      expect(client.requestsTo('/status').map((r) => [r.params.Status, r.params.Sequence])).toEqual(
-        [
-          ['queued', '1'],
-          ['sent', '2'],
-          ['delivered', '3'],
-          ['read', '4'],
-        ],
-      );
+      const callbacks = paramsBySequence(client.requestsTo('/status'));
+      expect(callbacks.map((p) => [p.Status, p.Sequence])).toEqual([
+        ['queued', '1'],
+        ['sent', '2'],
+        ['delivered', '3'],
+        ['read', '4'],
+      ]);
       const listed = await gw.request('GET', `${base}/Message/${uuid}/`);
       expect(listed.body).toMatchObject({
         message_type: 'chatapp',

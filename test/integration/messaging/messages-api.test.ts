@@ -1,5 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client-app.js';
+import {
+  ClientApp,
+  expectValidSignatures,
+  paramsBySequence,
+  paramsOf,
+} from '../../support/client-app.js';
 import { startGateway, UUID, type TestGateway } from '../../support/gateway.js';
 import { describeEachStore } from '../../support/stores.js';
 import { until } from '../../support/wait.js';
@@ -134,7 +139,7 @@ describeEachStore('messages without a carrier', (target) => {
     const res = await send({ src: US, dst: UK, text: 'hello', url });
     const [uuid] = res.body.message_uuid;
     const callbacks = await client.waitForRequests(2);
-    const params = callbacks.map(paramsOf);
+    const params = paramsBySequence(callbacks);
     expect(params.map((p) => [p.Status, p.Sequence])).toEqual([
       ['queued', '1'],
       ['failed', '2'],

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeGsm7 } from '../../../src/messaging/sms/gsm7.js';
-import { ClientApp, paramsOf } from '../../support/client-app.js';
+import { ClientApp, paramsBySequence, paramsOf } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startRedis } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
@@ -79,12 +79,13 @@ describeEachStore('SMS over SMPP', (target) => {
     );
     expect(submit!.shortMessage.subarray(4, 5).toString('hex')).toBe('00');
     const callbacks = await client.waitForRequests(3);
-    expect(callbacks.map(paramsOf).map((p) => [p.Status, p.Sequence])).toEqual([
+    const statuses = paramsBySequence(callbacks);
+    expect(statuses.map((p) => [p.Status, p.Sequence])).toEqual([
       ['queued', '1'],
       ['sent', '2'],
       ['delivered', '3'],
     ]);
-    expect(paramsOf(callbacks[2]!).DeliveryReportTime).toMatch(/^\d{4}-\d\d-\d\d /);
+    expect(statuses[2]!.DeliveryReportTime).toMatch(/^\d{4}-\d\d-\d\d /);
     const record = await stateOf(gw, base, res.body.message_uuid[0]);
     expect(record).toMatchObject({ message_state: 'delivered', error_code: '000', units: 1 });
   });
