@@ -564,6 +564,9 @@ describe('Dial', () => {
     for (const event of [1, 2]) await aMedia.pressKey(gatewayPort, event);
     await until(() => app.requestsTo('/dialed').length > 0, 15_000);
     expect(app.requestsTo('/dialed')[0]!.params).toMatchObject({ DialStatus: 'completed' });
+    // The B leg's hangup event goes out moments before the action URL is asked, each its own
+    // request: the action's may arrive first.
+    await until(() => app.requestsTo('/dial-events').length === 3, 5000);
     const events = app.requestsTo('/dial-events').map((r) => r.params);
     expect(events.map((e) => e.DialAction)).toEqual(['answer', 'digits', 'hangup']);
     expect(events[1]).toMatchObject({ DialDigitsMatch: '12' });

@@ -106,6 +106,9 @@ describe('the answer XML Stream', () => {
     // The server goes away: DroppedStream, and the XML runs on (Hangup).
     ws.socket.close(1001, 'bye');
     await until(() => app.requestsTo('/hangup').length === 1, 10_000);
+    // The DroppedStream callback goes out moments before the hangup callback, each its own
+    // request: the hangup's may arrive first.
+    await until(() => app.requestsTo('/status').length === 2, 10_000);
     const statuses = app.requestsTo('/status').map((r) => [r.params.Event, r.params.Status]);
     expect(statuses).toEqual([
       ['StartStream', 'connected'],
