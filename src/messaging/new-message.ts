@@ -3,7 +3,7 @@ import { countryOf } from '../core/phone-number.js';
 import type { MessageRecord, OutboxRecord } from '../state/records.js';
 import { loggedNumber, loggedText } from './message-log.js';
 import type { MessageSender } from './message-pipeline.js';
-import { chargeUnits, formatRate } from './message-rate-deck.js';
+import { multiplyDecimal } from '../core/decimal-amount.js';
 import type { ChatAppSendRequest, MmsSendRequest, SendRequest } from './send-request.js';
 
 /** The record and outbox entry of one accepted message, queued, at `now`. */
@@ -42,10 +42,10 @@ export function newMessage(
       to_number: loggedNumber(destination, request.log),
       text: loggedText(message.text, request.log),
       units,
-      total_rate: formatRate(message.ratePerUnit),
-      total_amount: chargeUnits(message.ratePerUnit, units),
-      carrier_fees_rate: formatRate(message.feePerUnit),
-      carrier_fees: chargeUnits(message.feePerUnit, units),
+      total_rate: multiplyDecimal(message.ratePerUnit, 1),
+      total_amount: multiplyDecimal(message.ratePerUnit, units),
+      carrier_fees_rate: multiplyDecimal(message.feePerUnit, 1),
+      carrier_fees: multiplyDecimal(message.feePerUnit, units),
       error_code: null,
       error_message: null,
       powerpack_id: message.powerpackUuid,

@@ -1,3 +1,5 @@
+import { multiplyDecimal } from '../../core/decimal-amount.js';
+
 /**
  * What a finished call costs, by the billing rules of the voice document: only answered calls
  * are billed, in 60-second increments with one increment as the minimum. Amounts are computed
@@ -15,7 +17,6 @@ export interface CallCharge {
 }
 
 export const BILLING_INCREMENT_SECONDS = 60;
-export const AMOUNT_DECIMALS = 5;
 
 /** The rate given to a destination the deck has no row for: nothing is charged. */
 export const NO_RATE = '0.00000';
@@ -30,7 +31,7 @@ export function chargeCall(answeredSeconds: number | null, ratePerMinute: string
       bill_duration: 0,
       billed_duration: 0,
       total_rate: ratePerMinute,
-      total_amount: formatAmount(0n),
+      total_amount: multiplyDecimal(ratePerMinute, 0),
     };
   }
   if (!Number.isInteger(answeredSeconds) || answeredSeconds < 0) {
@@ -45,25 +46,6 @@ export function chargeCall(answeredSeconds: number | null, ratePerMinute: string
     bill_duration: answeredSeconds,
     billed_duration: billed,
     total_rate: ratePerMinute,
-    total_amount: formatAmount(amountUnits(ratePerMinute, minutes)),
+    total_amount: multiplyDecimal(ratePerMinute, minutes),
   };
-}
-
-/** `rate × minutes` in 10^-AMOUNT_DECIMALS units, rounded half up once, at the end. */
-function amountUnits(rate: string, minutes: bigint): bigint {
-  const match = /^(\d+)(?:\.(\d+))?$/.exec(rate);
-  if (!match) {
-    throw new RangeError(`Expected a decimal rate such as 0.00850 but received "${rate}"`);
-  }
-  const fraction = match[2] ?? '';
-  const exact = BigInt(match[1]! + fraction) * minutes;
-  const extra = fraction.length - AMOUNT_DECIMALS;
-  if (extra <= 0) return exact * 10n ** BigInt(-extra);
-  const divisor = 10n ** BigInt(extra);
-  return (exact + divisor / 2n) / divisor;
-}
-
-function formatAmount(units: bigint): string {
-  const digits = units.toString().padStart(AMOUNT_DECIMALS + 1, '0');
-  return `${digits.slice(0, -AMOUNT_DECIMALS)}.${digits.slice(-AMOUNT_DECIMALS)}`;
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { DeckRowError, PrefixTable, readDeckCsv } from '../../core/prefix-deck.js';
 
 /** One row of a rate deck: what a minute to destinations under `prefix` costs. */
 export interface Rate {
@@ -10,7 +11,7 @@ export interface Rate {
 }
 
 export const SIP_PREFIX = 'sip';
-const HEADER = ['prefix', 'rate_per_minute', 'description'];
+const COLUMNS = ['prefix', 'rate_per_minute', 'description'];
 const RATE = /^\d{1,6}(\.\d{1,10})?$/;
 const DIGITS = /^\d{1,15}$/;
 
@@ -27,12 +28,10 @@ export class RateDeckError extends Error {
  * starts with; SIP URI destinations get the `sip` row.
  */
 export class RateDeck {
-  private readonly rates = new Map<string, Rate>();
-  private readonly longest: number;
+  private readonly rates: PrefixTable<Rate>;
 
   constructor(rates: Rate[]) {
-    for (const rate of rates) this.rates.set(rate.prefix, rate);
-    this.longest = Math.max(0, ...rates.map((r) => r.prefix.length));
+    this.rates = new PrefixTable(rates);
   }
 
   static load(path: string): RateDeck {
@@ -41,24 +40,14 @@ export class RateDeck {
 
   /** Throws RateDeckError naming the line of the first bad row. */
   static parse(csv: string, source = 'csv'): RateDeck {
-    const lines = csv.split(/\r?\n/);
-    const header = (lines[0] ?? '').split(',').map((h) => h.trim().toLowerCase());
-    if (header.join(',') !== HEADER.join(',')) {
-      throw new RateDeckError(source, 1, `the header must be ${HEADER.join(',')}`);
-    }
-    const rates: Rate[] = [];
-    const seen = new Set<string>();
-    lines.slice(1).forEach((text, k) => {
-      const line = k + 2;
-      if (text.trim() === '') return;
-      const rate = parseRow(text, source, line);
-      if (seen.has(rate.prefix)) {
-        throw new RateDeckError(source, line, `prefix ${rate.prefix} is listed twice`);
-      }
-      seen.add(rate.prefix);
-      rates.push(rate);
-    });
-    return new RateDeck(rates);
+    return new RateDeck(
+      readDeckCsv(
+        csv,
+        COLUMNS,
+        parseRow,
+        (line, problem) => new RateDeckError(source, line, problem),
+      ),
+    );
   }
 
   get size(): number {
@@ -68,12 +57,8 @@ export class RateDeck {
   /** The rate of a destination (a number, `+` and separators allowed, or a SIP URI), if any. */
   rateFor(destination: string): Rate | null {
     const key = destinationKey(destination);
-    if (key === SIP_PREFIX) return this.rates.get(SIP_PREFIX) ?? null;
-    for (let length = Math.min(key.length, this.longest); length > 0; length--) {
-      const rate = this.rates.get(key.slice(0, length));
-      if (rate) return rate;
-    }
-    return null;
+    if (key === SIP_PREFIX) return this.rates.exact(SIP_PREFIX);
+    return this.rates.longestMatch(key);
   }
 }
 
@@ -84,22 +69,13 @@ export function destinationKey(destination: string): string {
   return trimmed.replace(/\D/g, '');
 }
 
-function parseRow(text: string, source: string, line: number): Rate {
-  // The description is the last column, so it may itself hold commas.
-  const [rawPrefix = '', rawRate = '', ...rest] = text.split(',');
-  const prefix = rawPrefix.trim().toLowerCase();
-  const ratePerMinute = rawRate.trim();
-  const description = rest
-    .join(',')
-    .trim()
-    .replace(/^"(.*)"$/, '$1');
+function parseRow([rawPrefix = '', ratePerMinute = '', description = '']: string[]): Rate {
+  const prefix = rawPrefix.toLowerCase();
   if (prefix !== SIP_PREFIX && !DIGITS.test(prefix)) {
-    throw new RateDeckError(source, line, `prefix must be 1 to 15 digits or sip, got "${prefix}"`);
+    throw new DeckRowError(`prefix must be 1 to 15 digits or sip, got "${prefix}"`);
   }
   if (!RATE.test(ratePerMinute)) {
-    throw new RateDeckError(
-      source,
-      line,
+    throw new DeckRowError(
       `rate_per_minute must be a decimal number such as 0.00850, got "${ratePerMinute}"`,
     );
   }
