@@ -9,6 +9,7 @@
         "src/resampler.cc",
         "src/noise-suppressor.cc",
         "src/socket-options.cc",
+        "src/datagram-reader.cc",
         "src/scheduling.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

@@ -1,8 +1,10 @@
-// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; and a socket
-// option and a thread scheduling call Node lacks. Arguments are checked by the TypeScript
-// wrappers (src/media/codec, src/core/realtime-priority.ts); this side trusts them.
+// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; and what Node
+// lacks for sockets and threads: a socket option, a reader of many UDP sockets, a scheduling
+// call. Arguments are checked by the TypeScript wrappers (src/media/codec, src/media/net,
+// src/realtime-priority.ts); this side trusts them.
 #include <napi.h>
 
+#include "datagram-reader.h"
 #include "frame.h"
 #include "g711.h"
 #include "noise-suppressor.h"
@@ -26,6 +28,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Resampler", Resampler::Define(env));
   exports.Set("NoiseSuppressor", NoiseSuppressor::Define(env));
   exports.Set("setSendBuffer", Napi::Function::New<SetSendBuffer>(env, "setSendBuffer"));
+  exports.Set("DatagramReader", DatagramReader::Define(env));
   exports.Set("setRoundRobin", Napi::Function::New<SetRoundRobin>(env, "setRoundRobin"));
   return exports;
 }

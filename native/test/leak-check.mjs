@@ -1,6 +1,7 @@
 // Exercises every entry point of the addon many times, dropping each object, so that valgrind
 // (npm run native:leak-check) sees any allocation the addon fails to free. Run plainly, it
 // just has to finish.
+import { createSocket } from 'node:dgram';
 import { createRequire } from 'node:module';
 
 const addon = createRequire(import.meta.url)('../build/Release/voxgate_native.node');
@@ -33,5 +34,33 @@ for (let round = 0; round < ROUNDS; round++) {
   // Let the garbage collector finalise the native objects dropped this round.
   if (round % 50 === 49 && globalThis.gc) globalThis.gc();
 }
+// The datagram reader: sockets added, read, removed; readers made and dropped.
+const stateOf = (socket) =>
+  socket[Object.getOwnPropertySymbols(socket).find((s) => s.description === 'state symbol')];
+const sender = createSocket('udp4');
+await new Promise((resolve) => sender.bind(0, '127.0.0.1', resolve));
+for (let round = 0; round < Math.ceil(ROUNDS / 20); round++) {
+  let received = 0;
+  const reader = new addon.DatagramReader((bytes, meta, count) => (received += count));
+  const sockets = [];
+  for (let i = 0; i < 4; i++) {
+    const socket = createSocket('udp4');
+    await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    stateOf(socket).handle.recvStop();
+    reader.add(stateOf(socket).handle.fd, i + 1);
+    sockets.push(socket);
+  }
+  for (const socket of sockets) {
+    sender.send(Buffer.alloc(172), socket.address().port, '127.0.0.1');
+    sender.send(Buffer.alloc(3000), socket.address().port, '127.0.0.1');
+  }
+  while (received < sockets.length) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (const socket of sockets) {
+    reader.remove(stateOf(socket).handle.fd);
+    await new Promise((resolve) => socket.close(resolve));
+  }
+  if (round % 2 === 0) reader.close();
+}
+sender.close();
 if (globalThis.gc) globalThis.gc();
 console.log(`leak-check: ${ROUNDS} rounds done`);

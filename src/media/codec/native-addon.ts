@@ -18,7 +18,24 @@ export interface NativeAddon {
   gain(pcm: Int16Array, factor: number): Int16Array;
   energyDbfs(pcm: Int16Array): number;
   Resampler: new (fromRate: number, toRate: number, quality: number) => NativeResampler;
+  /**
+   * Reads many UDP sockets: `onBatch` gets, once per wake-up, the bytes of every datagram read
+   * and per datagram five numbers (the id given to add, offset, length, source port, IPv4
+   * source as an unsigned number).
+   */
+  DatagramReader: new (
+    onBatch: (bytes: Buffer, meta: Int32Array, count: number) => void,
+  ) => NativeDatagramReader;
   NoiseSuppressor: new (rate: number, level: number) => NativeNoiseSuppressor;
+}
+
+export interface NativeDatagramReader {
+  /** Starts reading an IPv4 socket's descriptor, its datagrams tagged with `id`. */
+  add(fd: number, id: number): void;
+  /** Stops reading a descriptor (before it is closed). */
+  remove(fd: number): void;
+  /** Stops reading everything. */
+  close(): void;
 }
 
 export interface NativeResampler {

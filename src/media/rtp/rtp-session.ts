@@ -1,5 +1,6 @@
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
+import { readThroughReader } from '../net/datagram-reader.js';
 import { ntpFromUnixMs, ntpMiddle } from './ntp-time.js';
 import { closeSocket, type PairSource } from './port-range.js';
 import { ReceiveStatistics, type ReceptionReport } from './receive-statistics.js';
@@ -82,6 +83,7 @@ export class RtpSession {
   private closed = false;
   private sentSinceReport = false;
   private readonly reportsAboutUs = new Map<number, ReceptionReport>();
+  private readonly release: (() => void) | null;
 
   private constructor(
     private readonly rtpSocket: Socket,
@@ -94,7 +96,11 @@ export class RtpSession {
     this.random = options.random ?? cryptoRandomUint32;
     this.sender = new RtpSendStream({ clockRate: options.clockRate, random: this.random });
     this.lastRtpAt = this.scheduler.now();
+    // RTP comes through the thread's datagram reader when the socket allows, else from Node.
     rtpSocket.on('message', (data, from) => this.receiveRtp(data, from));
+    this.release = readThroughReader(rtpSocket, (data, port, address) =>
+      this.receiveRtp(data, { address, port }),
+    );
     rtcpSocket.on('message', (data, from) => this.receiveRtcp(data, from));
     rtpSocket.on('error', (error) => this.report('onError', error));
     rtcpSocket.on('error', (error) => this.report('onError', error));
@@ -202,6 +208,7 @@ export class RtpSession {
       this.report('onError', error as Error);
     }
     this.closed = true;
+    this.release?.();
     await Promise.all([closeSocket(this.rtpSocket), closeSocket(this.rtcpSocket)]);
   }
 
@@ -231,7 +238,7 @@ export class RtpSession {
     ]);
   }
 
-  private receiveRtp(data: Buffer, info: RemoteInfo): void {
+  private receiveRtp(data: Buffer, info: MediaAddress): void {
     if (this.closed) return;
     let packet: RtpPacket;
     try {
