@@ -71,9 +71,26 @@ async function expectNothingLost(gw: TestGateway, answers: Answer[]): Promise<vo
     stored: answers.filter((a) => a.status === 201).length,
     unavailable: answers.filter((a) => a.status === 503).length,
     slowestMs: Math.max(...answers.map((a) => a.ms)),
+    // Every status and the first error of each, so that a failure below says what came back.
+    byStatus: Object.fromEntries(
+      [...new Set(answers.map((a) => a.status))].map((status) => {
+        const those = answers.filter((a) => a.status === status);
+        return [
+          status,
+          {
+            count: those.length,
+            afterKill: those.filter((a) => a.afterKill).length,
+            error: those[0]!.error,
+          },
+        ];
+      }),
+    ),
   };
   console.log(`failover traffic: ${JSON.stringify(summary)}`);
-  expect(answers.filter((a) => a.afterKill && a.status === 201).length).toBeGreaterThanOrEqual(6);
+  expect(
+    answers.filter((a) => a.afterKill && a.status === 201).length,
+    JSON.stringify(summary),
+  ).toBeGreaterThanOrEqual(6);
   for (const answer of answers) {
     // Stored, or refused with the message that says to try again: never a 500 or a hang.
     expect([201, 503], JSON.stringify(answer)).toContain(answer.status);
