@@ -37,12 +37,22 @@ function ephemeralRangeStart(): number {
   }
 }
 
-/** A port free for TCP and UDP on loopback now, from TEST_PORTS. */
+/**
+ * Ports freePort has handed out in this process: each goes once (two asked for in a row, before
+ * either is bound, would otherwise both be found free).
+ */
+const handedOut = new Set<number>();
+
+/** A port free for TCP and UDP on loopback now, from TEST_PORTS, never one it gave before. */
 export async function freePort(): Promise<number> {
   const span = TEST_PORTS.max - TEST_PORTS.min + 1;
   for (let tried = 0; tried < 100; tried++) {
     const port = TEST_PORTS.min + Math.floor(Math.random() * span);
-    if ((await canBind(port, 'tcp')) && (await canBind(port, 'udp'))) return port;
+    if (handedOut.has(port)) continue;
+    if ((await canBind(port, 'tcp')) && (await canBind(port, 'udp'))) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error(`no free port in ${TEST_PORTS.min}-${TEST_PORTS.max} after 100 tries`);
 }
