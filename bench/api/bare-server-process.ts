@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../test/support/redis-server.js';
+import { freePort } from '../../test/support/free-port.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
 const BARE_SERVER_TS = fileURLToPath(new URL('./bare-server.ts', import.meta.url));

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { newAuthId, newAuthToken } from '../../src/core/ids.js';
-import { freePort } from '../../test/support/redis-server.js';
+import { freePort } from '../../test/support/free-port.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
 /** One key for every node a run starts on Redis: they share the stored secrets. */

@@ -5,8 +5,7 @@ import { procUsage, type GatewayUsage } from './gateway-usage.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { newAuthId, newAuthToken } from '../../src/core/ids.js';
-import { freePort } from '../../test/support/redis-server.js';
-import { freeLoopbackPort } from '../../test/support/sipp.js';
+import { freePort } from '../../test/support/free-port.js';
 import { threadScheduling } from '../../test/support/thread-scheduling.js';
 
 const MAIN_JS = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
@@ -57,7 +56,7 @@ export async function startCallsGateway(options: {
   realtimePriority?: number;
 }): Promise<CallsGateway> {
   const port = await freePort();
-  const sipPort = await freeLoopbackPort();
+  const sipPort = await freePort();
   const authId = newAuthId('MA');
   const authToken = newAuthToken();
   const env = gatewayEnv({

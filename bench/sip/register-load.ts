@@ -29,7 +29,8 @@ import {
   type SipTransport,
   type SippResult,
 } from '../../test/support/sipp.js';
-import { freePort, startRedis } from '../../test/support/redis-server.js';
+import { freePort } from '../../test/support/free-port.js';
+import { startRedis } from '../../test/support/redis-server.js';
 import { startGatewayProcess } from '../api/gateway-process.js';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';

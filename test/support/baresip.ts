@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort, type SipTarget, type SipTransport } from './sipp.js';
+import { freePortBlock } from './free-port.js';
+import { type SipTarget, type SipTransport } from './sipp.js';
 
 /**
  * baresip 1.0.0 (Debian `baresip-core`) as a real softphone: one account registering with a
@@ -63,17 +63,8 @@ process.once('exit', () => {
  * A port free for baresip's UDP and TCP listeners whose next port is free too: baresip binds
  * SIP over TLS there, and a start fails when another test holds it.
  */
-async function freeSipPort(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = await freeLoopbackPort();
-    const nextFree = await new Promise<boolean>((ok) => {
-      const server = createServer();
-      server.once('error', () => ok(false));
-      server.listen(port + 1, '127.0.0.1', () => server.close(() => ok(true)));
-    });
-    if (nextFree) return port;
-  }
-  throw new Error('found no loopback port for baresip with the next one free');
+function freeSipPort(): Promise<number> {
+  return freePortBlock(2, ['tcp', 'udp']);
 }
 
 export async function startBaresip(options: BaresipOptions): Promise<Baresip> {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import type { TestGateway } from './gateway.js';
-import { freePort } from './redis-server.js';
+import { freePort } from './free-port.js';
 import { until } from './wait.js';
 
 /** A program of examples/ running as its own process, as `npm run example:...` runs it. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, TEST_SECRET_KEY } from './redis-server.js';
+import { freePort } from './free-port.js';
+import { TEST_SECRET_KEY } from './redis-server.js';
 
 /** voxgate started the way `npm start` starts it, as its own process. */
 export interface GatewayProcess {

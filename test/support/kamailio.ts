@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freeLoopbackPort, type SipTarget } from './sipp.js';
+import { freePort } from './free-port.js';
+import { type SipTarget } from './sipp.js';
 
 /**
  * Kamailio (Debian `kamailio`, 5.6) in front of gateway nodes, started in the foreground with
@@ -69,8 +70,8 @@ export async function startKamailio(options: KamailioOptions): Promise<Kamailio>
   const list = join(dir, 'dispatcher.list');
   const ctl = `unix:${join(dir, 'kamailio_ctl')}`;
   await writeFile(list, listText(options.nodes));
-  const port = await freeLoopbackPort();
-  const wsPort = options.websocket ? await freeLoopbackPort() : null;
+  const port = await freePort();
+  const wsPort = options.websocket ? await freePort() : null;
   const args = [
     ...['-DD', '-E', '-f', KAMAILIO_CONFIG],
     ...['-l', `udp:127.0.0.1:${port}`, '-l', `tcp:127.0.0.1:${port}`],

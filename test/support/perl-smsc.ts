@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis-server.js';
+import { freePort } from './free-port.js';
 import { until } from './wait.js';
 
 /** The SMSC example Debian's libnet-smpp-perl ships (Net::SMPP in the SMSC role). */

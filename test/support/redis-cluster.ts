@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import calculateSlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
-import { freePort } from './redis-server.js';
+import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 

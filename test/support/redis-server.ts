@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.js';
 
 /**
  * The VOXGATE_SECRET_KEY of test gateways on Redis (the gateway refuses Redis without one):
@@ -19,60 +18,6 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Empties every key (between tests). */
   flush(): Promise<void>;
-}
-
-/**
- * Ports a test hands to a server it starts (in another process, or later): drawn at random below
- * the kernel's ephemeral range. A port that listen(0) found free is one of that range, where any
- * other test's listen(0) or outgoing connection may take it before the server binds it (seen as
- * EADDRINUSE at a gateway's start). Below 20000, where the tests' RTP ranges start.
- */
-const TEST_PORTS = { min: 10000, max: Math.min(19999, ephemeralRangeStart() - 1) };
-
-function ephemeralRangeStart(): number {
-  try {
-    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
-  } catch {
-    return 32768; // Linux's default
-  }
-}
-
-/**
- * Ports freePort has handed out in this process: each goes once (two asked for in a row, before
- * either is bound, would otherwise both be found free).
- */
-const handedOut = new Set<number>();
-
-/** A port free for TCP and UDP on loopback now, from TEST_PORTS, never one it gave before. */
-export async function freePort(): Promise<number> {
-  const span = TEST_PORTS.max - TEST_PORTS.min + 1;
-  for (let tried = 0; tried < 100; tried++) {
-    const port = TEST_PORTS.min + Math.floor(Math.random() * span);
-    if (handedOut.has(port)) continue;
-    if ((await canBind(port, 'tcp')) && (await canBind(port, 'udp'))) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-  throw new Error(`no free port in ${TEST_PORTS.min}-${TEST_PORTS.max} after 100 tries`);
-}
-
-function canBind(port: number, kind: 'tcp' | 'udp'): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (kind === 'udp') {
-      const socket = createSocket('udp4');
-      socket.once('error', () => {
-        socket.close();
-        resolve(false);
-      });
-      socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
-      return;
-    }
-    const server = createServer();
-    server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 export async function startRedis(): Promise<RedisServer> {

@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, freePortBlock } from './free-port.js';
 
 /**
  * SIPp (Debian `sip-tester`, 3.6.1) as a real SIP peer: `runSipp` places calls and waits for the
@@ -219,7 +219,7 @@ async function prepare(options: SippCommonOptions): Promise<PreparedRun> {
   }
   const dir = await mkdtemp(join(tmpdir(), 'voxgate-sipp-'));
   const file = (name: string) => join(dir, name);
-  const port = await freeLoopbackPort();
+  const port = await freePort();
   const mediaPort = await freeMediaPorts();
   let echo: Server | undefined;
   if (globals.includes('echo_port')) {
@@ -389,56 +389,9 @@ function maxSockets(): number {
   return socketLimit;
 }
 
-/** A loopback port free for both UDP and TCP at the time of asking. */
-export async function freeLoopbackPort(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const udp = createSocket('udp4');
-    const port = await new Promise<number>((ok, fail) => {
-      udp.once('error', fail);
-      udp.bind(0, LOOPBACK, () => ok(udp.address().port));
-    });
-    const tcpFree = await new Promise<boolean>((ok) => {
-      const server = createServer();
-      server.once('error', () => ok(false));
-      server.listen(port, LOOPBACK, () => server.close(() => ok(true)));
-    });
-    udp.close();
-    if (tcpFree) return port;
-  }
-  throw new Error('found no loopback port free for both UDP and TCP');
-}
-
 /** An even UDP port with the three above it free on loopback, for SIPp's media (RTP, RTCP, video). */
-async function freeMediaPorts(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    // Below the kernel's ephemeral ports and the RTP ranges tests give gateways, like freePort's:
-    // found free here and bound by SIPp a moment later, they must not be handed out meanwhile.
-    const base = 10000 + 4 * Math.floor(Math.random() * 2500);
-    const sockets = [0, 1, 2, 3].map(() => createSocket('udp4'));
-    const bound = await Promise.all(
-      sockets.map(
-        (socket, i) =>
-          new Promise<boolean>((ok) => {
-            socket.once('error', () => ok(false));
-            socket.bind(base + i, LOOPBACK, () => ok(true));
-          }),
-      ),
-    );
-    await Promise.all(
-      sockets.map(
-        (socket) =>
-          new Promise<void>((done) => {
-            try {
-              socket.close(() => done());
-            } catch {
-              done();
-            }
-          }),
-      ),
-    );
-    if (bound.every(Boolean)) return base;
-  }
-  throw new Error('found no four free loopback UDP ports for SIPp media');
+function freeMediaPorts(): Promise<number> {
+  return freePortBlock(4, ['udp']);
 }
 
 /**

@@ -5,7 +5,8 @@ import { CallbackDelivery, type CallbackJob } from '../../../src/callbacks/callb
 import type { RetryQueue } from '../../../src/callbacks/retry-queue.js';
 import { TimerRetryQueue } from '../../../src/callbacks/timer-retry-queue.js';
 import { newAuthId, newAuthToken } from '../../../src/core/ids.js';
-import { freePort, startRedis, type RedisServer } from '../../support/redis-server.js';
+import { freePort } from '../../support/free-port.js';
+import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
 import { AccountKeys, DeliveryEvents, RecordedLog } from './delivery-events.js';
 

@@ -3,7 +3,7 @@ import { CallbackDelivery } from '../../../src/callbacks/callback-delivery.js';
 import { TimerRetryQueue } from '../../../src/callbacks/timer-retry-queue.js';
 import { newAuthId, newAuthToken } from '../../../src/core/ids.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
-import { freePort } from '../../support/redis-server.js';
+import { freePort } from '../../support/free-port.js';
 import { AccountKeys } from './delivery-events.js';
 
 /** Answer XML and action URLs: one signed request whose body comes back, size-limited. */

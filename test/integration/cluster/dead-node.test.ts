@@ -7,7 +7,8 @@ import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.j
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
 import { startGateway, type TestGateway, type TestResponse } from '../../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../../support/gateway-process.js';
-import { freePort, startRedis, type RedisServer } from '../../support/redis-server.js';
+import { freePort } from '../../support/free-port.js';
+import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import type { RtpPeer } from '../../support/rtp-peer.js';
 import {
   registerEndpoint,

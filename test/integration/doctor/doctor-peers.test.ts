@@ -1,12 +1,8 @@
 import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  freePort,
-  startRedis,
-  TEST_SECRET_KEY,
-  type RedisServer,
-} from '../../support/redis-server.js';
+import { freePort } from '../../support/free-port.js';
+import { startRedis, TEST_SECRET_KEY, type RedisServer } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { checkTlsFiles } from '../../../src/doctor/tls-checks.js';
 import { runDoctor } from './doctor-run.js';

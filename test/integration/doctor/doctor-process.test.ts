@@ -6,12 +6,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawnGateway } from '../../support/gateway-process.js';
-import {
-  freePort,
-  startRedis,
-  TEST_SECRET_KEY,
-  type RedisServer,
-} from '../../support/redis-server.js';
+import { freePort } from '../../support/free-port.js';
+import { startRedis, TEST_SECRET_KEY, type RedisServer } from '../../support/redis-server.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { runDoctor } from './doctor-run.js';
 import { makeTestCertificate, type TestCertificate } from '../../support/tls-certificate.js';

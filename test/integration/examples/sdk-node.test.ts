@@ -10,7 +10,7 @@ import {
   type ExampleProcess,
 } from '../../support/example-process.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { freePort } from '../../support/redis-server.js';
+import { freePort } from '../../support/free-port.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';

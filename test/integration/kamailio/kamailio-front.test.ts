@@ -4,7 +4,8 @@ import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { nodeUri, startKamailio, type Kamailio } from '../../support/kamailio.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
-import { freeLoopbackPort, runSipp, startSippUas, type SipTarget } from '../../support/sipp.js';
+import { freePort } from '../../support/free-port.js';
+import { runSipp, startSippUas, type SipTarget } from '../../support/sipp.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { startSipjsPhone } from '../../support/sipjs-phone.js';
 import { until } from '../../support/wait.js';
@@ -245,7 +246,7 @@ describe('voxgate behind Kamailio', () => {
   it('fails over to the next node on a 503, and on a node that does not answer', async () => {
     // A node that is up (its probes succeed) but refuses calls, and a node that is gone.
     const refusing = await startSippUas({ scenario: 'node-unavailable.xml', traceMessages: true });
-    const gone = { host: '127.0.0.4', port: await freeLoopbackPort() };
+    const gone = { host: '127.0.0.4', port: await freePort() };
     const b = sipOf(nodes.b, '127.0.0.3');
     // No probe in the test's time: only the failover marks a node down here.
     const front = await startKamailio({ nodes: [refusing, gone, b], pingIntervalS: 300 });
