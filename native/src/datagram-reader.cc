@@ -15,6 +15,8 @@ namespace {
 constexpr int kEvents = 64;
 constexpr int kBurst = 16;
 constexpr size_t kMaxDatagram = 2048;
+// Datagrams one wake-up reads at most (the rest wait for the next).
+constexpr int kMaxBatch = kEvents * kBurst;
 // Per datagram in meta: socket id, offset, length, source port, IPv4 source (host order).
 constexpr int kMetaFields = 5;
 }  // namespace
@@ -44,8 +46,8 @@ DatagramReader::DatagramReader(const Napi::CallbackInfo& info)
   // A worker thread's loop must have no open handle left when it ends: the handle is closed
   // when the thread's environment goes, before its loop does.
   napi_add_async_cleanup_hook(env, OnEnvCleanup, this, &cleanup_);
-  scratch_.resize(kEvents * kBurst * kMaxDatagram);
-  meta_.resize(kEvents * kBurst * kMetaFields * 4);
+  scratch_.resize(kMaxBatch * kMaxDatagram);
+  meta_.resize(kMaxBatch * kMetaFields);
 }
 
 DatagramReader::~DatagramReader() { Shut(nullptr); }

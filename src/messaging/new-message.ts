@@ -1,9 +1,9 @@
 import { newUuid } from '../core/ids.js';
+import { multiplyDecimal } from '../core/decimal-amount.js';
 import { countryOf } from '../core/phone-number.js';
 import type { MessageRecord, OutboxRecord } from '../state/records.js';
 import { loggedNumber, loggedText } from './message-log.js';
 import type { MessageSender } from './message-pipeline.js';
-import { multiplyDecimal } from '../core/decimal-amount.js';
 import type { ChatAppSendRequest, MmsSendRequest, SendRequest } from './send-request.js';
 
 /** The record and outbox entry of one accepted message, queued, at `now`. */

@@ -97,10 +97,10 @@ export class RtpSession {
     this.sender = new RtpSendStream({ clockRate: options.clockRate, random: this.random });
     this.lastRtpAt = this.scheduler.now();
     // RTP comes through the thread's datagram reader when the socket allows, else from Node.
-    rtpSocket.on('message', (data, from) => this.receiveRtp(data, from));
     this.release = readThroughReader(rtpSocket, (data, port, address) =>
       this.receiveRtp(data, { address, port }),
     );
+    if (!this.release) rtpSocket.on('message', (data, from) => this.receiveRtp(data, from));
     rtcpSocket.on('message', (data, from) => this.receiveRtcp(data, from));
     rtpSocket.on('error', (error) => this.report('onError', error));
     rtcpSocket.on('error', (error) => this.report('onError', error));
