@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unauthorized } from '../core/errors.js';
 import type { AccountRecord } from '../state/records.js';
@@ -22,12 +23,24 @@ const CACHE_MS = 1000;
 /** What a presented token of an unknown auth id is compared with: a digest of nothing. */
 const UNKNOWN_ACCOUNT_DIGEST = '0'.repeat(64);
 
+/** An account as read for authentication, kept for CACHE_MS. */
+interface CachedAccount {
+  account: AccountRecord | null;
+  until: number;
+  /**
+   * The token that last matched the account's stored digest while this entry lives, so that a
+   * burst of requests computes the keyed digest once. Compared in constant time like the digest.
+   */
+  verified: Buffer | null;
+}
+
 /**
  * HTTP Basic authentication against the accounts. Lookups are cached for a second, so a burst
- * of requests costs one read; a change made on this node drops the cached entry at once.
+ * of requests costs one read and one keyed digest; a change made on this node drops the cached
+ * entry at once.
  */
 export class Authenticator {
-  private readonly cache = new Map<string, { account: AccountRecord | null; until: number }>();
+  private readonly cache = new Map<string, CachedAccount>();
 
   constructor(private readonly state: State) {}
 
@@ -37,19 +50,17 @@ export class Authenticator {
       throw unauthorized(
         'authentication required: use HTTP Basic with your auth id and auth token',
       );
-    const account = await this.lookup(credentials.id);
-    // Against the stored keyed digest (one written by an older version has none: its token's),
-    // and even when the account is unknown, so timing does not tell which ids exist.
-    const { secrets } = this.state;
-    const expected = account
-      ? (account.auth_token_digest ?? secrets.digest(account.auth_token))
-      : UNKNOWN_ACCOUNT_DIGEST;
-    const matches = secrets.matches(credentials.token, expected);
+    const entry = await this.lookup(credentials.id);
+    const { account } = entry;
+    const presented = Buffer.from(credentials.token, 'utf8');
+    const matches =
+      sameBytes(entry.verified, presented) || this.matchesDigest(account, credentials.token);
     if (!account || !matches)
       throw unauthorized('authentication failed: wrong auth id or auth token');
+    entry.verified = presented;
     if (!account.enabled) throw unauthorized('authentication failed: the account is disabled');
     if (account.subaccount) {
-      const main = await this.lookup(account.account);
+      const main = (await this.lookup(account.account)).account;
       if (!main?.enabled) throw unauthorized('authentication failed: the account is disabled');
     }
     return {
@@ -64,15 +75,32 @@ export class Authenticator {
     this.cache.delete(authId);
   }
 
-  private async lookup(authId: string): Promise<AccountRecord | null> {
+  /**
+   * Against the stored keyed digest (one written by an older version has none: its token's), and
+   * even when the account is unknown, so timing does not tell which ids exist.
+   */
+  private matchesDigest(account: AccountRecord | null, token: string): boolean {
+    const { secrets } = this.state;
+    const expected = account
+      ? (account.auth_token_digest ?? secrets.digest(account.auth_token))
+      : UNKNOWN_ACCOUNT_DIGEST;
+    return secrets.matches(token, expected);
+  }
+
+  private async lookup(authId: string): Promise<CachedAccount> {
     const now = Date.now();
     const hit = this.cache.get(authId);
-    if (hit && hit.until > now) return hit.account;
+    if (hit && hit.until > now) return hit;
     const account = await this.state.accounts.findByUnique({ space: 'auth_id', value: authId });
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(authId, { account, until: now + CACHE_MS });
-    return account;
+    const entry: CachedAccount = { account, until: now + CACHE_MS, verified: null };
+    this.cache.set(authId, entry);
+    return entry;
   }
+}
+
+function sameBytes(known: Buffer | null, presented: Buffer): boolean {
+  return known !== null && known.length === presented.length && timingSafeEqual(known, presented);
 }
 
 function parseBasic(header: string | undefined): { id: string; token: string } | null {

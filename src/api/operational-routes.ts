@@ -20,12 +20,13 @@ export function operationalRoutes(
     labelNames: ['method', 'route', 'status'],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     requests.inc({
       method: request.method,
       route: request.routeOptions.url ?? 'unknown',
       status: reply.statusCode,
     });
+    done();
   });
 
   // 200 when the node takes work; 503 while it starts or drains (a load balancer moves on).

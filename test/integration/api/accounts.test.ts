@@ -45,6 +45,18 @@ describeEachStore('accounts and subaccounts', (target) => {
     expect(mismatch.body.error).toContain(gw.main.id);
   });
 
+  it('refuses a wrong token right after the right one was accepted (within the lookup cache)', async () => {
+    const path = `/v1/Account/${gw.main.id}/`;
+    const token = gw.main.token;
+    expect((await gw.request('GET', path)).status).toBe(200);
+    const altered = token.slice(0, -1) + (token.endsWith('a') ? 'b' : 'a');
+    for (const wrong of [altered, token.slice(0, -1), `${token}a`, '']) {
+      const res = await gw.request('GET', path, { as: { id: gw.main.id, token: wrong } });
+      expect(res.status).toBe(401);
+    }
+    expect((await gw.request('GET', path)).status).toBe(200);
+  });
+
   it('creates, reads, lists, updates and deletes subaccounts', async () => {
     const created = await gw.request('POST', `/v1/Account/${gw.main.id}/Subaccount/`, {
       form: { name: 'Support desk', enabled: 'true' },
