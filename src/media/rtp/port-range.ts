@@ -113,11 +113,13 @@ export const closeSocket = (socket: Socket): Promise<void> =>
 const EARLY_PACKETS = 25;
 
 /**
- * Keeps pairs bound ahead of need and reserved by someone else: each pair bound is announced
- * to `onBound`, and only `take(port)` hands it out, so whoever holds the announcements (the
- * main thread) can put a port in an SDP without waiting for a busy worker to bind it. A pair
- * taken is replaced in the background. `bindPair` is for sessions with no reserved port: it
- * binds on demand and never hands out an announced pair.
+ * Keeps pairs bound ahead of need and reserved by someone else: the pairs bound are announced
+ * to `onBound`, and only `take(port)` hands one out, so whoever holds the announcements (the
+ * main thread) can put a port in an SDP without waiting for a busy worker to bind it. Taken
+ * pairs are replaced in the background once half of `target` is gone, and the pairs of one
+ * refill are announced together: each announcement is a message to the main thread, and one
+ * per call would wake it once more per call. `bindPair` is for sessions with no reserved
+ * port: it binds on demand and never hands out an announced pair.
  */
 export class PreboundPairs implements PairSource {
   private readonly spare = new Map<
@@ -130,7 +132,7 @@ export class PreboundPairs implements PairSource {
   constructor(
     private readonly allocator: PortAllocator,
     private readonly target = 8,
-    private readonly onBound: (port: number) => void = () => {},
+    private readonly onBound: (ports: number[]) => void = () => {},
   ) {}
 
   get ready(): number {
@@ -152,7 +154,7 @@ export class PreboundPairs implements PairSource {
     if (!pair) throw new Error(`no reserved RTP port pair on ${port}`);
     this.spare.delete(port);
     pair.rtp.off('message', pair.hold);
-    void this.refill();
+    if (this.spare.size <= this.target / 2) void this.refill();
     return { rtp: pair.rtp, rtcp: pair.rtcp, port: pair.port, early: pair.early };
   }
 
@@ -163,6 +165,7 @@ export class PreboundPairs implements PairSource {
   }
 
   private async fill(): Promise<void> {
+    const bound: number[] = [];
     try {
       while (this.spare.size < this.target && !this.closed) {
         const pair = await this.allocator.bindPair();
@@ -174,12 +177,13 @@ export class PreboundPairs implements PairSource {
         };
         pair.rtp.on('message', hold);
         this.spare.set(pair.port, { ...pair, early, hold });
-        this.onBound(pair.port);
+        bound.push(pair.port);
       }
     } catch {
       // The range is used up: later sessions bind on demand, and get its error if it stays so.
     }
-    if (this.closed) await this.close();
+    if (this.closed) return this.close();
+    if (bound.length > 0) this.onBound(bound);
   }
 
   async close(): Promise<void> {

@@ -85,7 +85,7 @@ export class WorkerSessions {
     this.allocator = new PreboundPairs(
       new PortAllocator(settings.rtpPorts, settings.rtpHost),
       PAIRS_AHEAD,
-      (port) => this.announce([port]),
+      (ports) => this.announce(ports),
     );
     // The first announcement tells the main thread the worker is ready, even with none bound.
     void this.allocator.refill().then(() => {

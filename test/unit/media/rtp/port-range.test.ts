@@ -75,13 +75,44 @@ describe('PortAllocator', () => {
     pair.rtcp.close();
   });
 
+  it('replaces taken pairs once half are gone, announcing the pairs of a refill together', async () => {
+    const base = await freeBase(16);
+    const announcements: number[][] = [];
+    const pairs = new PreboundPairs(
+      new PortAllocator({ min: base, max: base + 15 }, '127.0.0.1'),
+      4,
+      (ports) => announcements.push(ports),
+    );
+    await pairs.refill();
+    expect(announcements).toHaveLength(1);
+    expect(announcements[0]).toHaveLength(4);
+    const [first, second] = announcements[0]!;
+    const taken = [pairs.take(first!)];
+    // Three of four left: no refill yet, so no message.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(pairs.ready).toBe(3);
+    expect(announcements).toHaveLength(1);
+    taken.push(pairs.take(second!));
+    await pairs.refill(); // the refill take() started
+    expect(pairs.ready).toBe(4);
+    expect(announcements).toHaveLength(2);
+    expect(announcements[1]).toHaveLength(2);
+    const all = announcements.flat();
+    expect(new Set(all).size).toBe(6);
+    for (const pair of taken) {
+      pair.rtp.close();
+      pair.rtcp.close();
+    }
+    await pairs.close();
+  });
+
   it('announces each pair it binds ahead, hands it out only to take(), and binds on demand otherwise', async () => {
     const base = await freeBase(6);
     const announced: number[] = [];
     const pairs = new PreboundPairs(
       new PortAllocator({ min: base, max: base + 5 }, '127.0.0.1'),
       2,
-      (port) => announced.push(port),
+      (ports) => announced.push(...ports),
     );
     await pairs.refill();
     expect(pairs.ready).toBe(2);
