@@ -10,7 +10,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DocumentEntry } from '../../src/state/document-store.js';
 import { RedisStore } from '../../src/state/redis-store.js';
-import { startRedisCluster, startRedisProcess, waitFor } from '../../test/support/redis-cluster.js';
+import {
+  startRedisCluster,
+  startRedisProcess,
+  waitForOnlineReplica,
+} from '../../test/support/redis-cluster.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const SEQUENTIAL = 2000;
@@ -71,10 +75,7 @@ async function main(): Promise<void> {
     '127.0.0.1',
     String(master.port),
   ]);
-  await waitFor(
-    async () => String(await replica.client.info('replication')).includes('link_status:up'),
-    10_000,
-  );
+  await waitForOnlineReplica(master);
   const cluster = await startRedisCluster({ replicas: 1 });
   const server = `redis://127.0.0.1:${master.port}`;
   const results = {

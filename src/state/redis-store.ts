@@ -263,7 +263,7 @@ export class RedisStore implements DocumentStore {
  * a replica not yet promoted, a server loading its data) mean "try again"; other reply errors
  * and our own errors are bugs and stay as they are.
  */
-function unavailability(error: unknown): StoreUnavailable | null {
+export function unavailability(error: unknown): StoreUnavailable | null {
   if (error instanceof StoreUnavailable) return error;
   if (!(error instanceof Error)) return null;
   if (error.name === 'ReplyError')
@@ -271,9 +271,19 @@ function unavailability(error: unknown): StoreUnavailable | null {
   return CONNECTION_ERRORS.has(error.name) ? new StoreUnavailable(error.message) : null;
 }
 
-const TRANSIENT_REPLY = /^(CLUSTERDOWN|TRYAGAIN|LOADING|READONLY|MASTERDOWN|NOREPLICAS)\b/;
-/** ioredis reports a closed connection and a command timeout as plain Errors. */
-const CONNECTION_ERRORS = new Set(['Error', 'MaxRetriesPerRequestError', 'ClusterAllFailedError']);
+/** MOVED and ASK reach us only once a Cluster's redirections ran out, as its slots move. */
+const TRANSIENT_REPLY =
+  /^(CLUSTERDOWN|TRYAGAIN|LOADING|READONLY|MASTERDOWN|NOREPLICAS|MOVED|ASK)\b/;
+/**
+ * ioredis reports a closed connection and a command timeout as plain Errors, and a command cut
+ * off by a connection closing under it as an AbortError.
+ */
+const CONNECTION_ERRORS = new Set([
+  'Error',
+  'AbortError',
+  'MaxRetriesPerRequestError',
+  'ClusterAllFailedError',
+]);
 
 const DEFAULT_OPERATION_TIMEOUT_MS = 3000;
 

@@ -72,9 +72,15 @@ export class ReplicaWait {
   private async connectedReplicas(master: Redis): Promise<number> {
     const known = this.replicas.get(master);
     if (known && this.now() - known.at < this.replicasTtlMs) return known.count;
-    // ROLE on a master: ['master', offset, [[ip, port, offset], ...]]
-    const role = (await master.call('ROLE')) as [string, number, unknown[]];
-    const count = role[0] === 'master' ? role[2].length : 0;
+    // Every connected replica, online or still in its sync (connected_slaves). ROLE lists only
+    // those the master has put online, and a replica still waiting for or receiving its RDB (its
+    // link already up on its side) can be promoted without the writes made meanwhile: they were
+    // acknowledged without a WAIT and lost with the master. WAIT counts only replicas that have
+    // the write, so one still syncing makes the write a StoreUnavailable (503).
+    const info = String(await master.info('replication'));
+    const count = /^role:master\r?$/m.test(info)
+      ? Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0)
+      : 0;
     this.replicas.set(master, { count, at: this.now() });
     return count;
   }

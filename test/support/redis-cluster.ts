@@ -75,7 +75,7 @@ export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Pro
     // Every replica in sync, so that a killed master has someone to hand over to.
     for (const node of nodes) {
       const info = String(await node.client.info('replication'));
-      if (info.includes('role:slave') && !info.includes('master_link_status:up')) return false;
+      if (!replicaOnline(info) && !/^role:slave/m.test(info)) return false;
     }
     return true;
   }, 20_000);
@@ -172,6 +172,25 @@ export async function startRedisProcess(
       });
     },
   };
+}
+
+/**
+ * Whether a master (its INFO replication) counts a replica online: its first sync is done. A
+ * replica sees its link up a little before that, and one promoted then has none of the data.
+ */
+export function replicaOnline(info: string): boolean {
+  return /^role:master/m.test(info) && /^slave0:.*state=online/m.test(info);
+}
+
+/** Waits until `master` has a replica online (see replicaOnline). */
+export async function waitForOnlineReplica(
+  master: RedisProcess,
+  timeoutMs = 10_000,
+): Promise<void> {
+  await waitFor(
+    async () => replicaOnline(String(await master.client.info('replication'))),
+    timeoutMs,
+  );
 }
 
 export async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRedisProcess, waitFor, type RedisProcess } from './redis-cluster.js';
+import {
+  startRedisProcess,
+  waitFor,
+  waitForOnlineReplica,
+  type RedisProcess,
+} from './redis-cluster.js';
 
 export interface RedisSentinelSet {
   /** `redis+sentinel://s1,s2,s3/voxgate-<random>`. */
@@ -38,10 +43,7 @@ export async function startRedisSentinelSet(): Promise<RedisSentinelSet> {
     '127.0.0.1',
     String(master.port),
   ]);
-  await waitFor(async () => {
-    const info = String(await replica.client.info('replication'));
-    return info.includes('master_link_status:up');
-  }, 10_000);
+  await waitForOnlineReplica(master);
   const sentinels = await Promise.all(
     [0, 1, 2].map((i) =>
       startRedisProcess(

@@ -2,10 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreUnavailable } from '../../../src/core/errors.js';
+import { RedisStore } from '../../../src/state/redis-store.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import {
   startRedisCluster,
   startRedisProcess,
+  waitFor,
   type RedisCluster,
   type RedisProcess,
 } from '../../support/redis-cluster.js';
@@ -174,4 +177,40 @@ describe('Redis restart (one server, append-only file fsynced on every write)', 
     expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(0);
     await expectNothingLost(gw, answers);
   }, 75_000);
+});
+
+describe('A replica in its initial sync (one master, one replica)', () => {
+  let dir: string;
+  let master: RedisProcess;
+  let replica: RedisProcess;
+  let store: RedisStore | undefined;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-sync-'));
+    // The master holds a replica's first (diskless) sync back this long, waiting for others.
+    master = await startRedisProcess(join(dir, 'master'), ['--repl-diskless-sync-delay', '5']);
+    replica = await startRedisProcess(join(dir, 'replica'), [
+      '--replicaof',
+      '127.0.0.1',
+      String(master.port),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await store?.close();
+    await replica?.kill();
+    await master?.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('acknowledges no write the replica does not have, though ROLE does not list it yet', async () => {
+    // Connected and waiting for its RDB: a failover could promote it without the write.
+    await waitFor(
+      async () => String(await master.client.info('replication')).includes('state=wait_bgsave'),
+      4000,
+    );
+    store = RedisStore.connect(`redis://127.0.0.1:${master.port}`, { waitForReplicas: true });
+    const entry = { score: 1, indexes: [], unique: [] };
+    await expect(store.put('thing', 'T', 'a', { id: 'a' }, entry)).rejects.toBeInstanceOf(
+      StoreUnavailable,
+    );
+  });
 });
