@@ -75,7 +75,7 @@ export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Pro
     // Every replica in sync, so that a killed master has someone to hand over to.
     for (const node of nodes) {
       const info = String(await node.client.info('replication'));
-      if (!replicaOnline(info) && !/^role:slave/m.test(info)) return false;
+      if (/^role:master/m.test(info) && !replicaOnline(info)) return false;
     }
     return true;
   }, 20_000);
