@@ -54,3 +54,17 @@ export function threadWaitSeconds(pid: number, tid: number = pid): number {
     return NaN;
   }
 }
+
+/**
+ * How many times a thread has gone to sleep of its own accord (waiting for I/O, a timer, a
+ * message), from its voluntary_ctxt_switches: each is a wake-up later. NaN when the thread is
+ * gone.
+ */
+export function threadSleeps(pid: number, tid: number = pid): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
+}

@@ -28,6 +28,10 @@ export interface CpuShares {
   stolenMs: number;
   /** How long the gateway's main thread was ready to run but waited for a core, ms (NaN: unknown). */
   gatewayMainWaitMs: number;
+  /** How many times the gateway's main thread went to sleep and was woken (NaN: unknown). */
+  gatewayMainSleeps: number;
+  /** CPU seconds of the gateway's main thread (NaN: unknown). */
+  gatewayMainSeconds: number;
   /** How late this process's event loop ran (its timestamps are late by as much), ms. */
   benchLoopDelayP99Ms: number;
 }
@@ -121,6 +125,9 @@ export class CpuSampler {
       gatewayMainWaitMs: Math.round(
         (to.gateway.mainWaitSeconds - from.gateway.mainWaitSeconds) * 1000,
       ),
+      gatewayMainSleeps: to.gateway.mainSleeps - from.gateway.mainSleeps,
+      gatewayMainSeconds:
+        (to.gateway.threads.get('main') ?? NaN) - (from.gateway.threads.get('main') ?? NaN),
       benchLoopDelayP99Ms: Math.round(this.loopDelay.percentile(99) / 1e5) / 10,
     };
   }

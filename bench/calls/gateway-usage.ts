@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { readSample } from '../api/prometheus-sample.js';
-import { processCpuSeconds, threadWaitSeconds } from '../api/process-cpu.js';
+import { processCpuSeconds, threadSleeps, threadWaitSeconds } from '../api/process-cpu.js';
 
 /** The gateway's CPU time so far, read at one moment. */
 export interface GatewayCpuReading {
@@ -13,6 +13,8 @@ export interface GatewayCpuReading {
   threads: Map<string, number>;
   /** Seconds its main thread stood ready to run without a core; NaN when unknown. */
   mainWaitSeconds: number;
+  /** Times its main thread went to sleep (and was woken again); NaN when unknown. */
+  mainSleeps: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export function procUsage(pid: number): GatewayUsage {
         seconds: processCpuSeconds(pid),
         threads: threadSeconds(pid),
         mainWaitSeconds: threadWaitSeconds(pid),
+        mainSleeps: threadSleeps(pid),
       }),
     residentMiB: () => Promise.resolve(residentMiB(pid)),
   };
@@ -68,7 +71,13 @@ export function metricsUsage(baseUrl: string, authorization: string): GatewayUsa
     from: 'metrics',
     cpu: async () => {
       const { at, body } = await read();
-      return { at, seconds: value(body, CPU_METRIC), threads: new Map(), mainWaitSeconds: NaN };
+      return {
+        at,
+        seconds: value(body, CPU_METRIC),
+        threads: new Map(),
+        mainWaitSeconds: NaN,
+        mainSleeps: NaN,
+      };
     },
     residentMiB: async () => {
       const bytes = value((await read()).body, RESIDENT_METRIC);
@@ -87,6 +96,7 @@ export function noUsage(): GatewayUsage {
         seconds: NaN,
         threads: new Map(),
         mainWaitSeconds: NaN,
+        mainSleeps: NaN,
       }),
     residentMiB: () => Promise.resolve(NaN),
   };

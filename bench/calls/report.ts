@@ -11,16 +11,22 @@ const failuresText = (failures: Record<string, number>) =>
 
 /**
  * Where the machine's time went during a step, the same columns for both directions. The
- * gateway's threads and waits are known only when the bench started it (`threadsKnown`).
+ * gateway's threads and waits are known only when the bench started it (`threadsKnown`). Per
+ * call: the main thread's CPU and how often it slept and was woken, over the calls placed in
+ * the step (calls still running from before it stand in for those still running after it).
  */
 function loadColumns(
   s: OutboundStep | InboundStep,
   threadsKnown: boolean,
 ): Record<string, number | string> {
-  const known = (value: number) => (threadsKnown ? value : '-');
+  const known = (value: number) => (threadsKnown && Number.isFinite(value) ? value : '-');
+  const perCall = (value: number, digits: number) =>
+    known(Number((value / s.attempted).toFixed(digits)));
   return {
     'gw cpu%': Number.isNaN(s.cpu.gatewayPercent) ? '-' : s.cpu.gatewayPercent,
     'gw main%': known(s.cpu.gatewayThreadsPercent.main ?? 0),
+    'main ms/call': perCall(s.cpu.gatewayMainSeconds * 1000, 2),
+    'main sleeps/call': perCall(s.cpu.gatewayMainSleeps, 1),
     'health p99': s.gatewayHealthMs.p99 ?? '-',
     'sipp%': s.cpu.sippPercent,
     'bench%': s.cpu.benchPercent,
