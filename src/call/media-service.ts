@@ -134,10 +134,10 @@ export class MediaService {
     return this.pool.send(command);
   }
 
-  /** Closes a leg's media; resolves with its last figures (null if it was gone already). */
-  async close(sessionId: string, reason?: string): Promise<Results['destroySession'] | null> {
+  /** Closes a leg's media, without waiting for the worker (a failure is logged as a warning). */
+  close(sessionId: string, reason?: string): void {
     this.handlers.delete(sessionId);
-    return this.pool.destroySession(sessionId, reason);
+    this.pool.closeSession(sessionId, reason);
   }
 
   get sessions(): number {

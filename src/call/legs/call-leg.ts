@@ -183,7 +183,7 @@ export abstract class CallLeg {
     if (this.isOver) {
       // Ended (CANCEL, BYE, a hangup) while its media was opening: close what just opened.
       this.mediaOpened = false;
-      await this.env.media.close(this.uuid, this.result?.cause.name);
+      this.env.media.close(this.uuid, this.result?.cause.name);
     }
     this.sdp = new SdpSession({ address: opened.address, port: opened.port });
     return opened;
@@ -233,13 +233,7 @@ export abstract class CallLeg {
     this.state = 'ended';
     this.times.end = this.env.scheduler.now();
     this.result = end;
-    if (this.mediaOpened) {
-      this.env.media
-        .close(this.uuid, end.cause.name)
-        .catch((error: Error) =>
-          this.env.log.warn({ err: error, callUuid: this.uuid }, 'closing media failed'),
-        );
-    }
+    if (this.mediaOpened) this.env.media.close(this.uuid, end.cause.name);
     this.resolveEnded(end);
     this.events.onEnded?.(end);
   }

@@ -4,6 +4,8 @@ import { workerEntry, workerScript } from '../../core/worker-script.js';
 import type {
   Command,
   LatencyReport,
+  QuietCommand,
+  QuietFailure,
   Request,
   Results,
   SessionEvent,
@@ -19,6 +21,8 @@ export interface ChannelUser {
   onPortsReady?(ports: number[]): void;
   /** Stream latencies the worker observed since its last report. */
   onLatency?(report: LatencyReport): void;
+  /** A command sent with tell() failed. */
+  onFailed?(failure: QuietFailure): void;
 }
 
 const ENTRY = workerEntry('media-worker', import.meta.url);
@@ -72,6 +76,17 @@ export class MediaWorkerChannel {
     });
   }
 
+  /**
+   * Sends a command nobody waits for: the worker answers it only if it fails (onFailed), which
+   * spares a message back, and often a wake-up of this thread, per command. False when the
+   * thread is not running (the command was not sent).
+   */
+  tell(command: QuietCommand): boolean {
+    if (this.dead) return false;
+    this.outbox.push({ ...command, id: ++this.sequence, quiet: true });
+    return true;
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     await this.worker.terminate();
@@ -93,6 +108,10 @@ export class MediaWorkerChannel {
     }
     if (message.kind === 'latency') {
       this.user.onLatency?.(message);
+      return;
+    }
+    if (message.kind === 'failed') {
+      this.user.onFailed?.(message);
       return;
     }
     const waiter = this.pending.get(message.id);

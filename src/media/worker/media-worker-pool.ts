@@ -70,10 +70,10 @@ export class MediaWorkerPool {
    * worker with, as the two legs of a Dial must to be bridged.
    *
    * When the worker has a pair bound ahead, the pair is reserved here and the ports are known
-   * at once: the worker is told to build the session on it, and the caller does not wait for a
-   * busy worker to answer (commands to one worker run in order, so later ones find the
-   * session). A spec is checked first either way; if the worker still fails to open the session,
-   * it ends with an `ended` event that says why.
+   * at once: the worker is told to build the session on it, quietly, and the caller does not
+   * wait for a busy worker to answer (commands to one worker run in order, so later ones find
+   * the session). A spec is checked first either way; if the worker still fails to open the
+   * session, it ends with an `ended` event that says why.
    */
   async createSession(
     sessionId: string,
@@ -91,19 +91,15 @@ export class MediaWorkerPool {
     slot.sessions.add(sessionId);
     this.bySession.set(sessionId, slot);
     const port = slot.ports.shift();
-    const created = slot.channel.request({ type: 'createSession', sessionId, spec, port });
     if (port !== undefined) {
-      created.catch((error: Error) => {
-        if (!this.forget(sessionId, slot)) return;
-        this.user.onEvent(sessionId, {
-          type: 'ended',
-          cause: `media session did not open: ${error.message}`,
-        });
-      });
+      if (!slot.channel.tell({ type: 'createSession', sessionId, spec, port })) {
+        this.forget(sessionId, slot);
+        throw new Error('media worker is not running');
+      }
       return { sessionId, port, rtcpPort: port + 1 };
     }
     try {
-      return await created;
+      return await slot.channel.request({ type: 'createSession', sessionId, spec });
     } catch (error) {
       this.forget(sessionId, slot);
       throw error;
@@ -133,6 +129,18 @@ export class MediaWorkerPool {
     const slot = this.bySession.get(command.sessionId);
     if (!slot) return Promise.reject(new Error(`no media session ${command.sessionId}`));
     return slot.channel.request(command);
+  }
+
+  /**
+   * Closes a session (RTCP BYE, ports freed) without waiting for the worker: a failure comes
+   * back as a `warning` event. False when there was no such session.
+   */
+  closeSession(sessionId: string, reason?: string): boolean {
+    const slot = this.bySession.get(sessionId);
+    if (!slot) return false;
+    this.forget(sessionId, slot);
+    slot.channel.tell({ type: 'destroySession', sessionId, reason });
+    return true;
   }
 
   /** Closes a session (RTCP BYE, ports freed); resolves with its last stats. */
@@ -176,6 +184,19 @@ export class MediaWorkerPool {
         this.crashed(slot, error);
       },
       onLatency: (report) => this.user.onLatency?.(report),
+      onFailed: ({ command, sessionId, error }) => {
+        if (command === 'destroySession') {
+          this.user.onEvent(sessionId, {
+            type: 'warning',
+            message: `media session did not close: ${error}`,
+          });
+        } else if (this.forget(sessionId, slot)) {
+          this.user.onEvent(sessionId, {
+            type: 'ended',
+            cause: `media session did not open: ${error}`,
+          });
+        }
+      },
       onPortsReady: (ports) => {
         slot.ports.push(...ports);
         slot.markStarted();

@@ -11,7 +11,8 @@ const KERNEL_SEND_BUFFER_BYTES = 64 * 1024;
 
 /**
  * The entry of a media worker thread: it owns its sessions, their RTP sockets and their
- * audio, and answers the main thread's commands, each with one reply of the same id. A
+ * audio, and answers the main thread's commands, each with one reply of the same id (a quiet
+ * one only if it fails). A
  * command may take its time (a play answers when the audio ends); others run meanwhile.
  * Commands come in batches; replies and events go out in batches, one per turn.
  */
@@ -39,9 +40,21 @@ const order = new CommandOrder((command) => sessions.handle(command));
 port.on('message', (requests: Request[]) => {
   for (const request of requests) {
     order.handle(request).then(
-      (result) => outbox.push({ kind: 'reply', id: request.id, ok: true, result } as Reply),
+      (result) => {
+        if (!request.quiet)
+          outbox.push({ kind: 'reply', id: request.id, ok: true, result } as Reply);
+      },
       (error: Error) =>
-        outbox.push({ kind: 'reply', id: request.id, ok: false, error: error.message } as Reply),
+        outbox.push(
+          request.quiet
+            ? {
+                kind: 'failed',
+                command: request.type,
+                sessionId: request.sessionId,
+                error: error.message,
+              }
+            : { kind: 'reply', id: request.id, ok: false, error: error.message },
+        ),
     );
   }
 });

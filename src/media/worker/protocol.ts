@@ -1,7 +1,9 @@
 /**
  * The typed protocol between the main thread and a media worker (DESIGN.md: commands down,
  * events up). Every command carries a request id; the worker answers each with one reply of
- * the same id. Events are unsolicited and name the session they concern.
+ * the same id, except a quiet one, whose success nobody waits for: it is answered only if it
+ * fails (`failed`, naming its session). Events are unsolicited and name the session they
+ * concern.
  */
 import type { OutboundGuardSettings } from '../../core/outbound-guard.js';
 import type { SpeechVoice } from '../sources/speech.js';
@@ -218,7 +220,11 @@ export interface Results {
   stats: { sessions: number; heapUsed: number; processRss: number };
 }
 
-export type Request = Command & { id: number };
+/** The commands that may be sent quietly: they name the session a failure concerns. */
+export type QuietCommand = Extract<Command, { type: 'createSession' | 'destroySession' }>;
+
+export type Request =
+  (Command & { id: number; quiet?: undefined }) | (QuietCommand & { id: number; quiet: true });
 
 export type Reply =
   | { kind: 'reply'; id: number; ok: true; result: Results[Command['type']] }
@@ -260,4 +266,12 @@ export type LatencyReport = {
   playout: LatencySnapshot;
 };
 
-export type WorkerMessage = Reply | WorkerEvent | PortsReady | LatencyReport;
+/** A quiet command failed. */
+export type QuietFailure = {
+  kind: 'failed';
+  command: QuietCommand['type'];
+  sessionId: string;
+  error: string;
+};
+
+export type WorkerMessage = Reply | WorkerEvent | PortsReady | LatencyReport | QuietFailure;

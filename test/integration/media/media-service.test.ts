@@ -54,7 +54,9 @@ describe('the gateway media service', () => {
     expect(events.filter((e) => e.type === 'dtmf')).toEqual([
       { type: 'dtmf', digit: '#', source: 'rfc4733', durationMs: 100 },
     ]);
-    expect((await gw.gateway.media.close('leg-1'))?.stats?.packetsReceived).toBe(3);
+    const stats = await gw.gateway.media.send({ type: 'sessionStats', sessionId: 'leg-1' });
+    expect(stats.packetsReceived).toBe(3);
+    gw.gateway.media.close('leg-1');
     expect(await metric('voxgate_media_sessions')).toBe(0);
   });
 
