@@ -189,12 +189,17 @@ export abstract class CallLeg {
     return opened;
   }
 
-  /** Applies what offer/answer settled to the media session. */
-  protected async applyAudio(audio: Parameters<typeof mediaUpdateFrom>[0]): Promise<void> {
-    if (!this.mediaOpened || this.isOver) return;
+  /**
+   * Applies what offer/answer settled to the media session. Audio the media plane cannot take
+   * throws at once, before anything is sent; the promise settles with the worker's answer.
+   */
+  protected applyAudio(audio: Parameters<typeof mediaUpdateFrom>[0]): Promise<void> {
+    if (!this.mediaOpened || this.isOver) return Promise.resolve();
     const changes = mediaUpdateFrom(audio);
     this.format = changes.formats?.[0] ?? this.format;
-    await this.env.media.send({ type: 'updateSession', sessionId: this.uuid, changes });
+    return this.env.media
+      .send({ type: 'updateSession', sessionId: this.uuid, changes })
+      .then(() => undefined);
   }
 
   /** The audio format offer/answer settled last (null before). */

@@ -52,7 +52,16 @@ export class InboundLeg extends CallLeg {
       const outcome = this.sdp!.answer(offer);
       if (!outcome.ok) return this.refuse(488, outcome.reason);
       this.answerSdp = outcome.sdp;
-      await this.applyAudio(outcome.audio);
+      // Not waited for: commands to one worker run in order, so what follows (a play, a
+      // bridge) finds this audio applied. A failure ends the leg.
+      this.applyAudio(outcome.audio).catch((error: Error) => {
+        this.env.log.warn({ err: error, callUuid: this.uuid }, "the offer's audio not applied");
+        void this.hangup({
+          cause: hangupCause('Internal Error'),
+          source: 'Error',
+          status: 'failed',
+        });
+      });
       return !this.isOver;
     } catch (error) {
       if (error instanceof SdpParseError) return this.refuse(400, error.message.slice(0, 100));

@@ -185,7 +185,13 @@ export class OutboundLeg extends CallLeg {
           await this.hangUpAnswered(`the answer's audio was refused: ${reading.reason}`);
           return;
         }
-        await this.applyAudio(reading.audio);
+        // Not waited for: commands to one worker run in order, so what the answer starts (a
+        // play, a bridge) finds this audio applied. A failure drops the call.
+        this.applyAudio(reading.audio).catch(async (error: Error) => {
+          if (!this.isOver) {
+            await this.hangUpAnswered(`the answer's audio could not be applied: ${error.message}`);
+          }
+        });
       } catch (error) {
         await this.hangUpAnswered(`the answer's SDP is unusable: ${(error as Error).message}`);
         return;

@@ -90,6 +90,48 @@ describe('outbound legs against a SIPp carrier', () => {
     await until(() => gw.gateway.media.sessions === 0);
   });
 
+  it('is answered before the worker has applied the answer, and drops the call with a BYE if it cannot', async () => {
+    media = await RtpPeer.open();
+    const uas = await carrier('carrier-answer.xml', { rtp_port: String(media.port) });
+    // The media plane as the leg sees it, with its answer to the update held, then refused.
+    let refuse: (error: Error) => void = () => undefined;
+    const refusing: LegEnvironment = {
+      ...env,
+      media: Object.assign(Object.create(gw.gateway.media) as typeof gw.gateway.media, {
+        send: ((command) =>
+          command.type === 'updateSession'
+            ? new Promise((_resolve, reject) => (refuse = reject))
+            : gw.gateway.media.send(command)) as typeof gw.gateway.media.send,
+      }),
+    };
+    const seen: string[] = [];
+    const leg = OutboundLeg.dial(
+      refusing,
+      {
+        uuid: crypto.randomUUID(),
+        target: `sip:14155550111@127.0.0.1:${uas.port}`,
+        from: 'sip:+14155550100@127.0.0.1',
+      },
+      { onAnswered: () => seen.push('answered') },
+    );
+    await until(() => leg.state === 'answered', 5000);
+    expect(seen).toEqual(['answered']);
+    refuse(new Error('no media session on this worker'));
+    expect(await leg.ended).toMatchObject({
+      cause: { name: 'Network Error' },
+      source: 'Error',
+      status: 'failed',
+    });
+    expect(leg.mediaProblem).toBe(
+      "the answer's audio could not be applied: no media session on this worker",
+    );
+    await sleep(300);
+    const result = await uas.stop();
+    expect(result.errors).toEqual([]);
+    expect(result.successful).toBe(1);
+    await until(() => gw.gateway.media.sessions === 0);
+  });
+
   it('reports busy, unavailable and refused carriers with their causes', async () => {
     for (const [status, cause, callStatus] of [
       ['busy', 'Busy Line', 'busy'],
