@@ -54,6 +54,7 @@ import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
 import { ensureMainAccount, type MainAccount } from './state/main-account.js';
+import { waitForStore } from './state/store-readiness.js';
 import { RedisStore } from './state/redis-store.js';
 import { SecretBox, parseSecretKey } from './state/secret-box.js';
 import { loadSecretKeyFile, type SecretKeyFile } from './state/secret-key-file.js';
@@ -156,6 +157,13 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       });
   const store: DocumentStore = redisStore ?? embeddedStore!;
   const state = createState(store, secrets);
+  await waitForStore(store, {
+    waitMs: config.storeStartWait * 1000,
+    onWait: (error, waitedMs) =>
+      process.emitWarning(
+        `the state store does not take writes yet (${error.detail}); waited ${Math.round(waitedMs / 1000)} s of ${config.storeStartWait} s`,
+      ),
+  });
   const mainAccount = await ensureMainAccount(
     state,
     clock,

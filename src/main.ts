@@ -1,5 +1,6 @@
 import { buildGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
+import { StoreUnavailable } from './core/errors.js';
 import { applyRealtimePriority } from './realtime-priority.js';
 import { writeMainAccountFile, type MainAccountFile } from './state/main-account-file.js';
 
@@ -81,6 +82,12 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`voxgate: configuration error: ${error.message}\n`);
     process.exit(2);
+  }
+  if (error instanceof StoreUnavailable) {
+    process.stderr.write(
+      `voxgate: failed to start: the state store is unavailable: ${error.detail}\n`,
+    );
+    process.exit(1);
   }
   process.stderr.write(`voxgate: failed to start: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);

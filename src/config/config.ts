@@ -58,6 +58,8 @@ export interface Config {
   redisUrl: string | null;
   /** Writes are acknowledged once the replicas of their master have them (Redis WAIT). */
   redisWaitForReplicas: boolean;
+  /** Seconds a start waits for the store to take writes before it gives up (0: no wait). */
+  storeStartWait: number;
   /** Where the embedded store keeps its snapshot; null keeps it in memory only. */
   dataDir: string | null;
   authId: string | null;
@@ -547,6 +549,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : '',
     redisUrl: redisUrl(env, 'VOXGATE_REDIS_URL'),
     redisWaitForReplicas: redisWait(env, 'VOXGATE_REDIS_WAIT', redisUrl(env, 'VOXGATE_REDIS_URL')),
+    storeStartWait: whole(env, 'VOXGATE_STORE_START_WAIT', 60, 0),
     dataDir: dataDirRaw === undefined ? 'data' : dataDirRaw === '' ? null : dataDirRaw,
     authId,
     authToken,

@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       publicUrl: '',
       redisUrl: null,
       redisWaitForReplicas: false,
+      storeStartWait: 60,
       dataDir: 'data',
       authId: null,
       authToken: null,
@@ -204,6 +205,10 @@ describe('loadConfig', () => {
     [
       { VOXGATE_MEDIA_WORKERS: '0' },
       'VOXGATE_MEDIA_WORKERS="0" is invalid: must be a whole number of at least 1',
+    ],
+    [
+      { VOXGATE_STORE_START_WAIT: '1.5' },
+      'VOXGATE_STORE_START_WAIT="1.5" is invalid: must be a whole number of at least 0',
     ],
     [
       { VOXGATE_REALTIME_PRIORITY: '100' },
