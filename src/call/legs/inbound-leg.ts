@@ -60,6 +60,7 @@ export class InboundLeg extends CallLeg {
           cause: hangupCause('Internal Error'),
           source: 'Error',
           status: 'failed',
+          sipStatus: 500,
         });
       });
       return !this.isOver;
