@@ -43,6 +43,37 @@ export class RawUdpPeer {
     return this.received;
   }
 
+  /**
+   * Sends an INVITE for `user` at the gateway's UDP `port`, offering PCMU (RTP port 4000), from
+   * `from` (a user at 127.0.0.1); `callId` also makes its branch and tag.
+   */
+  sendInvite(invite: { user: string; port: number; from: string; callId: string }): void {
+    const offer =
+      'v=0\r\no=a 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n';
+    this.send(
+      [
+        `INVITE sip:${invite.user}@127.0.0.1:${invite.port} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${this.port};branch=z9hG4bK${invite.callId};rport`,
+        'Max-Forwards: 70',
+        `From: <sip:${invite.from}@127.0.0.1>;tag=${invite.callId}`,
+        `To: <sip:${invite.user}@127.0.0.1>`,
+        `Call-ID: ${invite.callId}`,
+        'CSeq: 1 INVITE',
+        `Contact: <sip:caller@127.0.0.1:${this.port}>`,
+        'Content-Type: application/sdp',
+        `Content-Length: ${Buffer.byteLength(offer)}`,
+        '',
+        offer,
+      ].join('\n'),
+      invite.port,
+    );
+  }
+
+  /** The first final response received (a status of 200 or more), if one has come. */
+  finalResponse(): SipResponse | undefined {
+    return this.received.find((m): m is SipResponse => 'status' in m && m.status >= 200);
+  }
+
   close(): void {
     this.socket.close();
   }

@@ -1,7 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import type { SipResponse } from '../../../src/sip/message/index.js';
 import { RawUdpPeer } from '../../support/sip-client.js';
 import { runSipp } from '../../support/sipp.js';
 import { until } from '../../support/wait.js';
@@ -129,29 +128,14 @@ describe('inbound calls to a number', () => {
     app.serve('/answer', { body: '<Response><Wait length="10"/></Response>' });
     const caller = await RawUdpPeer.open();
     try {
-      const offer =
-        'v=0\r\no=a 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n';
-      caller.send(
-        [
-          `INVITE sip:14155550111@127.0.0.1:${target.port} SIP/2.0`,
-          `Via: SIP/2.0/UDP 127.0.0.1:${caller.port};branch=z9hG4bKrefused1;rport`,
-          'Max-Forwards: 70',
-          'From: <sip:+14155550123@127.0.0.1>;tag=refused',
-          'To: <sip:14155550111@127.0.0.1>',
-          'Call-ID: refused-offer-1',
-          'CSeq: 1 INVITE',
-          `Contact: <sip:caller@127.0.0.1:${caller.port}>`,
-          'Content-Type: application/sdp',
-          `Content-Length: ${Buffer.byteLength(offer)}`,
-          '',
-          offer,
-        ].join('\n'),
-        target.port,
-      );
-      const final = () =>
-        caller.received.find((m): m is SipResponse => 'status' in m && m.status >= 200);
-      await until(() => final() !== undefined, 5000);
-      expect(final()!.status).toBe(500);
+      caller.sendInvite({
+        user: '14155550111',
+        port: target.port,
+        from: '+14155550123',
+        callId: 'refused-offer-1',
+      });
+      await until(() => caller.finalResponse() !== undefined, 5000);
+      expect(caller.finalResponse()!.status).toBe(500);
     } finally {
       caller.close();
       media.send = send;

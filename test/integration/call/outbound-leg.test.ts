@@ -41,11 +41,15 @@ async function carrier(scenario: string, variables: Record<string, string> = {})
   return uas;
 }
 
-function dial(uas: SippUas, extra: Partial<Parameters<typeof OutboundLeg.dial>[1]> = {}) {
+function dial(
+  uas: SippUas,
+  extra: Partial<Parameters<typeof OutboundLeg.dial>[1]> = {},
+  legEnv: LegEnvironment = env,
+) {
   const seen: string[] = [];
   const digits: string[] = [];
   const leg = OutboundLeg.dial(
-    env,
+    legEnv,
     {
       uuid: crypto.randomUUID(),
       target: `sip:14155550111@127.0.0.1:${uas.port}`,
@@ -104,18 +108,9 @@ describe('outbound legs against a SIPp carrier', () => {
             : gw.gateway.media.send(command)) as typeof gw.gateway.media.send,
       }),
     };
-    const seen: string[] = [];
-    const leg = OutboundLeg.dial(
-      refusing,
-      {
-        uuid: crypto.randomUUID(),
-        target: `sip:14155550111@127.0.0.1:${uas.port}`,
-        from: 'sip:+14155550100@127.0.0.1',
-      },
-      { onAnswered: () => seen.push('answered') },
-    );
+    const { leg, seen } = dial(uas, {}, refusing);
     await until(() => leg.state === 'answered', 5000);
-    expect(seen).toEqual(['answered']);
+    expect(seen).toEqual(['ringing', 'answered']);
     refuse(new Error('no media session on this worker'));
     expect(await leg.ended).toMatchObject({
       cause: { name: 'Network Error' },

@@ -9,7 +9,6 @@ import { startSippUas, type SippUas } from '../../support/sipp.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
 import { StreamServer } from '../../support/stream-server.js';
 import { until } from '../../support/wait.js';
-import type { SipResponse } from '../../../src/sip/message/index.js';
 
 /**
  * The per-account limits, set through the operator interface and enforced where the work
@@ -174,32 +173,15 @@ describe('account limits on one node', () => {
 
     const caller = await RawUdpPeer.open();
     try {
-      const offer =
-        'v=0\r\no=a 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n';
       const sipPort = gw.gateway.sip.addresses.udp.port;
-      caller.send(
-        [
-          `INVITE sip:14155550177@127.0.0.1:${sipPort} SIP/2.0`,
-          `Via: SIP/2.0/UDP 127.0.0.1:${caller.port};branch=z9hG4bKlimit1;rport`,
-          'Max-Forwards: 70',
-          'From: <sip:+14155550123@127.0.0.1>;tag=lim',
-          'To: <sip:14155550177@127.0.0.1>',
-          'Call-ID: limit-inbound-1',
-          'CSeq: 1 INVITE',
-          `Contact: <sip:caller@127.0.0.1:${caller.port}>`,
-          'Content-Type: application/sdp',
-          `Content-Length: ${Buffer.byteLength(offer)}`,
-          '',
-          offer,
-        ].join('\n'),
-        sipPort,
-      );
-      await until(
-        () => caller.received.some((m) => 'status' in m && (m as SipResponse).status >= 200),
-        5000,
-      );
-      const final = caller.received.find((m) => 'status' in m && (m as SipResponse).status >= 200);
-      expect((final as SipResponse).status).toBe(486);
+      caller.sendInvite({
+        user: '14155550177',
+        port: sipPort,
+        from: '+14155550123',
+        callId: 'limit-inbound-1',
+      });
+      await until(() => caller.finalResponse() !== undefined, 5000);
+      expect(caller.finalResponse()!.status).toBe(486);
     } finally {
       caller.close();
     }
