@@ -15,8 +15,10 @@ namespace {
 constexpr int kEvents = 64;
 constexpr int kBurst = 16;
 constexpr size_t kMaxDatagram = 2048;
-// Datagrams one wake-up reads at most (the rest wait for the next).
-constexpr int kMaxBatch = kEvents * kBurst;
+// Datagrams one wake-up reads at most (the rest wait for the next): enough for every socket of
+// a loaded worker, with a few queued each.
+constexpr int kMaxBatch = 4096;
+constexpr size_t kScratchBytes = kMaxBatch * kMaxDatagram;
 // Per datagram in meta: socket id, offset, length, source port, IPv4 source (host order).
 constexpr int kMetaFields = 5;
 }  // namespace
@@ -46,7 +48,8 @@ DatagramReader::DatagramReader(const Napi::CallbackInfo& info)
   // A worker thread's loop must have no open handle left when it ends: the handle is closed
   // when the thread's environment goes, before its loop does.
   napi_add_async_cleanup_hook(env, OnEnvCleanup, this, &cleanup_);
-  scratch_.resize(kMaxBatch * kMaxDatagram);
+  // Left uninitialised: the kernel writes what is read, and pages never used stay unmapped.
+  scratch_.reset(new uint8_t[kScratchBytes]);
   meta_.resize(kMaxBatch * kMetaFields);
 }
 
@@ -107,50 +110,59 @@ void DatagramReader::OnReadable(uv_poll_t* handle, int status, int) {
   static_cast<DatagramReader*>(handle->data)->Drain();
 }
 
-void DatagramReader::Drain() {
-  epoll_event events[kEvents];
-  const int ready = epoll_wait(epoll_, events, kEvents, 0);
-  if (ready <= 0) return;
-  size_t used = 0;
-  int count = 0;
+// Reads one ready socket into the scratch buffer from `used` on, until it has nothing left or
+// the buffer is full, recording each datagram in meta from `count` on.
+void DatagramReader::ReadSocket(int fd, int32_t id, size_t& used, int& count) {
   mmsghdr msgs[kBurst];
   iovec iovs[kBurst];
   sockaddr_storage from[kBurst];
-  for (int e = 0; e < ready; e++) {
-    const int fd = static_cast<int>(events[e].data.u64 & 0xffffffffu);
-    const int32_t id = static_cast<int32_t>(events[e].data.u64 >> 32);
-    for (;;) {
-      if (used + kBurst * kMaxDatagram > scratch_.size()) break;
-      for (int i = 0; i < kBurst; i++) {
-        iovs[i].iov_base = scratch_.data() + used + i * kMaxDatagram;
-        iovs[i].iov_len = kMaxDatagram;
-        std::memset(&msgs[i], 0, sizeof msgs[i]);
-        msgs[i].msg_hdr.msg_iov = &iovs[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
-        msgs[i].msg_hdr.msg_name = &from[i];
-        msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+  while (used + kBurst * kMaxDatagram <= kScratchBytes) {
+    for (int i = 0; i < kBurst; i++) {
+      iovs[i].iov_base = scratch_.get() + used + i * kMaxDatagram;
+      iovs[i].iov_len = kMaxDatagram;
+      std::memset(&msgs[i], 0, sizeof msgs[i]);
+      msgs[i].msg_hdr.msg_iov = &iovs[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_name = &from[i];
+      msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+    }
+    const int got = recvmmsg(fd, msgs, kBurst, MSG_DONTWAIT, nullptr);
+    if (got <= 0) return;
+    for (int i = 0; i < got; i++) {
+      // Longer than the slot: cut off, so not handed on (RTP over Ethernet never is).
+      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;
+      int32_t* m = meta_.data() + count * kMetaFields;
+      m[0] = id;
+      m[1] = static_cast<int32_t>(used + i * kMaxDatagram);
+      m[2] = static_cast<int32_t>(msgs[i].msg_len);
+      if (from[i].ss_family == AF_INET) {
+        const auto* v4 = reinterpret_cast<const sockaddr_in*>(&from[i]);
+        m[3] = ntohs(v4->sin_port);
+        m[4] = static_cast<int32_t>(ntohl(v4->sin_addr.s_addr));
+      } else {
+        m[3] = -1;
+        m[4] = 0;
       }
-      const int got = recvmmsg(fd, msgs, kBurst, MSG_DONTWAIT, nullptr);
-      if (got <= 0) break;
-      for (int i = 0; i < got; i++) {
-        // Longer than the slot: cut off, so not handed on (RTP over Ethernet never is).
-        if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;
-        int32_t* m = meta_.data() + count * kMetaFields;
-        m[0] = id;
-        m[1] = static_cast<int32_t>(used + i * kMaxDatagram);
-        m[2] = static_cast<int32_t>(msgs[i].msg_len);
-        if (from[i].ss_family == AF_INET) {
-          const auto* v4 = reinterpret_cast<const sockaddr_in*>(&from[i]);
-          m[3] = ntohs(v4->sin_port);
-          m[4] = static_cast<int32_t>(ntohl(v4->sin_addr.s_addr));
-        } else {
-          m[3] = -1;
-          m[4] = 0;
-        }
-        count++;
-      }
-      used += got * kMaxDatagram;
-      if (got < kBurst) break;
+      count++;
+    }
+    used += got * kMaxDatagram;
+    if (got < kBurst) return;
+  }
+}
+
+void DatagramReader::Drain() {
+  size_t used = 0;
+  int count = 0;
+  // Every ready socket, not only one epoll_wait's worth: a busy loop calls this once per turn,
+  // and a socket left for a later turn has its datagrams read too late to be played.
+  epoll_event events[kEvents];
+  int ready = kEvents;
+  while (ready == kEvents && used + kBurst * kMaxDatagram <= kScratchBytes) {
+    ready = epoll_wait(epoll_, events, kEvents, 0);
+    for (int e = 0; e < ready; e++) {
+      const int fd = static_cast<int>(events[e].data.u64 & 0xffffffffu);
+      const int32_t id = static_cast<int32_t>(events[e].data.u64 >> 32);
+      ReadSocket(fd, id, used, count);
     }
   }
   if (count == 0) return;
@@ -174,7 +186,7 @@ void DatagramReader::Drain() {
     size_t at = 0;
     for (int i = 0; i < count; i++) {
       int32_t* m = meta_.data() + i * kMetaFields;
-      std::memcpy(static_cast<uint8_t*>(data) + at, scratch_.data() + m[1], m[2]);
+      std::memcpy(static_cast<uint8_t*>(data) + at, scratch_.get() + m[1], m[2]);
       m[1] = static_cast<int32_t>(at);
       at += m[2];
     }

@@ -5,6 +5,7 @@
 #include <napi.h>
 #include <uv.h>
 
+#include <memory>
 #include <vector>
 
 namespace voxgate {
@@ -22,6 +23,7 @@ class DatagramReader : public Napi::ObjectWrap<DatagramReader> {
   static void OnReadable(uv_poll_t* handle, int status, int events);
   static void OnEnvCleanup(napi_async_cleanup_hook_handle handle, void* data);
   void Drain();
+  void ReadSocket(int fd, int32_t id, size_t& used, int& count);
   // Stops reading and closes the poll handle; `done`, when given, is the environment's cleanup
   // hook, told once the handle is closed.
   void Shut(napi_async_cleanup_hook_handle done);
@@ -32,7 +34,7 @@ class DatagramReader : public Napi::ObjectWrap<DatagramReader> {
   // Sockets read: while there are some, they keep the loop alive, as Node's own reading would.
   int sockets_ = 0;
   Napi::FunctionReference on_batch_;
-  std::vector<uint8_t> scratch_;
+  std::unique_ptr<uint8_t[]> scratch_;
   std::vector<int32_t> meta_;
 };
 

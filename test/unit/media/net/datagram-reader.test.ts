@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,6 +54,32 @@ describe('readThroughReader', () => {
     await until(() => atB.length === 101);
     expect(atA).toHaveLength(100);
     releaseB!();
+  });
+
+  it('reads every ready socket in one turn, more than one epoll_wait returns at a time', async () => {
+    const receivers = await Promise.all(Array.from({ length: 150 }, () => bound()));
+    const got: number[] = [];
+    let firstTurn: number | null = null;
+    const releases = receivers.map((socket, i) =>
+      readThroughReader(socket, () => {
+        // Runs once the reader's call into JavaScript is over: what that one call handed on.
+        if (got.length === 0) process.nextTick(() => (firstTurn = got.length));
+        got.push(i);
+      }),
+    );
+    // Sent by another process while this thread is held, so all 150 are waiting together.
+    const ports = receivers.map((socket) => socket.address().port);
+    execFileSync(process.execPath, [
+      '-e',
+      `const s = require('node:dgram').createSocket('udp4');
+       const ports = ${JSON.stringify(ports)};
+       let left = ports.length;
+       for (const p of ports) s.send('x', p, '127.0.0.1', () => { if (--left === 0) s.close(); });`,
+    ]);
+    await until(() => got.length === 150);
+    expect(firstTurn).toBe(150);
+    expect(new Set(got).size).toBe(150);
+    for (const release of releases) release!();
   });
 
   it('drops a datagram over 2,048 bytes and delivers the next', async () => {
