@@ -19,6 +19,28 @@ describeEachStore('health, metrics, docs and rate limits', (target) => {
     for (const gw of gateways.splice(0)) await gw.close();
   });
 
+  it('logs each REST request once it is answered, in one line without its credentials', async () => {
+    const gw = await start();
+    const before = gw.logs.length;
+    const res = await gw.request('GET', `/v1/Account/${gw.main.id}/Endpoint/?limit=2`);
+    expect(res.status).toBe(200);
+    const lines = gw.logs.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'request completed',
+        reqId: res.body.api_id,
+        req: expect.objectContaining({
+          method: 'GET',
+          url: `/v1/Account/${gw.main.id}/Endpoint/?limit=2`,
+        }),
+        res: { statusCode: 200 },
+        responseTime: expect.any(Number),
+      }),
+    ]);
+    expect(gw.logs.slice(before).join('\n')).not.toContain(gw.main.token);
+  });
+
   it('answers /health 503 until listening, /metrics in Prometheus text, /docs as OpenAPI', async () => {
     const gw = await start();
     const health = await gw.request('GET', '/health', { as: null });
