@@ -30,7 +30,9 @@ export function operationalRoutes(
   });
 
   // 200 when the node takes work; 503 while it starts or drains (a load balancer moves on).
-  app.get('/health', { schema: { hide: true } }, async (request, reply) => {
+  // Probes and scrapes come every few seconds from every balancer and collector: their requests
+  // are not logged at info.
+  app.get('/health', { schema: { hide: true }, logLevel: 'warn' }, async (request, reply) => {
     const ready = options.isReady();
     const node = options.node?.();
     const draining = node?.state === 'draining';
@@ -54,7 +56,7 @@ export function operationalRoutes(
         : {}),
     });
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => {
     return reply.type(registry.contentType).send(await registry.metrics());
   });
   app.get('/docs', { schema: { hide: true } }, async () => app.swagger());

@@ -39,6 +39,12 @@ describeEachStore('health, metrics, docs and rate limits', (target) => {
       }),
     ]);
     expect(gw.logs.slice(before).join('\n')).not.toContain(gw.main.token);
+
+    // Health probes and metrics scrapes are not logged at info.
+    const quiet = gw.logs.length;
+    expect((await gw.request('GET', '/health', { as: null })).status).toBe(503);
+    expect((await gw.request('GET', '/metrics', { as: null })).status).toBe(200);
+    expect(gw.logs.slice(quiet)).toEqual([]);
   });
 
   it('answers /health 503 until listening, /metrics in Prometheus text, /docs as OpenAPI', async () => {
