@@ -159,6 +159,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   const state = createState(store, secrets);
   await waitForStore(store, {
     waitMs: config.storeStartWait * 1000,
+    scheduler: options.scheduler ?? systemScheduler,
     onWait: (error, waitedMs) =>
       process.emitWarning(
         `the state store does not take writes yet (${error.detail}); waited ${Math.round(waitedMs / 1000)} s of ${config.storeStartWait} s`,

@@ -1,4 +1,5 @@
 import { StoreUnavailable } from '../core/errors.js';
+import { pause, type Scheduler } from '../core/scheduler.js';
 import type { DocumentStore } from './document-store.js';
 
 const PROBE = { kind: 'marker', tenant: 'global', id: 'store-probe' } as const;
@@ -14,8 +15,7 @@ export interface StoreWait {
   waitMs: number;
   /** Told at the first refusal, then every 10 s while the wait goes on. */
   onWait(error: StoreUnavailable, waitedMs: number): void;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  scheduler: Scheduler;
 }
 
 /**
@@ -27,9 +27,8 @@ export interface StoreWait {
  * Any other error is thrown at once.
  */
 export async function waitForStore(store: DocumentStore, wait: StoreWait): Promise<void> {
-  const now = wait.now ?? Date.now;
-  const sleep = wait.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
-  const started = now();
+  const { scheduler } = wait;
+  const started = scheduler.now();
   let delay = FIRST_DELAY_MS;
   let toldAt: number | null = null;
   for (;;) {
@@ -38,13 +37,13 @@ export async function waitForStore(store: DocumentStore, wait: StoreWait): Promi
         PROBE.kind,
         PROBE.tenant,
         PROBE.id,
-        { at: new Date(now()).toISOString() },
+        { at: new Date(scheduler.now()).toISOString() },
         { score: 0, indexes: [], unique: [] },
       );
       return;
     } catch (error) {
       if (!(error instanceof StoreUnavailable)) throw error;
-      const waited = now() - started;
+      const waited = scheduler.now() - started;
       if (waited + delay > wait.waitMs) {
         if (toldAt === null) throw error;
         throw new StoreUnavailable(
@@ -55,7 +54,7 @@ export async function waitForStore(store: DocumentStore, wait: StoreWait): Promi
         wait.onWait(error, waited);
         toldAt = waited;
       }
-      await sleep(delay);
+      await pause(scheduler, delay);
       delay = Math.min(delay * 2, MAX_DELAY_MS);
     }
   }

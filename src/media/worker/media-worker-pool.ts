@@ -133,14 +133,13 @@ export class MediaWorkerPool {
 
   /**
    * Closes a session (RTCP BYE, ports freed) without waiting for the worker: a failure comes
-   * back as a `warning` event. False when there was no such session.
+   * back as a `warning` event. Nothing to do for a session it does not have.
    */
-  closeSession(sessionId: string, reason?: string): boolean {
+  closeSession(sessionId: string, reason?: string): void {
     const slot = this.bySession.get(sessionId);
-    if (!slot) return false;
+    if (!slot) return;
     this.forget(sessionId, slot);
     slot.channel.tell({ type: 'destroySession', sessionId, reason });
-    return true;
   }
 
   /** Closes a session (RTCP BYE, ports freed); resolves with its last stats. */

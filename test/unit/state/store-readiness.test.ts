@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailable } from '../../../src/core/errors.js';
+import type { Scheduler } from '../../../src/core/scheduler.js';
 import type { DocumentStore } from '../../../src/state/document-store.js';
 import { EmbeddedStore } from '../../../src/state/embedded-store.js';
 import { waitForStore } from '../../../src/state/store-readiness.js';
@@ -20,15 +21,21 @@ function refusing(refusals: number, error: Error = new StoreUnavailable('connect
   let now = 0;
   const sleeps: number[] = [];
   const told: number[] = [];
+  // Time moves only by the waits, each of which ends at once.
+  const scheduler: Scheduler = {
+    now: () => now,
+    after: (ms, run) => {
+      sleeps.push(ms);
+      now += ms;
+      queueMicrotask(run);
+      return { cancel: () => undefined };
+    },
+  };
   const wait = (waitMs: number) =>
     waitForStore(flaky, {
       waitMs,
       onWait: (_error, waitedMs) => told.push(waitedMs),
-      now: () => now,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        now += ms;
-      },
+      scheduler,
     });
   return { store, wait, sleeps, told };
 }
