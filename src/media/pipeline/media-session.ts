@@ -392,7 +392,9 @@ export class MediaSession {
   private encode(pcm: Int16Array): Uint8Array {
     if (pcm !== this.outbound.playout.silence) return this.sendCodec.encode(pcm);
     if (this.silencePayload?.codec !== this.sendCodec) {
-      this.silencePayload = { codec: this.sendCodec, payload: this.sendCodec.encode(pcm) };
+      // A copy of its own: an encoded frame is a slice of a shared pool, not to be kept.
+      const payload = new Uint8Array(this.sendCodec.encode(pcm));
+      this.silencePayload = { codec: this.sendCodec, payload };
     }
     return this.silencePayload.payload;
   }

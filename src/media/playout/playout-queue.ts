@@ -66,12 +66,18 @@ export class PlayoutQueue {
     return frames.length === 1 ? frames[0]! : mix(frames);
   }
 
-  /** One frame of a source, padded with silence; null (and the source dropped) at its end. */
+  /**
+   * One frame of a source, padded with silence; null (and the source dropped) at its end. A
+   * whole frame read at once is played as the source gave it (sources give out their own
+   * memory, and nothing downstream writes into a frame); only a frame pieced together or
+   * padded costs an array of its own.
+   */
   private fill(p: Playing): Int16Array | null {
+    const first = p.source.read(this.frameSamples);
+    if (first !== null && first.length === this.frameSamples) return first;
     const out = new Int16Array(this.frameSamples);
     let filled = 0;
-    while (filled < this.frameSamples) {
-      const chunk = p.source.read(this.frameSamples - filled);
+    for (let chunk = first; filled < this.frameSamples;) {
       if (chunk === null) {
         this.playing = this.playing.filter((q) => q !== p);
         p.onDone?.();
@@ -80,6 +86,7 @@ export class PlayoutQueue {
       if (chunk.length === 0) break; // nothing yet (a pushed source waiting for audio)
       out.set(chunk, filled);
       filled += chunk.length;
+      if (filled < this.frameSamples) chunk = p.source.read(this.frameSamples - filled);
     }
     return out;
   }

@@ -63,20 +63,30 @@ export class PushedSource implements PlayoutSource {
 
   read(count: number): Int16Array | null {
     if (this.queued === 0) return this.ended ? null : new Int16Array(0);
-    const out = new Int16Array(Math.min(count, this.queued));
-    let filled = 0;
-    while (filled < out.length) {
-      const chunk = this.chunks[0]!;
-      const take = Math.min(chunk.length - this.offset, out.length - filled);
-      out.set(chunk.subarray(this.offset, this.offset + take), filled);
-      filled += take;
-      this.offset += take;
-      if (this.offset === chunk.length) {
-        this.chunks.shift();
-        this.offset = 0;
-      }
+    const wanted = Math.min(count, this.queued);
+    const first = this.take(wanted);
+    // Within one chunk (a stream's chunks are often a frame each): a view, not a copy.
+    if (first.length === wanted) return first;
+    const out = new Int16Array(wanted);
+    out.set(first);
+    for (let filled = first.length; filled < wanted;) {
+      const part = this.take(wanted - filled);
+      out.set(part, filled);
+      filled += part.length;
     }
-    this.queued -= filled;
     return out;
+  }
+
+  /** Up to `count` samples of the first chunk, as a view; the chunk is let go once read. */
+  private take(count: number): Int16Array {
+    const chunk = this.chunks[0]!;
+    const part = chunk.subarray(this.offset, Math.min(this.offset + count, chunk.length));
+    this.offset += part.length;
+    this.queued -= part.length;
+    if (this.offset === chunk.length) {
+      this.chunks.shift();
+      this.offset = 0;
+    }
+    return part;
   }
 }

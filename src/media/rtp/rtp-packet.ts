@@ -144,7 +144,8 @@ export function serializeRtpPacket(packet: RtpPacketFields): Buffer {
   const extensionLength = extension ? 4 + extension.data.length : 0;
   const length =
     RTP_HEADER_LENGTH + csrcs.length * 4 + extensionLength + packet.payload.length + padding;
-  const out = Buffer.alloc(length);
+  // From Node's pool (a packet is sent and dropped): every byte is written below.
+  const out = Buffer.allocUnsafe(length);
   out[0] = (RTP_VERSION << 6) | (padding > 0 ? 0x20 : 0) | (extension ? 0x10 : 0) | csrcs.length;
   out[1] = (packet.marker ? 0x80 : 0) | packet.payloadType;
   out.writeUInt16BE(packet.sequenceNumber, 2);
@@ -162,7 +163,10 @@ export function serializeRtpPacket(packet: RtpPacketFields): Buffer {
     offset += extensionLength;
   }
   out.set(packet.payload, offset);
-  if (padding > 0) out[length - 1] = padding;
+  if (padding > 0) {
+    out.fill(0, offset + packet.payload.length, length - 1);
+    out[length - 1] = padding;
+  }
   return out;
 }
 

@@ -21,6 +21,20 @@ function violations(decoded: Int16Array, bound: (x: number) => number): number[]
   return bad;
 }
 
+describe('G.711 encoding', () => {
+  it('encodes a view at an offset, and each call into bytes of its own', () => {
+    const pcm = Int16Array.from({ length: 20 }, (_, i) => (i - 10) * 3000);
+    const view = pcm.subarray(5, 15);
+    for (const encode of [muLawEncode, aLawEncode]) {
+      const first = encode(view);
+      expect([...first]).toEqual([...encode(Int16Array.from(view))]);
+      const second = encode(view);
+      second.fill(0);
+      expect([...first]).toEqual([...encode(Int16Array.from(view))]);
+    }
+  });
+});
+
 describe('G.711 mu-law', () => {
   it('encodes the known code points', () => {
     // Silence is 0xFF on the line (all bits inverted); the extremes are 0x80 and 0x00.

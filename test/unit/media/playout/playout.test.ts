@@ -58,6 +58,25 @@ describe('PlayoutQueue', () => {
   });
 });
 
+describe('PushedSource', () => {
+  it('gives frames across chunks of any size, in order, and counts what is left', () => {
+    const pushed = new PushedSource();
+    pushed.push(Int16Array.from([1, 2, 3]));
+    pushed.push(Int16Array.from([4, 5, 6, 7, 8]));
+    pushed.push(Int16Array.from([9, 10]));
+    expect([...pushed.read(4)!]).toEqual([1, 2, 3, 4]);
+    expect(pushed.queued).toBe(6);
+    expect([...pushed.read(2)!]).toEqual([5, 6]);
+    expect([...pushed.read(4)!]).toEqual([7, 8, 9, 10]);
+    expect(pushed.queued).toBe(0);
+    expect([...pushed.read(4)!]).toEqual([]);
+    pushed.push(Int16Array.from([11, 12]));
+    pushed.end();
+    expect([...pushed.read(4)!]).toEqual([11, 12]);
+    expect(pushed.read(4)).toBeNull();
+  });
+});
+
 describe('FrameClock', () => {
   it('ticks every leg from one timer, every 20 ms', () => {
     const scheduler = new ManualScheduler();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   parseRtpPacket,
   RtpParseError,
@@ -62,6 +62,20 @@ describe('RTP packet codec', () => {
     expect(packet.marker).toBe(true);
     expect(packet.payloadType).toBe(96);
     expect(serializeRtpPacket(packet)).toEqual(data);
+  });
+
+  it('writes every byte of a packet, padding included, whatever its memory held', () => {
+    // Packets are cut from Node's pool, whose memory is not cleared: hand it a dirty one.
+    vi.spyOn(Buffer, 'allocUnsafe').mockImplementation((size) => Buffer.alloc(size, 0xaa));
+    const data = hex(
+      'b2 e0 ffff ffffffff cafebabe 11111111 22222222 bede0002 10ff0000 20aabb00 0102030405 000003',
+    );
+    try {
+      expect(serializeRtpPacket(parseRtpPacket(data))).toEqual(data);
+      expect(Buffer.allocUnsafe).toHaveBeenCalled();
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it('builds what it parses for many random packets', () => {
