@@ -71,6 +71,7 @@ export class PushedSource implements PlayoutSource {
     out.set(first);
     for (let filled = first.length; filled < wanted;) {
       const part = this.take(wanted - filled);
+      if (part.length === 0) break; // a count that is not a whole number
       out.set(part, filled);
       filled += part.length;
     }

@@ -75,6 +75,14 @@ describe('PushedSource', () => {
     expect([...pushed.read(4)!]).toEqual([11, 12]);
     expect(pushed.read(4)).toBeNull();
   });
+
+  it('reads whole samples only when asked for a fraction of one', () => {
+    const pushed = new PushedSource();
+    pushed.push(Int16Array.from([1]));
+    pushed.push(Int16Array.from([2, 3]));
+    expect([...pushed.read(2.5)!]).toEqual([1, 2]);
+    expect([...pushed.read(4)!]).toEqual([3]);
+  });
 });
 
 describe('FrameClock', () => {
