@@ -9,16 +9,27 @@ let ticksPerSecond: number | undefined;
  * steadier figure than requests/s when the loader, not the server, is the bottleneck.
  */
 export function processCpuSeconds(pid: number): number {
+  const { user, system } = processCpuTimes(pid);
+  return user + system;
+}
+
+/**
+ * A process's CPU seconds so far in user space and in the kernel on its behalf (system calls,
+ * and on loopback the delivery of what it sends into the receivers' sockets), from
+ * /proc/<pid>/stat; NaN where there is no /proc.
+ */
+export function processCpuTimes(pid: number): { user: number; system: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may hold spaces; fields are counted after it.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const utime = Number(fields[11]);
-    const stime = Number(fields[12]);
     ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-    return (utime + stime) / ticksPerSecond;
+    return {
+      user: Number(fields[11]) / ticksPerSecond,
+      system: Number(fields[12]) / ticksPerSecond,
+    };
   } catch {
-    return NaN;
+    return { user: NaN, system: NaN };
   }
 }
 

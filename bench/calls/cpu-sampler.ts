@@ -7,6 +7,8 @@ import type { GatewayCpuReading, GatewayUsage } from './gateway-usage.js';
 export interface CpuShares {
   /** NaN (null in the results) when the gateway's CPU could not be read. */
   gatewayPercent: number;
+  /** The part of gatewayPercent the kernel spent on the gateway's behalf; NaN when unknown. */
+  gatewaySystemPercent: number;
   /**
    * The gateway's main thread (its event loop) and its other threads (media worker, GC...);
    * empty for a gateway elsewhere.
@@ -109,6 +111,7 @@ export class CpuSampler {
     }
     const shares = {
       gatewayPercent: gatewayPercent(to.gateway.seconds - from.gateway.seconds),
+      gatewaySystemPercent: gatewayPercent(to.gateway.systemSeconds - from.gateway.systemSeconds),
       gatewayThreadsPercent: threads,
       sippPercent: percent(sipp),
       benchPercent: percent(to.bench - from.bench),

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { readSample } from '../api/prometheus-sample.js';
-import { processCpuSeconds, threadSleeps, threadWaitSeconds } from '../api/process-cpu.js';
+import { processCpuTimes, threadSleeps, threadWaitSeconds } from '../api/process-cpu.js';
 
 /** The gateway's CPU time so far, read at one moment. */
 export interface GatewayCpuReading {
@@ -9,6 +9,8 @@ export interface GatewayCpuReading {
   at: number;
   /** User and system CPU seconds of the whole process; NaN when unknown. */
   seconds: number;
+  /** The system part of `seconds`: the kernel's work on the process's behalf; NaN when unknown. */
+  systemSeconds: number;
   /** CPU seconds of its main thread and of its other threads together; empty when unknown. */
   threads: Map<string, number>;
   /** Seconds its main thread stood ready to run without a core; NaN when unknown. */
@@ -30,29 +32,33 @@ export interface GatewayUsage {
 
 /** prom-client's default metrics, under the gateway's prefix. */
 export const CPU_METRIC = 'voxgate_process_cpu_seconds_total';
+export const SYSTEM_CPU_METRIC = 'voxgate_process_cpu_system_seconds_total';
 export const RESIDENT_METRIC = 'voxgate_process_resident_memory_bytes';
 
 /** The gateway process `pid` on this machine, read from /proc. */
 export function procUsage(pid: number): GatewayUsage {
   return {
     from: 'proc',
-    cpu: () =>
-      Promise.resolve({
+    cpu: () => {
+      const { user, system } = processCpuTimes(pid);
+      return Promise.resolve({
         at: performance.now(),
-        seconds: processCpuSeconds(pid),
+        seconds: user + system,
+        systemSeconds: system,
         threads: threadSeconds(pid),
         mainWaitSeconds: threadWaitSeconds(pid),
         mainSleeps: threadSleeps(pid),
-      }),
+      });
+    },
     residentMiB: () => Promise.resolve(residentMiB(pid)),
   };
 }
 
 /**
- * A gateway elsewhere, from GET /metrics: its process CPU counter (every thread together, as
- * process.cpuUsage() counts it when the gateway answers) and its resident memory. No thread
- * breakdown and no scheduler waits: those are in the gateway host's /proc only. A reading
- * stands for the middle of the request.
+ * A gateway elsewhere, from GET /metrics: its process CPU counters (every thread together, as
+ * process.cpuUsage() counts it when the gateway answers, and the system part of it) and its
+ * resident memory. No thread breakdown and no scheduler waits: those are in the gateway host's
+ * /proc only. A reading stands for the middle of the request.
  */
 export function metricsUsage(baseUrl: string, authorization: string): GatewayUsage {
   const read = async (): Promise<{ at: number; body: string | null }> => {
@@ -74,6 +80,7 @@ export function metricsUsage(baseUrl: string, authorization: string): GatewayUsa
       return {
         at,
         seconds: value(body, CPU_METRIC),
+        systemSeconds: value(body, SYSTEM_CPU_METRIC),
         threads: new Map(),
         mainWaitSeconds: NaN,
         mainSleeps: NaN,
@@ -94,6 +101,7 @@ export function noUsage(): GatewayUsage {
       Promise.resolve({
         at: performance.now(),
         seconds: NaN,
+        systemSeconds: NaN,
         threads: new Map(),
         mainWaitSeconds: NaN,
         mainSleeps: NaN,

@@ -1,3 +1,4 @@
+import type { SocketFloor } from './socket-floor.js';
 import type { StreamStep } from './stream-step.js';
 
 export const GOAL_STREAMS = 1000;
@@ -39,6 +40,7 @@ export function printSteps(steps: StreamStep[]): void {
       'lost %': s.frames.lostPercent,
       'gw cpu%': s.cpu.gatewayPercent,
       'cpu%/str': figure(s.cpu.gatewayPercentPerStream),
+      'sys%/str': figure(s.cpu.gatewaySystemPercentPerStream),
       'KiB/str': figure(memoryPerStreamKiB(s, base)),
       'bench%': s.cpu.benchPercent,
       'tick p99': figure(s.generator.tickLateMs.p99),
@@ -48,8 +50,39 @@ export function printSteps(steps: StreamStep[]): void {
   );
   console.log(
     'in/out: gateway-added latency each way from its histograms, ms; rtt: caller to caller, ms; ' +
-      "tick p99: how late the callers' 20 ms clock fired, ms; stall max: the longest moment " +
-      'the whole machine stood still, ms',
+      "sys%/str: the kernel's part of cpu%/str; tick p99: how late the callers' 20 ms clock " +
+      'fired, ms; stall max: the longest moment the whole machine stood still, ms',
+  );
+}
+
+/** The gateway's CPU per stream beside the socket floor's at the same number of streams. */
+export function printSocketFloor(
+  steps: StreamStep[],
+  floor: { steps: SocketFloor[] } | { skipped: string },
+): void {
+  if (!('steps' in floor) || floor.steps.length === 0) return;
+  console.log(
+    'the same streams through socket-floor.c, a C relay doing only their socket work (a datagram in, a message out, a message in, a datagram out)',
+  );
+  console.table(
+    floor.steps.map((f) => {
+      const step = steps.find((s) => s.streams === f.streams);
+      const gateway = step?.cpu.gatewayPercentPerStream ?? null;
+      const ratio =
+        gateway !== null && f.cpuPercentPerStream
+          ? Math.round((gateway / f.cpuPercentPerStream) * 10) / 10
+          : null;
+      return {
+        streams: f.streams,
+        'gw cpu%/str': figure(gateway),
+        'gw sys%/str': figure(step?.cpu.gatewaySystemPercentPerStream),
+        'floor cpu%/str': figure(f.cpuPercentPerStream),
+        'floor sys%/str': figure(f.systemPercentPerStream),
+        'gw/floor': figure(ratio),
+        'floor sent': f.sent,
+        'floor back': f.received,
+      };
+    }),
   );
 }
 

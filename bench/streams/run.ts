@@ -34,7 +34,7 @@
  * a description of its host are skipped, each with its reason in the output and in the JSON's
  * `target.skipped`.
  */
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,10 +59,18 @@ import { addInboundNumber } from '../calls/inbound.js';
 import { openBenchGateway } from '../calls/target-gateway.js';
 import { startEchoBot } from './echo-bot.js';
 import { readGatewayMetrics } from './gateway-metrics.js';
-import { GOAL_P99_MS, GOAL_STREAMS, memoryPerStreamKiB, printSteps, verdict } from './report.js';
+import {
+  GOAL_P99_MS,
+  GOAL_STREAMS,
+  memoryPerStreamKiB,
+  printSocketFloor,
+  printSteps,
+  verdict,
+} from './report.js';
 import { CallerMedia } from './rtp-callers.js';
 import { SipUac } from './sip-uac.js';
 import { runStreamStep, type StreamStep } from './stream-step.js';
+import { buildSocketFloor, measureSocketFloor, type SocketFloor } from './socket-floor.js';
 import { positiveInteger } from '../api/arguments.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -232,6 +240,7 @@ async function main(): Promise<void> {
     await gateway.stop();
     await Promise.all([bot.stop(), app.close()]);
   }
+  const floor = target ? null : await runSocketFloor(steps);
   const context: RunContext = {
     machine,
     revision: describeRevision(ROOT),
@@ -239,6 +248,7 @@ async function main(): Promise<void> {
     speedAfter: probeMachineSpeed(),
   };
   printSteps(steps);
+  if (floor) printSocketFloor(steps, floor);
   if (target)
     console.log(
       "gw cpu% from the gateway's /metrics, KiB/str from its resident memory there; stall max is this machine's",
@@ -282,6 +292,7 @@ async function main(): Promise<void> {
     summary,
     stoppedBecause,
     steps: steps.map((s) => ({ ...s, memoryPerStreamKiB: memoryPerStreamKiB(s, base) })),
+    socketFloor: floor,
     unexpectedAppRequests: app.unexpected,
     gatewayLog: gateway.log ? { lines: gateway.log.lineCount(), ...gateway.log.lines() } : null,
   };
@@ -293,6 +304,31 @@ async function main(): Promise<void> {
   ]) {
     writeFileSync(`${RESULTS_DIR}${name}.json`, json);
     console.log(`wrote bench/results/${name}.json`);
+  }
+}
+
+/**
+ * The same streams through socket-floor.c, a relay that does only their socket work, once the
+ * gateway has stopped: what any gateway on kernel sockets pays here per stream, beside what this
+ * one pays. Not run against a gateway elsewhere (it measures this machine).
+ */
+async function runSocketFloor(
+  steps: StreamStep[],
+): Promise<{ steps: SocketFloor[] } | { skipped: string }> {
+  const built = buildSocketFloor();
+  if ('skipped' in built) {
+    console.log(`note: ${built.skipped}`);
+    return built;
+  }
+  try {
+    const floors: SocketFloor[] = [];
+    for (const step of steps) {
+      console.log(`${step.streams} streams through the socket floor for ${step.seconds} s ...`);
+      floors.push(await measureSocketFloor(built.binary, step.streams, step.seconds));
+    }
+    return { steps: floors };
+  } finally {
+    rmSync(built.dir, { recursive: true, force: true });
   }
 }
 

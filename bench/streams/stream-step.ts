@@ -71,6 +71,10 @@ export interface StreamStep {
     gatewayMainPercent: number | null;
     gatewayOtherThreadsPercent: number | null;
     gatewayPercentPerStream: number | null;
+    /** The kernel's part of gatewayPercent: its socket work, and on loopback the delivery of
+     * what it sends into the callers' and the bot's sockets. NaN (null) when unknown. */
+    gatewaySystemPercent: number;
+    gatewaySystemPercentPerStream: number | null;
     benchPercent: number;
     machinePercent: number;
     othersPercent: number;
@@ -111,6 +115,11 @@ interface Call {
 
 const diff = (a: EchoBotCounters, b: EchoBotCounters, key: keyof EchoBotCounters) =>
   a[key] - b[key];
+
+/** A share of a core per stream, to a thousandth of a percent; null without streams. */
+export function perStream(percent: number, streams: number): number | null {
+  return streams > 0 ? Math.round((percent / streams) * 1000) / 1000 : null;
+}
 
 function count(failures: Record<string, number>, reason: string, n = 1): void {
   if (n > 0) failures[reason] = (failures[reason] ?? 0) + n;
@@ -267,8 +276,9 @@ export async function runStreamStep(
       gatewayPercent: shares.gatewayPercent,
       gatewayMainPercent: thread('main'),
       gatewayOtherThreadsPercent: thread('other threads'),
-      gatewayPercentPerStream:
-        calls.length > 0 ? Math.round((shares.gatewayPercent / calls.length) * 1000) / 1000 : null,
+      gatewayPercentPerStream: perStream(shares.gatewayPercent, calls.length),
+      gatewaySystemPercent: shares.gatewaySystemPercent,
+      gatewaySystemPercentPerStream: perStream(shares.gatewaySystemPercent, calls.length),
       benchPercent: shares.benchPercent,
       machinePercent: shares.machinePercent,
       // The sampler's own figure also subtracts SIPp and an RTP sink, which this bench has not.
