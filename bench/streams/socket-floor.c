@@ -185,8 +185,8 @@ static int peers(double seconds, uint16_t tcp_port, int streams, char **udp_port
   const double start = now_ms(), end = start + seconds * 1e3;
   double next = start;
   // After the last frame, a moment more for the replies still in flight.
-  while (now_ms() < end + 100) {
-    double wait = (next < end ? next : end + 100) - now_ms();
+  while (now_ms() < end + 500) {
+    double wait = (next < end ? next : end + 500) - now_ms();
     struct epoll_event events[EVENTS];
     int ready = epoll_wait(epoll, events, EVENTS, wait > 0 ? (int)wait + 1 : 0);
     for (int e = 0; e < ready; e++) {
