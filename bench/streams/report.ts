@@ -55,33 +55,39 @@ export function printSteps(steps: StreamStep[]): void {
   );
 }
 
-/** The gateway's CPU per stream beside the socket floor's at the same number of streams. */
+/** The gateway's CPU per stream beside the socket floor's relays at the same number of streams. */
 export function printSocketFloor(
   steps: StreamStep[],
   floor: { steps: SocketFloor[] } | { skipped: string },
 ): void {
   if (!('steps' in floor) || floor.steps.length === 0) return;
   console.log(
-    'the same streams through socket-floor.c, a C relay doing only their socket work (a datagram in, a message out, a message in, a datagram out)',
+    "the same streams through the socket floor, relays doing only their socket work (a datagram in, a message out, a message in, a datagram out): C (socket-floor.c) and Node with the gateway's datagram reader (socket-floor-node.ts)",
   );
+  const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+    a !== null && a !== undefined && b ? Math.round((a / b) * 10) / 10 : null;
   console.table(
-    floor.steps.map((f) => {
-      const step = steps.find((s) => s.streams === f.streams);
-      const gateway = step?.cpu.gatewayPercentPerStream ?? null;
-      const ratio =
-        gateway !== null && f.cpuPercentPerStream
-          ? Math.round((gateway / f.cpuPercentPerStream) * 10) / 10
-          : null;
-      return {
-        streams: f.streams,
-        'gw cpu%/str': figure(gateway),
-        'gw sys%/str': figure(step?.cpu.gatewaySystemPercentPerStream),
-        'floor cpu%/str': figure(f.cpuPercentPerStream),
-        'floor sys%/str': figure(f.systemPercentPerStream),
-        'gw/floor': figure(ratio),
-        'floor sent': f.sent,
-        'floor back': f.received,
-      };
+    steps.flatMap((step) => {
+      const c = floor.steps.find((f) => f.streams === step.streams && f.relay === 'c');
+      const node = floor.steps.find((f) => f.streams === step.streams && f.relay === 'node');
+      if (!c && !node) return [];
+      const gateway = step.cpu.gatewayPercentPerStream;
+      return [
+        {
+          streams: step.streams,
+          'gw cpu%/str': figure(gateway),
+          'gw sys%/str': figure(step.cpu.gatewaySystemPercentPerStream),
+          'C cpu%/str': figure(c?.cpuPercentPerStream),
+          'C sys%/str': figure(c?.systemPercentPerStream),
+          'Node cpu%/str': figure(node?.cpuPercentPerStream),
+          'Node sys%/str': figure(node?.systemPercentPerStream),
+          'gw/C': figure(ratio(gateway, c?.cpuPercentPerStream)),
+          'gw/Node': figure(ratio(gateway, node?.cpuPercentPerStream)),
+          'back %': [c, node]
+            .map((f) => (f ? Math.round((f.received / Math.max(1, f.sent)) * 1000) / 10 : '-'))
+            .join(' / '),
+        },
+      ];
     }),
   );
 }

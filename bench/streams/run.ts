@@ -308,9 +308,10 @@ async function main(): Promise<void> {
 }
 
 /**
- * The same streams through socket-floor.c, a relay that does only their socket work, once the
- * gateway has stopped: what any gateway on kernel sockets pays here per stream, beside what this
- * one pays. Not run against a gateway elsewhere (it measures this machine).
+ * The same streams through the socket floor's relays, which do only their socket work, once the
+ * gateway has stopped: socket-floor.c, what any gateway on kernel sockets pays here per stream,
+ * and socket-floor-node.ts, the same from Node with the gateway's datagram reader; beside what
+ * the gateway pays. Not run against a gateway elsewhere (it measures this machine).
  */
 async function runSocketFloor(
   steps: StreamStep[],
@@ -323,8 +324,12 @@ async function runSocketFloor(
   try {
     const floors: SocketFloor[] = [];
     for (const step of steps) {
-      console.log(`${step.streams} streams through the socket floor for ${step.seconds} s ...`);
-      floors.push(await measureSocketFloor(built.binary, step.streams, step.seconds));
+      for (const relay of ['c', 'node'] as const) {
+        console.log(
+          `${step.streams} streams through the socket floor's ${relay === 'c' ? 'C' : 'Node'} relay for ${step.seconds} s ...`,
+        );
+        floors.push(await measureSocketFloor(built.binary, step.streams, step.seconds, relay));
+      }
     }
     return { steps: floors };
   } finally {

@@ -9,12 +9,20 @@ import { processCpuTimes } from '../api/process-cpu.js';
 import { perStream } from './stream-step.js';
 
 const SOURCE = fileURLToPath(new URL('./socket-floor.c', import.meta.url));
+const NODE_RELAY = fileURLToPath(new URL('./socket-floor-node.ts', import.meta.url));
 /** The first seconds are left out: connections settle and the kernel's caches warm. */
 const SETTLE_MS = 2000;
 const READY_TIMEOUT_MS = 10_000;
 
-/** The socket work of `streams` streams alone, by the C relay in socket-floor.c. */
+/**
+ * Who relays: socket-floor.c's relay, or socket-floor-node.ts, the same on Node with the
+ * gateway's datagram reader.
+ */
+export type FloorRelay = 'c' | 'node';
+
+/** The socket work of `streams` streams alone, by one of the relays. */
 export interface SocketFloor {
+  relay: FloorRelay;
   streams: number;
   seconds: number;
   /** The relay's CPU, % of a core, and the kernel's part of it. */
@@ -42,15 +50,21 @@ export function buildSocketFloor(): { binary: string; dir: string } | { skipped:
 }
 
 /**
- * Runs `streams` streams through the relay for `seconds` (plus a settling start) with the C
- * callers and server in a second process, and measures the relay's CPU over the window.
+ * Runs `streams` streams through a relay for `seconds` (plus a settling start) with the C
+ * callers and server of `binary` in a second process, and measures the relay's CPU over the
+ * window.
  */
 export async function measureSocketFloor(
   binary: string,
   streams: number,
   seconds: number,
+  by: FloorRelay = 'c',
 ): Promise<SocketFloor> {
-  const relay = spawn(binary, ['relay', String(streams)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [command, args] =
+    by === 'c'
+      ? [binary, ['relay', String(streams)]]
+      : [process.execPath, ['--import', 'tsx', NODE_RELAY, String(streams)]];
+  const relay = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const ports = await readyLine(relay);
     const total = (SETTLE_MS / 1000 + seconds).toFixed(3);
@@ -69,6 +83,7 @@ export async function measureSocketFloor(
     const cpuPercent = percent(after.user + after.system - before.user - before.system);
     const systemPercent = percent(after.system - before.system);
     return {
+      relay: by,
       streams,
       seconds,
       cpuPercent,
@@ -85,13 +100,17 @@ export async function measureSocketFloor(
 
 /** The relay's "ready <tcp port> <udp port>..." line: the ports, TCP first. */
 async function readyLine(relay: ChildProcess): Promise<string[]> {
-  const line = await Promise.race([
-    lastLine(relay, (l) => l.startsWith('ready ')),
-    sleep(READY_TIMEOUT_MS).then(() => {
-      throw new Error('the socket floor relay did not start');
-    }),
-  ]);
-  return line.split(' ').slice(1);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(''), READY_TIMEOUT_MS);
+  });
+  try {
+    const line = await Promise.race([lastLine(relay, (l) => l.startsWith('ready ')), timeout]);
+    if (!line.startsWith('ready ')) throw new Error('the socket floor relay did not start');
+    return line.split(' ').slice(1);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The first line of a child's output that `wanted` accepts, or its last line when it ends. */
