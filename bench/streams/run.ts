@@ -15,7 +15,10 @@
  * voxgate_stream_playout_latency_seconds; null when it lacks them), the round trip at the
  * caller, frames lost on the way to the bot and back, the gateway's CPU and memory per stream,
  * and the generator's own lateness. Climbing stops at a step that loses more than 1 % of its
- * frames or fails to set up a call or stream. Writes bench/results/streams-*.json.
+ * frames or fails to set up a call or stream. Once the gateway has stopped, each step's number
+ * of streams runs through the socket floor, relays that do only the streams' socket work, in C
+ * (socket-floor.c) and on Node (socket-floor-node.ts), and their CPU per stream is printed
+ * beside the gateway's. Writes bench/results/streams-*.json.
  *
  * Target mode measures a gateway that is already running, here or on another machine, with the
  * same flags as bench:calls (no build needed here):
