@@ -71,8 +71,10 @@ export interface StreamStep {
     gatewayMainPercent: number | null;
     gatewayOtherThreadsPercent: number | null;
     gatewayPercentPerStream: number | null;
-    /** The kernel's part of gatewayPercent: its socket work, and on loopback the delivery of
-     * what it sends into the callers' and the bot's sockets. NaN (null) when unknown. */
+    /**
+     * The kernel's part of gatewayPercent: its socket work, and on loopback the delivery of
+     * what it sends into the callers' and the bot's sockets. NaN (null) when unknown.
+     */
     gatewaySystemPercent: number;
     gatewaySystemPercentPerStream: number | null;
     benchPercent: number;

@@ -9,6 +9,9 @@ export function formatCallbackTime(ms: number): string {
   return utcSecond(ms);
 }
 
+/** The last second formatted, and its text. */
+let last = { second: Number.NaN, text: '' };
+
 /**
  * The UTC second `ms` falls in, as `YYYY-MM-DD HH:MM:SS`. A call formats the same few seconds
  * several times (its record, each callback's times), so the last one is kept.
@@ -21,5 +24,3 @@ function utcSecond(ms: number): string {
   }
   return last.text;
 }
-
-let last = { second: Number.NaN, text: '' };
