@@ -9,6 +9,7 @@ export interface BindStatus {
   inFlight: number;
   window: number;
   throttleEvents: number;
+  idleWithWorkMs: number;
 }
 
 export interface MessageMetrics {
@@ -74,6 +75,17 @@ export function prometheusMessageMetrics(registry: Registry): MessageMetrics {
       this.reset();
       for (const b of readBinds())
         this.set({ carrier: b.carrier, bind: String(b.bind) }, b.throttleEvents);
+    },
+  });
+  new Gauge({
+    name: 'voxgate_smpp_idle_with_work_seconds',
+    help: 'How long submits have waited on each SMPP bind while it sent nothing (0: none waits); a bound bind that grows this is stuck',
+    labelNames: ['carrier', 'bind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const b of readBinds())
+        this.set({ carrier: b.carrier, bind: String(b.bind) }, b.idleWithWorkMs / 1000);
     },
   });
   new Gauge({

@@ -59,6 +59,9 @@ export class SmscSimulator {
   private throttle = 0;
   private alreadyBound = 0;
   private held: (() => void)[] | null = null;
+  /** Every connection, bound or not: a killed SMSC drops them all. */
+  private readonly sockets = new Set<import('node:net').Socket>();
+  private killedPort: number | null = null;
   private readonly server: Session;
   private readonly options: Required<SmscOptions>;
 
@@ -82,7 +85,7 @@ export class SmscSimulator {
   }
 
   get port(): number {
-    return (this.server.address() as AddressInfo).port;
+    return this.killedPort ?? (this.server.address() as AddressInfo).port;
   }
 
   /** The VOXGATE_SMPP_URL of this SMSC, with carrier parameters. */
@@ -180,7 +183,29 @@ export class SmscSimulator {
     await until(() => this.sessions.size > 0, timeoutMs);
   }
 
+  /**
+   * Crashes the SMSC: every connection is cut and the port stops answering. What it answered
+   * before stays in `submits`; revive() listens again on the same port.
+   */
+  async kill(): Promise<void> {
+    this.killedPort = this.port;
+    this.held = this.held ? [] : null;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    this.sessions.clear();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  async revive(): Promise<void> {
+    const port = this.killedPort;
+    if (port === null) throw new Error('revive() follows kill()');
+    this.killedPort = null;
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
+  }
+
   async stop(): Promise<void> {
+    if (this.killedPort !== null) return;
+    for (const socket of this.sockets) socket.destroy();
     for (const session of this.sessions) session.socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -207,6 +232,8 @@ export class SmscSimulator {
     // As a carrier's SMSC would: an answer and the receipt after it are not held back by
     // Nagle's algorithm waiting for the gateway's delayed ACK.
     session.socket.setNoDelay(true);
+    this.sockets.add(session.socket);
+    session.socket.once('close', () => this.sockets.delete(session.socket));
     session.on('error', () => session.socket.destroy());
     session.on('close', () => this.sessions.delete(session));
     session.on('bind_transceiver', (pdu: PduObject) => {

@@ -65,6 +65,8 @@ interface Waiting {
   timer: TimerHandle;
 }
 
+type TimerName = 'reconnect' | 'pump' | 'enquire' | 'sweep';
+
 /** Statuses that mean "later", not "no": the submit waits and the bind slows down. */
 const SLOW_DOWN = new Set<number>([STATUS.ESME_RTHROTTLED, STATUS.ESME_RMSGQFUL]);
 const MAX_ATTEMPTS = 4;
@@ -91,12 +93,9 @@ export class SmppBind {
   private inFlightSubmits = 0;
   private throttles = 0;
   private reconnectDelay = RECONNECT_MIN_MS;
-  private timers: {
-    reconnect?: TimerHandle;
-    pump?: TimerHandle;
-    enquire?: TimerHandle;
-    sweep?: TimerHandle;
-  } = {};
+  private timers: Partial<Record<TimerName, TimerHandle>> = {};
+  /** When a submit_sm last went out, or work began to wait on an idle bind. */
+  private lastProgress = 0;
   private rate: number;
   private tokens = 1;
   private lastRefill = 0;
@@ -128,6 +127,15 @@ export class SmppBind {
     return this.throttles;
   }
 
+  /**
+   * How long submits have waited while nothing went out (ms): 0 when none waits. A bind that
+   * is up and has work but sends nothing for long is stuck, whatever its state says.
+   */
+  idleWithWork(now = this.scheduler.now()): number {
+    if (this.queue.length === 0) return 0;
+    return Math.max(0, now - this.lastProgress);
+  }
+
   start(): void {
     if (this.current !== 'idle') return;
     this.connect();
@@ -146,6 +154,8 @@ export class SmppBind {
       return Promise.reject(new SmppSubmitError('the SMPP bind is closed', null, false, false));
     return new Promise((resolve, reject) => {
       const { deadline, accepted } = options;
+      if (this.queue.length === 0 && this.inFlightSubmits === 0)
+        this.lastProgress = this.scheduler.now();
       this.queue.push({ fields, tlvs, deadline, accepted, attempts: 0, resolve, reject });
       this.pump();
     });
@@ -156,7 +166,7 @@ export class SmppBind {
     const socket = this.socket;
     const wasBound = this.current === 'bound';
     this.setState('closed');
-    for (const timer of Object.values(this.timers)) timer?.cancel();
+    for (const name of Object.keys(this.timers) as TimerName[]) this.cancelTimer(name);
     for (const item of this.queue.splice(0))
       item.reject(
         new SmppSubmitError('the SMPP bind was closed before it sent', null, false, false),
@@ -239,8 +249,10 @@ export class SmppBind {
   private lost(socket: Socket): void {
     if (socket !== this.socket) return;
     this.socket = null;
-    this.timers.enquire?.cancel();
-    this.timers.pump?.cancel();
+    // A cancelled timer must also be forgotten: pump() waits while one is set, and would wait
+    // for ever for a timer that never fires.
+    this.cancelTimer('enquire');
+    this.cancelTimer('pump');
     // Unanswered submits were not acknowledged: they go out again, first, after the rebind.
     const unanswered: Submit[] = [];
     for (const [sequence, waiting] of this.waiting) {
@@ -386,6 +398,7 @@ export class SmppBind {
         return this.pumpLater(Math.ceil(((1 - this.tokens) / this.rate) * 1000));
       const submit = this.queue.shift()!;
       this.inFlightSubmits++;
+      this.lastProgress = now;
       this.request(
         { command: 'submit_sm', status: 0, sequence: 0, fields: submit.fields, tlvs: submit.tlvs },
         undefined,
@@ -456,6 +469,11 @@ export class SmppBind {
       );
     else this.queue.unshift(submit);
     this.pump();
+  }
+
+  private cancelTimer(name: TimerName): void {
+    this.timers[name]?.cancel();
+    this.timers[name] = undefined;
   }
 
   private scheduleEnquireLink(): void {

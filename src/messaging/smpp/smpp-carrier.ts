@@ -33,6 +33,8 @@ export interface BindSummary {
   inFlight: number;
   window: number;
   throttleEvents: number;
+  /** How long submits have waited while this bind sent nothing (ms); 0 when none waits. */
+  idleWithWorkMs: number;
 }
 
 /** SMPP 3.4 5.2.5: registered_delivery 1, a receipt on the final outcome, success or failure. */
@@ -77,6 +79,7 @@ export class SmppCarrierLink {
       inFlight: b.inFlight,
       window: this.carrier.window,
       throttleEvents: b.throttleEvents,
+      idleWithWorkMs: b.idleWithWork(),
     }));
   }
 
