@@ -313,6 +313,9 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           redisUrl: config.redisUrl,
           queueName: 'voxgate-messages',
           concurrency: 1000,
+          // A send job finds what an earlier run of it did (MessagePipeline.dispatch): one that
+          // failed for a store that was away runs again, for a minute, instead of being lost.
+          rerun: { attempts: 30, retryDelayMs: 2000 },
           onError: (error) => app.log.warn({ err: error }, 'message send queue'),
           waitForReplicas: config.redisWaitForReplicas,
         })
@@ -342,6 +345,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     mediaStore: config.dataDir
       ? new DiskMediaStore(join(config.dataDir, 'media'))
       : new MemoryMediaStore(),
+    sentJournalPath: config.dataDir ? join(config.dataDir, 'journal', 'messages-sent.jsonl') : null,
     mm7: config.mm7,
     guard: outbound,
     scheduler,

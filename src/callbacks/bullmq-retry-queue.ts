@@ -21,6 +21,12 @@ export interface BullMqRetryQueueOptions {
   scheduleTimeoutMs?: number;
   /** Connection and worker errors; a repeated error is reported once until Redis is back. */
   onError?: (error: Error) => void;
+  /**
+   * For handlers that are safe to run again (they find what an earlier run did): a job whose
+   * handler throws runs again this many times in all, `retryDelayMs` apart, and a job whose
+   * process lost hold of it (Redis away, the process gone) is handed out again as often.
+   */
+  rerun?: { attempts: number; retryDelayMs: number };
 }
 
 export const DEFAULT_CALLBACK_QUEUE_NAME = 'voxgate-callbacks';
@@ -58,6 +64,7 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
   private readonly onError: (error: Error) => void;
   private lastError: string | undefined;
   private worker: Worker | undefined;
+  private readonly rerun: { attempts: number; retryDelayMs: number } | undefined;
 
   constructor(options: BullMqRetryQueueOptions) {
     const target = parseRedisTarget(options.redisUrl);
@@ -68,6 +75,7 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     this.concurrency = options.concurrency ?? 20;
     this.scheduleTimeoutMs = options.scheduleTimeoutMs ?? 5000;
     this.onError = options.onError ?? (() => undefined);
+    this.rerun = options.rerun;
     // BullMQ's ESM build cannot load ioredis by itself (it needs `require`), so it is handed a
     // client, and its worker refuses one without `maxRetriesPerRequest: null`. A client passed
     // in is shared: BullMQ duplicates it for the blocking connection but never quits it, so
@@ -79,7 +87,16 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     this.queue = new Queue(this.queueName, {
       connection: this.connection,
       // Delivered jobs leave nothing behind; a few failed ones (a handler bug) stay for a look.
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: 100 },
+      defaultJobOptions: {
+        removeOnComplete: true,
+        removeOnFail: 100,
+        ...(options.rerun
+          ? {
+              attempts: options.rerun.attempts,
+              backoff: { type: 'fixed', delay: options.rerun.retryDelayMs },
+            }
+          : {}),
+      },
     });
     this.queue.on('error', this.reportError);
   }
@@ -116,6 +133,7 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
       concurrency: this.concurrency,
       lockDuration: JOB_LOCK_MS,
       stalledInterval: STALLED_CHECK_MS,
+      ...(this.rerun ? { maxStalledCount: this.rerun.attempts } : {}),
     });
     this.worker.on('error', this.reportError);
   }

@@ -9,6 +9,7 @@ import type { State } from '../state/state.js';
 import type { CarrierNetwork, PartOutcome } from './carrier-network.js';
 import { CarrierMessageIds } from './carrier-message-ids.js';
 import { MessageLocks } from './message-locks.js';
+import { SentLedger, type SentEntry } from './sent-ledger.js';
 import { loggedNumber } from './message-log.js';
 import type { MessageMetrics } from './message-metrics.js';
 import type { MessageRateDeck } from './message-rate-deck.js';
@@ -73,6 +74,11 @@ export interface MessagePipelineOptions {
   mms: MmsChannel;
   /** The account limits (messages per second); none: no limits. */
   limits?: AccountLimiter;
+  /**
+   * The file that keeps sends whose record the store did not take (under the data directory);
+   * null keeps them in memory only.
+   */
+  sentJournalPath?: string | null;
 }
 
 export type { ChatAppStatus } from './chatapp/chatapp-status.js';
@@ -90,6 +96,9 @@ const REFUSAL_CODES = new Map<number, string>([
 /** How long an unknown receipt id is looked up again, step by step (2.3 s in all). */
 const RECEIPT_GRACE_MS = [50, 250, 2000];
 
+/** How often the records of sends the store could not take are tried again. */
+const OWED_RECORDS_EVERY_MS = 1000;
+
 /** How often the ids of parts whose receipt never came are swept. */
 const CARRIER_ID_SWEEP_EVERY_MS = 60 * 60 * 1000;
 
@@ -106,6 +115,9 @@ export class MessagePipeline {
   private readonly locks = new MessageLocks();
   readonly carrierIds: CarrierMessageIds;
   private readonly carrierIdSweep: PeriodicSweep;
+  private readonly sentLedger: SentLedger;
+  private readonly owedRecords: PeriodicSweep;
+  private lastOwedError: string | null = null;
   private closed = false;
 
   constructor(options: MessagePipelineOptions) {
@@ -118,6 +130,27 @@ export class MessagePipeline {
       CARRIER_ID_SWEEP_EVERY_MS,
       (error) => options.log.warn({ err: error.message }, 'sweeping old carrier ids failed'),
     );
+    this.sentLedger = new SentLedger(options.sentJournalPath ?? null);
+    this.owedRecords = new PeriodicSweep(
+      async () => {
+        const recorded = await this.recordAllOwed();
+        if (recorded > 0 && this.lastOwedError !== null) {
+          this.lastOwedError = null;
+          options.log.info({}, 'the records of messages sent while the store was away are written');
+        }
+        return recorded;
+      },
+      options.scheduler,
+      OWED_RECORDS_EVERY_MS,
+      (error) => {
+        if (error.message === this.lastOwedError) return;
+        this.lastOwedError = error.message;
+        options.log.warn(
+          { err: error.message, owed: this.sentLedger.owed },
+          'the records of sent messages wait for the store',
+        );
+      },
+    );
   }
 
   /**
@@ -128,6 +161,7 @@ export class MessagePipeline {
   async start(): Promise<void> {
     this.options.queue.start((job) => this.dispatch(job));
     this.carrierIdSweep.start();
+    this.owedRecords.start();
     const waiting = await this.state.outbox.all(this.options.mainAccount);
     for (const entry of waiting.reverse()) await this.enqueue(entry.account, entry.message_uuid);
     if (waiting.length > 0)
@@ -143,6 +177,10 @@ export class MessagePipeline {
   async close(): Promise<void> {
     this.stopSending();
     await this.options.queue.close();
+    // A last try at what is owed; what the store still refuses stays in the journal file.
+    await this.owedRecords.sweep();
+    this.owedRecords.stop();
+    this.sentLedger.close();
   }
 
   /**
@@ -278,8 +316,18 @@ export class MessagePipeline {
     return this.options.queue.schedule({ account, message_uuid: uuid }, 0, `message-${uuid}`);
   }
 
-  /** One queued message to its carrier; runs again harmlessly for a message already sent. */
-  async dispatch(job: SendJob): Promise<void> {
+  /**
+   * One queued message to its carrier. A job may run again for a message already handed over
+   * (its queue lock lapsed while Redis was away, a record write failed, another process took a
+   * stalled job): the message's lock and the sent ledger make it record that send, not repeat it.
+   */
+  dispatch(job: SendJob): Promise<void> {
+    return this.locks.run(job.message_uuid, () => this.dispatchHeld(job));
+  }
+
+  private async dispatchHeld(job: SendJob): Promise<void> {
+    const owed = this.sentLedger.get(job.message_uuid);
+    if (owed) return this.recordOwed(owed);
     const entry = await this.state.outbox.get(job.account, job.message_uuid);
     if (!entry) return;
     const now = this.options.scheduler.now();
@@ -307,53 +355,113 @@ export class MessagePipeline {
     const plan = planSms(entry.text, { smartEncoding: this.options.smartEncoding });
     // The message is held from the first submit until its parts are recorded as sent: a
     // receipt that comes back at once waits for that record instead of racing it.
-    await this.locks.run(entry.message_uuid, async () => {
-      const remembered: Promise<void>[] = [];
-      const outcomes = await carrier.send({
-        source: entry.src,
-        destination: entry.dst,
-        plan,
-        deadline: entry.expires_at,
-        onPartAccepted: (part, carrierId) => {
-          const ref = { account: entry.account, message_uuid: entry.message_uuid, part };
-          remembered.push(this.carrierIds.remember(carrier.name, carrierId, ref));
-        },
-      });
-      await Promise.all(remembered);
-      // Closing: a submit the carrier link gave back unsent stays in the outbox for the next start.
-      const unsent = outcomes.some((o) => !o.ok && o.commandStatus === null && !o.expired);
-      if (this.closed && unsent) return;
-      await this.recordSent(entry, carrier.name, outcomes);
+    const remembered: Promise<unknown>[] = [];
+    const outcomes = await carrier.send({
+      source: entry.src,
+      destination: entry.dst,
+      plan,
+      deadline: entry.expires_at,
+      onPartAccepted: (part, carrierId) => {
+        const ref = { account: entry.account, message_uuid: entry.message_uuid, part };
+        remembered.push(this.carrierIds.remember(carrier.name, carrierId, ref));
+      },
     });
+    const early = await Promise.allSettled(remembered);
+    // Closing: a submit the carrier link gave back unsent stays in the outbox for the next start.
+    const unsent = outcomes.some((o) => !o.ok && o.commandStatus === null && !o.expired);
+    if (this.closed && unsent) return;
+    const idsKept = early.every((r) => r.status === 'fulfilled');
+    await this.recordHandedOver(entry, carrier.name, outcomes, idsKept);
+  }
+
+  /**
+   * A message the carrier answered: entered in the sent ledger before anything is written, so
+   * that no later run sends it again, then recorded; a record the store did not take stays owed.
+   */
+  private async recordHandedOver(
+    entry: OutboxRecord,
+    carrier: string,
+    outcomes: PartOutcome[],
+    idsKept = false,
+  ) {
+    const sent = {
+      account: entry.account,
+      message_uuid: entry.message_uuid,
+      carrier,
+      outcomes,
+      at: this.options.scheduler.now(),
+    };
+    this.sentLedger.sent(sent);
+    try {
+      if (!idsKept) await this.rememberCarrierIds(sent);
+      await this.recordSent(entry, entry, carrier, outcomes, sent.at);
+      this.sentLedger.recorded(entry.message_uuid);
+    } catch (error) {
+      this.sentLedger.unrecorded(entry.message_uuid);
+      this.options.log.warn(
+        { message_uuid: entry.message_uuid, err: (error as Error).message },
+        'message sent, its record not written yet: kept on this node until the store takes it',
+      );
+      throw error;
+    }
+  }
+
+  private async rememberCarrierIds(sent: SentEntry): Promise<void> {
+    await Promise.all(
+      sent.outcomes.map((o, part) =>
+        o.ok
+          ? this.carrierIds.remember(sent.carrier, o.messageId, {
+              account: sent.account,
+              message_uuid: sent.message_uuid,
+              part,
+            })
+          : undefined,
+      ),
+    );
+  }
+
+  /** Records a send the ledger holds; the caller holds the message's lock. */
+  private async recordOwed(sent: SentEntry): Promise<void> {
+    await this.rememberCarrierIds(sent);
+    // Its outbox entry may be gone already: a write the store took after the node gave up on it.
+    const outbox = await this.state.outbox.get(sent.account, sent.message_uuid);
+    await this.recordSent(sent, outbox ?? null, sent.carrier, sent.outcomes, sent.at);
+    this.sentLedger.recorded(sent.message_uuid);
+  }
+
+  /** Writes the records of sends the store could not take before; runs each second. */
+  private async recordAllOwed(): Promise<number> {
+    let recorded = 0;
+    for (const sent of this.sentLedger.unrecordedEntries()) {
+      await this.locks.run(sent.message_uuid, async () => {
+        if (this.sentLedger.get(sent.message_uuid)) await this.recordOwed(sent);
+      });
+      recorded++;
+    }
+    return recorded;
   }
 
   /** A chat-app message upstream; its id (wamid) is kept for the statuses that follow. */
   private async dispatchChatApp(entry: OutboxRecord, content: ChatAppContent): Promise<void> {
     const channel = this.options.chatApp;
     if (!channel) return this.fail(entry, '300', 'chat-app messages are not configured');
-    await this.locks.run(entry.message_uuid, async () => {
-      const outcome = await channel.send(entry, content);
-      if ('retry' in outcome) {
-        // It stays in the outbox; a later job sends it, or fails it with 420 once it expires.
-        if (this.closed) return;
-        const at = this.options.scheduler.now();
-        this.options.log.warn(
-          { message_uuid: entry.message_uuid, err: outcome.retry, retryInMs: channel.retryMs },
-          'chat-app upstream did not take the message; trying again',
-        );
-        await this.options.queue.schedule(
-          { account: entry.account, message_uuid: entry.message_uuid },
-          channel.retryMs,
-          `message-${entry.message_uuid}-${at}`,
-        );
-        return;
-      }
-      if (outcome.ok) {
-        const ref = { account: entry.account, message_uuid: entry.message_uuid, part: 0 };
-        await this.carrierIds.remember(CHATAPP_CARRIER, outcome.messageId, ref);
-      }
-      await this.recordSent(entry, CHATAPP_CARRIER, [outcome]);
-    });
+    const outcome = await channel.send(entry, content);
+    if ('retry' in outcome) {
+      // It stays in the outbox; a later job sends it, or fails it with 420 once it expires.
+      if (this.closed) return;
+      const at = this.options.scheduler.now();
+      this.options.log.warn(
+        { message_uuid: entry.message_uuid, err: outcome.retry, retryInMs: channel.retryMs },
+        'chat-app upstream did not take the message; trying again',
+      );
+      await this.options.queue.schedule(
+        { account: entry.account, message_uuid: entry.message_uuid },
+        channel.retryMs,
+        `message-${entry.message_uuid}-${at}`,
+      );
+      return;
+    }
+    await this.recordHandedOver(entry, CHATAPP_CARRIER, [outcome]);
   }
 
   /**
@@ -388,15 +496,9 @@ export class MessagePipeline {
 
   /** An MMS to the MMSC; its message id is kept for the delivery report. */
   private async dispatchMms(entry: OutboxRecord): Promise<void> {
-    await this.locks.run(entry.message_uuid, async () => {
-      const carrier = this.options.mms.carrier?.name ?? 'mms';
-      const outcome = await this.options.mms.send(entry, this.options.scheduler.now());
-      if (outcome.ok) {
-        const ref = { account: entry.account, message_uuid: entry.message_uuid, part: 0 };
-        await this.carrierIds.remember(carrier, outcome.messageId, ref);
-      }
-      await this.recordSent(entry, carrier, [outcome]);
-    });
+    const carrier = this.options.mms.carrier?.name ?? 'mms';
+    const outcome = await this.options.mms.send(entry, this.options.scheduler.now());
+    await this.recordHandedOver(entry, carrier, [outcome]);
   }
 
   /**
@@ -489,11 +591,20 @@ export class MessagePipeline {
     return ref;
   }
 
-  private async recordSent(entry: OutboxRecord, carrier: string, outcomes: PartOutcome[]) {
-    const current = await this.state.messages.get(entry.account, entry.message_uuid);
-    await this.state.outbox.remove(entry);
-    if (!current) return;
-    const now = this.options.scheduler.now();
+  /**
+   * The carrier's answers become the record (sent, or failed when a part was refused) and the
+   * outbox entry goes. Only a record still queued changes: written once, whoever records it.
+   */
+  private async recordSent(
+    ref: { account: string; message_uuid: string },
+    outbox: OutboxRecord | null,
+    carrier: string,
+    outcomes: PartOutcome[],
+    sentAt = this.options.scheduler.now(),
+  ) {
+    const current = await this.state.messages.get(ref.account, ref.message_uuid);
+    if (outbox) await this.state.outbox.remove(outbox);
+    if (!current || current.message_state !== 'queued') return;
     const refused = outcomes.find((o) => !o.ok);
     // A message_payload submit is one PDU, one id and one receipt for the whole text: the
     // record then follows one part, whatever its units.
@@ -509,8 +620,8 @@ export class MessagePipeline {
       ...current,
       carrier,
       parts,
-      updated_time: now,
-      sent_time: outcomes.some((o) => o.ok) ? now : null,
+      updated_time: this.options.scheduler.now(),
+      sent_time: outcomes.some((o) => o.ok) ? sentAt : null,
       message_state: refused ? 'failed' : 'sent',
       error_code: refused ? refusalCode(refused) : null,
       error_message: refused && !refused.ok ? refused.error : null,
@@ -520,8 +631,9 @@ export class MessagePipeline {
     else this.options.metrics.sent(next);
   }
 
+  /** Fails a message before it is sent; the caller holds the message's lock. */
   private async fail(entry: OutboxRecord, code: string, reason: string): Promise<void> {
-    await this.locks.run(entry.message_uuid, async () => {
+    {
       const current = await this.state.messages.get(entry.account, entry.message_uuid);
       await this.state.outbox.remove(entry);
       if (!current || FINAL_STATES.has(current.message_state)) return;
@@ -544,7 +656,7 @@ export class MessagePipeline {
         },
         `message failed: ${reason}`,
       );
-    });
+    }
   }
 
   /** Writes a change of state and sends its status callback (Sequence counts per message). */

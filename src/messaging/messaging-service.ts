@@ -46,6 +46,8 @@ export interface MessagingServiceOptions {
   registry: Registry;
   /** The account limits (messages per second); none: no limits. */
   limits?: AccountLimiter;
+  /** Where sends whose record the store did not take are kept (see MessagePipeline). */
+  sentJournalPath?: string | null;
 }
 
 /** How often messages past their retention are swept. */
@@ -115,6 +117,7 @@ export class MessagingService {
         : null,
       mms: this.mms,
       ...(options.limits ? { limits: options.limits } : {}),
+      sentJournalPath: options.sentJournalPath ?? null,
     });
     this.inbound = new InboundMessages({
       state,

@@ -18,27 +18,35 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Empties every key (between tests). */
   flush(): Promise<void>;
+  /** Hangs the server (SIGSTOP): connections stay open and nothing is answered. */
+  pause(): void;
+  /** Wakes a paused server (SIGCONT): it answers what it was sent meanwhile. */
+  resume(): void;
+  /** Kills the server (SIGKILL), as a crash: its connections are refused until restart(). */
+  kill(): Promise<void>;
+  /**
+   * Starts it again on the same port: with `persistent` it comes back with every write it
+   * acknowledged (append-only file, fsync always), without, it comes back empty.
+   */
+  restart(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisServer> {
+export async function startRedis(options: { persistent?: boolean } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-'));
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-    ],
-    { stdio: 'ignore' },
-  );
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--dir',
+    dir,
+    ...(options.persistent
+      ? ['--appendonly', 'yes', '--appendfsync', 'always']
+      : ['--appendonly', 'no']),
+  ];
   const url = `redis://127.0.0.1:${port}`;
   const client = new Redis(url, {
     lazyConnect: true,
@@ -46,33 +54,53 @@ export async function startRedis(): Promise<RedisServer> {
     retryStrategy: () => null,
   });
   client.on('error', () => {}); // refused connections while the server starts are expected
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await client.connect();
-      await client.ping();
-      break;
-    } catch (error) {
-      if (child.exitCode !== null)
-        throw new Error(`redis-server exited with ${child.exitCode}; is it installed?`);
-      if (Date.now() > deadline) throw error;
-      client.disconnect();
-      await new Promise((r) => setTimeout(r, 50));
+
+  let child: ChildProcess;
+  const launch = async () => {
+    child = spawn('redis-server', args, { stdio: 'ignore' });
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        if (client.status !== 'ready') await client.connect();
+        await client.ping();
+        return;
+      } catch (error) {
+        if (child.exitCode !== null)
+          throw new Error(`redis-server exited with ${child.exitCode}; is it installed?`);
+        if (Date.now() > deadline) throw error;
+        client.disconnect();
+        await new Promise((r) => setTimeout(r, 50));
+      }
     }
-  }
+  };
+  const exit = (signal: NodeJS.Signals) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
+  await launch();
   return {
     url,
     port,
     flush: async () => {
       await client.flushall();
     },
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
+    kill: async () => {
+      client.disconnect();
+      await exit('SIGKILL');
+    },
+    restart: async () => {
+      client.disconnect();
+      await exit('SIGKILL');
+      await launch();
+    },
     stop: async () => {
       client.disconnect();
-      await new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
+      child.kill('SIGCONT');
+      await exit('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     },
   };

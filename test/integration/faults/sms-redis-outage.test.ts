@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startRedis, type RedisServer } from '../../support/redis-server.js';
+import { SmscSimulator } from '../../support/smsc-simulator.js';
+import { until } from '../../support/wait.js';
+
+const US = '14155550100';
+
+/**
+ * Redis goes away in the middle of an SMS burst the gateway has answered 202, for longer than
+ * a queue job's lock lasts. Counted on the SMSC's side: every message answered 202 is submitted
+ * exactly once and recorded as sent, and no message answered 503 is ever submitted.
+ */
+describe('faults: Redis goes away during an SMS burst', () => {
+  let smsc: SmscSimulator | undefined;
+  let gw: TestGateway | undefined;
+  let redis: RedisServer | undefined;
+  afterEach(async () => {
+    redis?.resume();
+    await gw?.close();
+    await smsc?.stop();
+    await redis?.stop();
+    gw = smsc = redis = undefined;
+  });
+
+  const post = async (gw: TestGateway, base: string, dst: string[]) => {
+    const res = await gw.request('POST', `${base}/Message/`, {
+      json: { src: US, dst: dst.join('<'), text: 'burst' },
+    });
+    return { status: res.status, dst, uuids: (res.body?.message_uuid ?? []) as string[] };
+  };
+
+  const numbers = (from: number, count: number) =>
+    Array.from({ length: count }, (_, k) => `4474${String(from + k).padStart(8, '0')}`);
+
+  for (const fault of ['hung (SIGSTOP)', 'killed and restarted'] as const)
+    it(`submits every accepted message once and no refused one when Redis is ${fault} for 12 s`, async () => {
+      smsc = await SmscSimulator.start({ autoReceipt: 'DELIVRD' });
+      redis = await startRedis({ persistent: true });
+      gw = await startGateway({ redisUrl: redis.url, env: { VOXGATE_SMPP_URL: smsc.url() } });
+      const base = `/v1/Account/${gw.main.id}`;
+      await gw.request('POST', `${base}/Number/`, {
+        json: { numbers: US, carrier: 'c', region: 'r' },
+      });
+      await smsc.waitForBind();
+      const accepted: string[] = [];
+      const acceptedUuids: string[] = [];
+      for (let k = 0; k < 600; k += 100) {
+        const res = await post(gw, base, numbers(k, 100));
+        expect(res.status).toBe(202);
+        accepted.push(...res.dst);
+        acceptedUuids.push(...res.uuids);
+      }
+      await smsc.waitForSubmits(150, 20_000);
+      if (fault === 'hung (SIGSTOP)') redis.pause();
+      else await redis.kill();
+      // Sends during the outage: each is answered 202 (and must go) or 503 (and must not).
+      const during = await Promise.all(
+        [0, 1, 2, 3].map((k) => post(gw!, base, numbers(1000 + k * 5, 5))),
+      );
+      const refused: string[] = [];
+      for (const res of during) {
+        expect([202, 503]).toContain(res.status);
+        (res.status === 202 ? accepted : refused).push(...res.dst);
+        if (res.status === 202) acceptedUuids.push(...res.uuids);
+      }
+      await new Promise((r) => setTimeout(r, 12_000));
+      if (fault === 'hung (SIGSTOP)') redis.resume();
+      else await redis.restart();
+
+      await smsc.waitForSubmits(accepted.length, 60_000);
+      // Anything sent twice or sent though refused would come in the seconds after.
+      await new Promise((r) => setTimeout(r, 8000));
+      const seen = new Map<string, number>();
+      for (const s of smsc.submits)
+        seen.set(s.destinationAddr, (seen.get(s.destinationAddr) ?? 0) + 1);
+      expect({
+        twice: [...seen].filter(([, n]) => n > 1).map(([d]) => d),
+        missing: accepted.filter((d) => !seen.has(d)),
+        refusedButSent: refused.filter((d) => seen.has(d)),
+      }).toEqual({ twice: [], missing: [], refusedButSent: [] });
+      expect(smsc.submits.length).toBe(accepted.length);
+      // Every accepted message is recorded as having gone out.
+      const unsent = async () => {
+        const states = await Promise.all(
+          acceptedUuids.map(
+            async (uuid) =>
+              (await gw!.request('GET', `${base}/Message/${uuid}/`)).body?.message_state,
+          ),
+        );
+        return states.filter((s) => s !== 'sent' && s !== 'delivered');
+      };
+      await until(async () => (await unsent()).length === 0, 30_000).catch(() => undefined);
+      expect(await unsent()).toEqual([]);
+    }, 150_000);
+});
