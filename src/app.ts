@@ -519,7 +519,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           slow.cancel();
         }
       };
-      await part('calls', () => calls.close());
+      await part('calls', () => calls.close(config.shutdownGrace * 1000));
       await part('cluster', () => cluster?.stop());
       await part('messaging', () => messaging.close());
       await part('sip', () => sip.close());

@@ -53,7 +53,8 @@ async function main(): Promise<void> {
   await gateway.listen();
   let stopping = false;
   // SIGTERM (a deploy) and the operator's drain: no new work, running calls go on until they
-  // end or VOXGATE_DRAIN_TIMEOUT, then the rest is hung up with records and callbacks.
+  // end or VOXGATE_DRAIN_TIMEOUT, then the rest is hung up with records and callbacks; their
+  // peers get VOXGATE_SHUTDOWN_GRACE to answer the BYEs, so a vanished peer cannot hold the exit.
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;

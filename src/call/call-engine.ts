@@ -135,20 +135,40 @@ export class CallEngine implements CallLauncher {
       .filter((entry) => entry !== null);
   }
 
-  /** Hangs up every call and waits for their records (shutdown). */
-  async close(): Promise<void> {
+  /**
+   * Hangs up every call and waits for their records (shutdown), then at most `graceMs` for the
+   * peers to answer: a peer that vanished would hold a BYE or CANCEL for 64*T1 (RFC 3261
+   * 17.1.2.2, Timer F), and shutdown must not wait on peers. A leg whose CANCEL is still
+   * unanswered after `graceMs` ends then, so its record is written all the same.
+   */
+  async close(graceMs: number): Promise<void> {
     this.closing = true;
     const calls = [...this.live.values()].map((entry) => entry.call);
-    await Promise.all(
-      calls.map((call) =>
-        call.hangup({
-          cause: hangupCause('Normal Hangup'),
-          source: 'Service',
-          status: 'completed',
-        }),
-      ),
-    );
-    await Promise.all(calls.map((call) => call.finished));
+    const end: LegEnd = {
+      cause: hangupCause('Normal Hangup'),
+      source: 'Service',
+      status: 'completed',
+    };
+    const hangups = Promise.all(calls.map((call) => call.hangup(end)));
+    const recorded = Promise.all(calls.map((call) => call.finished));
+    if ((await this.within(graceMs, recorded)) === 'late') {
+      for (const call of calls) call.abandon(end);
+      await recorded;
+    }
+    await this.within(graceMs, hangups);
+  }
+
+  /** Waits for `work`, or `ms` at most. */
+  private async within(ms: number, work: Promise<unknown>): Promise<'done' | 'late'> {
+    let timer: { cancel(): void } | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = this.options.services.scheduler.after(ms, () => resolve('late'));
+    });
+    try {
+      return await Promise.race([work.then(() => 'done' as const), late]);
+    } finally {
+      timer?.cancel();
+    }
   }
 
   private placeCall(

@@ -309,6 +309,11 @@ export class Call implements AppCall {
     await this.leg.hangup({ ...end, status });
   }
 
+  /** Ends the call now as `end` if its hangup still waits for the far end (shutdown). */
+  abandon(end: LegEnd): void {
+    if (!this.over) this.leg.abandon({ ...end, status: this.answered ? 'completed' : 'failed' });
+  }
+
   dial?: (instruction: DialInstruction) => Promise<Record<string, string>>;
 
   log(message: string, fields: Record<string, unknown> = {}): void {

@@ -14,6 +14,7 @@ import { Registrar } from '../sip/ua/registrar.js';
 import { RequestAuthenticator } from '../sip/ua/request-authenticator.js';
 import type { State } from '../state/state.js';
 import { StateRegistrarDirectory } from './registrar-directory.js';
+import { NonSipTraffic } from './non-sip-traffic.js';
 import { prometheusSipMetrics } from './sip-metrics.js';
 import { redactSipSecrets } from './sip-trace.js';
 import { responseTo } from '../sip/transaction/response-to.js';
@@ -60,12 +61,15 @@ export class SipService {
     const { config, state, scheduler, log, registry } = options;
     this.node = config.nodeId;
     const { metrics, watch } = prometheusSipMetrics(registry);
+    const nonSip = new NonSipTraffic(registry, scheduler, log);
     this.stack = new SipStack({
       scheduler,
       publicHost: config.publicHost,
       metrics,
       onWarning: (message) => log.warn({ sip: true }, message),
+      onNonSip: (flow) => nonSip.received(flow),
     });
+    this.stack.onClose(() => nonSip.close());
     watch(this.stack.transactions);
     const authenticator = new DigestAuthenticator({
       realm: DIGEST_REALM,

@@ -81,6 +81,11 @@ export interface Config {
   trunkProbeInterval: number;
   /** Seconds a draining node lets its calls run before it hangs them up and exits. */
   drainTimeout: number;
+  /**
+   * Seconds shutdown waits, once the records of the calls it hung up are written, for the
+   * peers to answer its BYEs (and CANCELs) before it closes SIP anyway.
+   */
+  shutdownGrace: number;
   /** The main account's limits when the operator set none (VOXGATE_LIMIT_*; 0: none). */
   limits: AccountLimits;
   /** This node's id among the nodes sharing Redis (VOXGATE_NODE_ID). */
@@ -560,6 +565,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     trunkAnswerTimeout: whole(env, 'VOXGATE_TRUNK_ANSWER_TIMEOUT', 0, 0),
     trunkProbeInterval: whole(env, 'VOXGATE_TRUNK_PROBE_INTERVAL', 30, 0),
     drainTimeout: whole(env, 'VOXGATE_DRAIN_TIMEOUT', 600, 0),
+    shutdownGrace: whole(env, 'VOXGATE_SHUTDOWN_GRACE', 3, 0),
     limits: {
       calls: limit(env, 'VOXGATE_LIMIT_CALLS'),
       calls_per_second: limit(env, 'VOXGATE_LIMIT_CALLS_PER_SECOND'),

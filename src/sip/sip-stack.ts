@@ -30,6 +30,8 @@ export interface SipStackOptions {
   metrics?: SipMetrics;
   /** Told of transport errors and discarded messages (never with message contents). */
   onWarning?: (message: string) => void;
+  /** Told of each message that is not SIP at all, dropped unanswered (no warning for it). */
+  onNonSip?: (flow: Flow) => void;
 }
 
 /**
@@ -52,6 +54,7 @@ export class SipStack {
         options.onWarning?.(
           `discarded a message from ${flow.protocol} ${flow.remote.address}: ${reason}`,
         ),
+      onNonSip: (flow) => options.onNonSip?.(flow),
     });
     this.transactions = new TransactionLayer(this.transport, {
       scheduler: options.scheduler,

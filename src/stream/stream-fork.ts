@@ -135,9 +135,11 @@ export class StreamFork {
     socket.on('upgrade', (response) => this.options.onSocket?.(response.socket as Socket));
     socket.on('message', (data, isBinary) => this.received(data, isBinary));
     let oversized = false;
+    let broken: Error | null = null;
     socket.on('error', (error: Error & { code?: string }) => {
       // 'close' follows with the outcome; the error itself says nothing more to the server.
       if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') oversized = true;
+      broken = error;
     });
     socket.on('close', (code, reason) => {
       if (this.over || socket !== this.socket) return;
@@ -147,7 +149,9 @@ export class StreamFork {
           `the server sent a message over ${MAX_SERVER_MESSAGE_BYTES} bytes; the connection was closed (1009)`,
         );
       } else if (opened) {
-        const why = reason.length > 0 ? `: ${reason.toString()}` : '';
+        // A connection that broke (reset, 1006) has no close reason: what broke it is the why.
+        const why =
+          reason.length > 0 ? `: ${reason.toString()}` : broken ? `: ${broken.message}` : '';
         this.finish('failed', `the server closed the connection (${code}${why})`);
       } else {
         this.retryOrFail(attempt);

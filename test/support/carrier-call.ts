@@ -62,7 +62,7 @@ export async function answeredCallUuid(app: ClientApp, requestUuid: string): Pro
 /**
  * Hangs up every call of each gateway and waits for them to end: a test does this before its
  * carriers stop, since a BYE to a stopped carrier waits 32 s for its answer and closing a
- * gateway waits for its calls.
+ * gateway waits for it (up to VOXGATE_SHUTDOWN_GRACE).
  */
 export async function hangUpAllCalls(gateways: TestGateway[]): Promise<void> {
   for (const gw of gateways) await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);

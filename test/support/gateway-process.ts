@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from './free-port.js';
+import type { TestGateway, TestResponse } from './gateway.js';
 import { TEST_SECRET_KEY } from './redis-server.js';
 
 /** voxgate started the way `npm start` starts it, as its own process. */
@@ -66,4 +67,28 @@ export async function spawnGateway(
       return exited;
     },
   };
+}
+
+/**
+ * A TestGateway whose requests go to a gateway process's REST API as `main` (enough for
+ * helpers that only call `request` and read `main`).
+ */
+export function processApi(port: number, main: { id: string; token: string }): TestGateway {
+  const request = async (
+    method: string,
+    path: string,
+    options: { json?: unknown } = {},
+  ): Promise<TestResponse> => {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${main.id}:${main.token}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: options.json === undefined ? undefined : JSON.stringify(options.json),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: {}, body: text ? JSON.parse(text) : undefined, text };
+  };
+  return { main, request } as TestGateway;
 }

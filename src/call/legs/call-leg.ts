@@ -89,6 +89,14 @@ export abstract class CallLeg {
   /** Ends the leg from our side (CANCEL, a final response, or BYE as its state asks). */
   abstract hangup(end: LegEnd): Promise<void>;
 
+  /**
+   * Ends the leg now as `end` when a hangup is still waiting for the far end (a CANCEL no
+   * final response answered): shutdown does not wait on peers. What is on the wire goes on.
+   */
+  abandon(end: LegEnd): void {
+    this.finish(end);
+  }
+
   speak(text: string, voice: 'MAN' | 'WOMAN', language: string, options: PlayOptions = {}) {
     return this.play({ kind: 'speech', text, voice, language }, options);
   }

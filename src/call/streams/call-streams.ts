@@ -207,6 +207,14 @@ export class CallStreams {
     const running = this.running.get(streamId);
     if (!running) return;
     this.running.delete(streamId);
+    if (state === 'failed' || state === 'dropped') {
+      // The server went away or could not keep up: the operator hears of it, not only the
+      // tenant's status callback.
+      this.host.services.log.warn(
+        { streamId, callUuid: this.host.uuid, state, reason: message },
+        'audio stream ended by its WebSocket server or connection',
+      );
+    }
     void this.host.services.limits
       ?.release('streams', streamId)
       .catch((error: Error) =>

@@ -22,6 +22,7 @@ export {
   type PartialMessage,
   SipParseError,
   type SipParseErrorKind,
+  claimsSip,
   rejectionStatus,
 } from './sip-parse-error.js';
 export { SipRequest, type SipRequestInit } from './sip-request.js';

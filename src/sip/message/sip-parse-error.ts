@@ -80,3 +80,17 @@ export function rejectionStatus(error: SipParseError): number | null {
   if (error.isRequest !== true || error.method === 'ACK') return null;
   return STATUS_BY_KIND[error.kind];
 }
+
+/** "SIP/" and a digit as a word of the start line: where a Request-Line or Status-Line has it. */
+const SIP_VERSION_WORD = /(?:^|[ \t])SIP\/\d/i;
+
+/**
+ * Whether a message that failed to parse still reads as SIP: its start line names a SIP
+ * version (at the end of a Request-Line or the start of a Status-Line, however malformed the
+ * rest) and header rows follow. Anything else (a stray byte, an HTTP request, a STUN packet)
+ * is not SIP at all, and is not answered.
+ */
+export function claimsSip(error: SipParseError): boolean {
+  const partial = error.partial;
+  return partial !== null && SIP_VERSION_WORD.test(partial.startLine) && partial.headers.size > 0;
+}

@@ -2,6 +2,7 @@ import {
   SipParseError,
   SipRequest,
   SipResponse,
+  claimsSip,
   parseMessage,
   rejectionStatus,
   validateRequest,
@@ -33,6 +34,8 @@ export interface TransportLayerUser {
   onResponse(response: SipResponse, flow: Flow): void;
   /** A message was dropped or refused before reaching the transactions. */
   onDiscard?(reason: string, flow: Flow): void;
+  /** Something that is not SIP at all came in (a scan, STUN, HTTP): dropped unanswered. */
+  onNonSip?(flow: Flow): void;
 }
 
 export type TraceDirection = 'in' | 'out';
@@ -40,8 +43,8 @@ export type TraceSink = (direction: TraceDirection, data: Buffer, peer: string) 
 
 /**
  * RFC 3261 18: between the transports and the transactions. Inbound it parses and checks
- * each message, answers what cannot be parsed (400 with the fault as its reason, 505, 513,
- * 416), stamps received and rport on requests (18.2.1, RFC 3581) and drops responses whose
+ * each message, answers a SIP request that cannot be parsed (400 with the fault as its reason,
+ * 505, 513, 416; see rejectUnparsable), drops what is not SIP at all unanswered, stamps received and rport on requests (18.2.1, RFC 3581) and drops responses whose
  * top Via is not ours (18.1.2). Outbound it sends responses where 18.2.2 says and requests
  * to a destination.
  */
@@ -77,9 +80,14 @@ export class TransportLayer {
       else validateResponse(message);
     } catch (error) {
       if (!(error instanceof SipParseError)) throw error;
+      // Answering what is not SIP would make this port a reflector for any spoofed source.
+      if (message === undefined && !claimsSip(error)) {
+        this.user.onNonSip?.(flow);
+        return;
+      }
       this.user.onDiscard?.(error.reason, flow);
       if (rejectionStatus(error) !== null) {
-        const answer = rejectUnparsable(error, flow, message?.headers);
+        const answer = rejectUnparsable(error, flow, message?.headers, data.length);
         if (answer) this.sendTo(answer.route, answer.data, flow.protocol);
       }
       return;

@@ -18,16 +18,23 @@ const REASONS: Readonly<Record<number, string>> = {
  * The answer to a request that could not be parsed or failed its checks: 400 with the fault
  * as its reason (or 505, 513, 416), built from the rows that could be read (RFC 3261 8.2.6.2
  * copies Via, From, To, Call-ID and CSeq). Null when nothing may or can be answered.
+ *
+ * Over UDP the source address may be forged, so the answer must not make this port an
+ * amplifier: it is never larger than the request (`requestBytes`). When the fault's reason
+ * would make it so the status's own short reason is used, and if that is still too large
+ * (the request used compact header names, say) nothing is sent.
  */
 export function rejectUnparsable(
   error: SipParseError,
   flow: Flow,
   /** The rows of a message that parsed but failed its checks. */
-  parsed?: SipHeaders,
+  parsed: SipHeaders | undefined,
+  requestBytes: number,
 ): { route: ResponseRoute; data: Buffer } | null {
   const status = rejectionStatus(error);
   const headers = error.partial?.headers ?? parsed;
   if (status === null || !headers) return null;
+  const datagram = flow.protocol === 'UDP';
   const rows: [string, string][] = [];
   for (const name of ['Via', 'From', 'To', 'Call-ID', 'CSeq']) {
     for (const value of headers.getRows(name)) rows.push([name, value]);
@@ -40,13 +47,17 @@ export function rejectUnparsable(
     // Without a readable Via the answer goes back where the request came from.
     route = backToSource(flow);
   }
-  const response = new SipResponse({
-    status,
-    reason: status === 400 ? error.reason : REASONS[status],
-    headers: rows,
-  });
+  const reasons = status === 400 ? [error.reason, 'Bad Request'] : [REASONS[status]!];
+  for (const reason of reasons) {
+    const data = written(new SipResponse({ status, reason, headers: rows }));
+    if (data && (!datagram || data.length <= requestBytes)) return { route, data };
+  }
+  return null;
+}
+
+function written(response: SipResponse): Buffer | null {
   try {
-    return { route, data: response.toBuffer() };
+    return response.toBuffer();
   } catch {
     return null; // a row that cannot be written back (it came with a bare CR, say)
   }

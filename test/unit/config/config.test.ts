@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       trunkAnswerTimeout: 0,
       trunkProbeInterval: 30,
       drainTimeout: 600,
+      shutdownGrace: 3,
       limits: { calls: null, calls_per_second: null, streams: null, messages_per_second: null },
       nodeId: expect.stringMatching(/-\d+$/),
       smppCarriers: [],
@@ -81,6 +82,7 @@ describe('loadConfig', () => {
       VOXGATE_TRUNK_RESPONSE_TIMEOUT: '2',
       VOXGATE_TRUNK_ANSWER_TIMEOUT: '20',
       VOXGATE_TRUNK_PROBE_INTERVAL: '0',
+      VOXGATE_SHUTDOWN_GRACE: '0',
       VOXGATE_SMPP_URL:
         'smpp://sys:pw@smsc.example.com:2775 ssmpp://a%40b:p%2Fw@10.0.0.9:3550?name=eu&prefixes=44,+33&binds=2&window=50&mps=0&long=sar&enquire_link=5',
       VOXGATE_SMS_SMART_ENCODING: 'true',
@@ -119,6 +121,7 @@ describe('loadConfig', () => {
       trunkResponseTimeout: 2,
       trunkAnswerTimeout: 20,
       trunkProbeInterval: 0,
+      shutdownGrace: 0,
       smppCarriers: [
         {
           name: 'carrier1',
