@@ -237,11 +237,12 @@ export class MediaSession {
    * Audio has just arrived for this leg (a stream's playAudio): once a whole frame of it is
    * queued, that frame goes now rather than at the next tick when the pacer allows (see
    * SendPacer): at once when it starts a talkspurt, else when its frame is due.
+   * `queuedFrames`: the whole frames of it now queued.
    */
-  sendNow(): void {
+  sendNow(queuedFrames: number): void {
     if (this.closed) return;
     const now = this.now();
-    if (!this.pacer.arrivalSends(now) || !this.outbound.playout.ready) return;
+    if (!this.pacer.arrivalSends(now, queuedFrames) || !this.outbound.playout.ready) return;
     if (!this.pacer.talking) this.marker = true;
     this.sendFrame(now, now);
   }

@@ -2,6 +2,13 @@ const FRAME_MS = 20;
 /** A frame may go this much before its time (timer jitter) and still count as on time. */
 const EARLY_MS = 2;
 /**
+ * How early a frame that came just in time (no other frame queued) may go on its arrival: a
+ * server streaming at real time whose first chunk came a few ms late would otherwise have
+ * every next chunk wait for a tick. Bounded per frame (the talkspurt's time does not move), so
+ * audio never runs ahead.
+ */
+const JUST_IN_TIME_EARLY_MS = 8;
+/**
  * In a talkspurt, how long past a frame the ticks wait for audio to arrive before sending
  * what there is (a part of a frame, or silence): a late chunk then goes out as it arrives
  * instead of queueing behind a silence frame for the rest of the talkspurt.
@@ -43,11 +50,13 @@ export class SendPacer {
 
   /**
    * Whether a whole frame of audio that has just arrived goes now: at once when it starts a
-   * talkspurt, else once its frame is due, and never within half a frame of the last.
+   * talkspurt, else once its frame is due (a little sooner when it is the only frame queued,
+   * `queuedFrames` 1), and never within half a frame of the last.
    */
-  arrivalSends(now: number): boolean {
+  arrivalSends(now: number, queuedFrames: number): boolean {
     if (!this.audible) return true;
-    return now >= this.due - EARLY_MS && now - this.lastSendAt >= FRAME_MS / 2;
+    const early = queuedFrames <= 1 ? JUST_IN_TIME_EARLY_MS : EARLY_MS;
+    return now >= this.due - early && now - this.lastSendAt >= FRAME_MS / 2;
   }
 
   /**

@@ -174,7 +174,7 @@ export class StreamAudio {
     this.pushedTotal += pcm.length;
     // A frame goes as the audio arrives when it is due, not at the next tick; audio that came
     // ahead of time waits its turn in the queue, so the call hears it at real time.
-    this.session.sendNow();
+    this.session.sendNow(Math.floor(this.pushed.queued / (this.session.rate / 50)));
   }
 
   /** Calls `onPlayed` once everything queued so far has been played out to the call. */

@@ -62,7 +62,7 @@ describe('a leg paces its frames', () => {
     scheduler.advance(7);
     for (let i = 0; i < 50; i++) {
       pushed.push(tone(8000, 600, 0.02, 8000));
-      session.sendNow();
+      session.sendNow(1);
       scheduler.advance(20);
     }
     expect(session.stats.packetsSent).toBe(55);
@@ -112,6 +112,20 @@ describe("a stream's audio on a leg", () => {
       expect(sounded[i]! - sounded[i - 1]!).toBeLessThanOrEqual(40);
     }
     expect(playedAt).toBe(sounded[199]);
+  });
+
+  it('sends audio streamed at real time as it arrives, though its first chunk came late', async () => {
+    const scheduler = new ManualScheduler();
+    const { audio, sounded } = await streamLeg(scheduler);
+    const parts = [...chunks(tone(8000, 600, 1, 8000), [160])].map(muLawEncode);
+    // Due every 20 ms from 100 ms: the first 6 ms late, the others within 2 ms either side.
+    const arrivals = parts.map((_, k) => 100 + 20 * k + (k === 0 ? 6 : [0, 2, -2, 1][k % 4]!));
+    for (let k = 0; k < parts.length; k++) {
+      scheduler.advance(arrivals[k]! - scheduler.now());
+      audio.enqueue(parts[k]!, MULAW);
+    }
+    scheduler.advance(100);
+    expect(sounded).toEqual(arrivals);
   });
 
   it('joins chunks of 7 and 30 ms into whole frames, the first part held for the rest', async () => {
