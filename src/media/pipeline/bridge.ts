@@ -22,7 +22,9 @@ function carry(from: MediaSession, to: MediaSession): () => void {
   const source = new PushedSource();
   const resampler = from.rate === to.rate ? null : new Resampler(from.rate, to.rate);
   const limit = (to.rate * MAX_QUEUED_MS) / 1000;
-  void to.play(source, 'mix');
+  // The far leg's frames come on the same ticks as this leg's: a tick never waits for them
+  // (as it waits for a stream's audio under way), so the source is played without ready().
+  void to.play({ read: (samples) => source.read(samples) }, 'mix');
   const removeTap = from.addTap((frame) => {
     if (source.queued > limit) source.clear();
     source.push(resampler ? resampler.process(frame) : frame);

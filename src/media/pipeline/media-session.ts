@@ -38,7 +38,9 @@ export class MediaSession {
   /** The worker's clock (a test's fake one in tests): paces the frames sent. */
   private readonly now: () => number;
   private readonly pacer = new SendPacer();
-  private readonly playoutReady = (): boolean => this.outbound.playout.ready;
+  /** Whether a tick in a talkspurt has something to send rather than audio to wait for. */
+  private readonly playoutReady = (): boolean =>
+    this.outbound.sendingDigits || this.outbound.playout.ready;
   private readonly playing = new Set<{
     stopped: boolean;
     source: PlayoutSource;
@@ -232,16 +234,17 @@ export class MediaSession {
   }
 
   /**
-   * Audio has just arrived for this leg (a stream's playAudio): its frame goes now rather than
-   * at the next tick when the pacer allows (see SendPacer). `idle`: nothing was queued before
-   * it; `backlogFrames`: how many frames are queued now.
+   * Audio has just arrived for this leg (a stream's playAudio): once a whole frame of it is
+   * queued, that frame goes now rather than at the next tick when the pacer allows (see
+   * SendPacer): at once when it starts a talkspurt, else when its frame is due.
+   * `queuedFrames`: the whole frames of it now queued.
    */
-  sendNow(idle: boolean, backlogFrames = 0): void {
+  sendNow(queuedFrames: number): void {
     if (this.closed) return;
     const now = this.now();
-    if (!this.pacer.arrivalSends(now, idle, backlogFrames)) return;
-    if (this.pacer.tickDriven) this.marker = true;
-    this.sendFrame(now, true);
+    if (!this.pacer.arrivalSends(now, queuedFrames) || !this.outbound.playout.ready) return;
+    if (!this.pacer.talking) this.marker = true;
+    this.sendFrame(now, now);
   }
 
   /** Tells `tap` of every digit received (RFC 4733 or in-band) until the function is called. */
@@ -348,14 +351,15 @@ export class MediaSession {
       if (frame) for (const tap of this.taps) tap(frame);
     }
     const now = this.now();
-    if (!this.pacer.tickSends(now, at, this.playoutReady)) return;
-    this.sendFrame(now, false);
+    if (!this.pacer.tickSends(now, this.playoutReady)) return;
+    this.sendFrame(now, at);
   }
 
-  private sendFrame(now: number, onArrival: boolean): void {
-    this.pacer.sent(now, onArrival);
+  /** Sends the next frame; `slot` is when it counts as sent should it start a talkspurt. */
+  private sendFrame(now: number, slot: number): void {
     const ownAudio = this.outbound.playout.active > 0 || this.outbound.sendingDigits;
     const item = this.outbound.next();
+    this.pacer.sent(now, slot, item.kind === 'event' || item.pcm !== this.outbound.playout.silence);
     if (this.outboundTaps.size > 0) {
       const heard = item.kind === 'audio' ? item.pcm : this.outbound.playout.silence;
       for (const tap of this.outboundTaps) tap(heard);

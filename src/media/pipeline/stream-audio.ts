@@ -132,7 +132,7 @@ export class StreamAudio {
     if (this.pushed) {
       const pushed = this.pushed;
       const counted = {
-        ready: () => pushed.ready(),
+        ready: (samples: number) => pushed.ready(samples),
         read: (samples: number) => {
           const out = pushed.read(samples);
           if (out && out.length > 0) this.played(out.length);
@@ -169,12 +169,12 @@ export class StreamAudio {
         `the playout queue holds at most ${this.maxQueued / this.session.rate} s of audio; this chunk of ${(pcm.length / this.session.rate).toFixed(2)} s was dropped`,
       );
     }
-    const idle = this.pushed.queued === 0;
     this.arrivals.push({ at: this.pushedTotal, receivedAt });
     this.pushed.push(pcm);
     this.pushedTotal += pcm.length;
-    // The frame goes as the audio arrives, not at the next tick.
-    this.session.sendNow(idle, Math.floor(this.pushed.queued / (this.session.rate / 50)));
+    // A frame goes as the audio arrives when it is due, not at the next tick; audio that came
+    // ahead of time waits its turn in the queue, so the call hears it at real time.
+    this.session.sendNow(Math.floor(this.pushed.queued / (this.session.rate / 50)));
   }
 
   /** Calls `onPlayed` once everything queued so far has been played out to the call. */

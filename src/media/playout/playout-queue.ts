@@ -30,9 +30,13 @@ export class PlayoutQueue {
     return this.playing.length;
   }
 
-  /** Whether any source has audio to give right now. */
+  /**
+   * Whether a frame is there to play without waiting: some source has a whole frame to give
+   * now, or none is playing (so no audio is on its way).
+   */
   get ready(): boolean {
-    return this.playing.some((p) => p.source.ready?.() ?? true);
+    if (this.playing.length === 0) return true;
+    return this.playing.some((p) => p.source.ready?.(this.frameSamples) ?? true);
   }
 
   play(source: PlayoutSource, options: { mode?: PlayoutMode; onDone?: () => void } = {}): void {
@@ -67,14 +71,16 @@ export class PlayoutQueue {
   }
 
   /**
-   * One frame of a source, padded with silence; null (and the source dropped) at its end. A
-   * whole frame read at once is played as the source gave it (sources give out their own
-   * memory, and nothing downstream writes into a frame); only a frame pieced together or
-   * padded costs an array of its own.
+   * One frame of a source, padded with silence; null when it has nothing yet (a pushed source
+   * waiting for audio), and null (the source dropped) at its end. A whole frame read at once
+   * is played as the source gave it (sources give out their own memory, and nothing
+   * downstream writes into a frame); only a frame pieced together or padded costs an array of
+   * its own.
    */
   private fill(p: Playing): Int16Array | null {
     const first = p.source.read(this.frameSamples);
     if (first !== null && first.length === this.frameSamples) return first;
+    if (first !== null && first.length === 0) return null;
     const out = new Int16Array(this.frameSamples);
     let filled = 0;
     for (let chunk = first; filled < this.frameSamples;) {
@@ -83,7 +89,7 @@ export class PlayoutQueue {
         p.onDone?.();
         return filled > 0 ? out : null;
       }
-      if (chunk.length === 0) break; // nothing yet (a pushed source waiting for audio)
+      if (chunk.length === 0) break; // the rest has not come yet
       out.set(chunk, filled);
       filled += chunk.length;
       if (filled < this.frameSamples) chunk = p.source.read(this.frameSamples - filled);

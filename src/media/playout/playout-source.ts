@@ -2,8 +2,11 @@
 export interface PlayoutSource {
   /** Up to `samples` samples; fewer at the end; null once it has nothing more to give. */
   read(samples: number): Int16Array | null;
-  /** Whether audio is waiting to be read now (a pushed source may be empty for a while). */
-  ready?(): boolean;
+  /**
+   * Whether `samples` can be read now, or what is left before the end (a pushed source may
+   * be empty, or hold part of a frame, while the rest is on its way).
+   */
+  ready?(samples: number): boolean;
 }
 
 /** Rendered or decoded audio (Speak, Play), once or looped. */
@@ -30,13 +33,17 @@ export class PcmSource implements PlayoutSource {
 
 /**
  * Audio pushed in as it arrives (a stream's playAudio): read at the frame clock however fast
- * it came. `end()` lets it finish once drained; until then an empty queue is silence, not
- * the end.
+ * it came, its chunks joined into frames whatever their sizes. `end()` lets it finish once
+ * drained; until then an empty queue is silence, not the end.
  */
 export class PushedSource implements PlayoutSource {
   private readonly chunks: Int16Array[] = [];
   private offset = 0;
   private ended = false;
+  /** Whether the last read gave audio: the audio is under way, not about to start. */
+  private flowing = false;
+  /** Whether the last read held back part of a frame that would have started the audio. */
+  private held = false;
   queued = 0;
 
   push(pcm: Int16Array): void {
@@ -50,8 +57,8 @@ export class PushedSource implements PlayoutSource {
     this.ended = true;
   }
 
-  ready(): boolean {
-    return this.queued > 0;
+  ready(samples: number): boolean {
+    return this.queued >= samples || (this.queued > 0 && (this.ended || this.held));
   }
 
   /** Drops everything queued (clearAudio). */
@@ -59,10 +66,26 @@ export class PushedSource implements PlayoutSource {
     this.chunks.length = 0;
     this.offset = 0;
     this.queued = 0;
+    this.flowing = false;
+    this.held = false;
   }
 
+  /**
+   * Up to `count` samples. Part of a frame that would start the audio is held back for one
+   * read, so that chunks smaller than a frame arriving together are played as one frame, not
+   * each padded with silence; part of a frame that ends audio under way goes at once.
+   */
   read(count: number): Int16Array | null {
-    if (this.queued === 0) return this.ended ? null : new Int16Array(0);
+    if (this.queued === 0) {
+      this.flowing = false;
+      return this.ended ? null : NOTHING;
+    }
+    if (this.queued < count && !this.ended && !this.flowing && !this.held) {
+      this.held = true;
+      return NOTHING;
+    }
+    this.held = false;
+    this.flowing = true;
     const wanted = Math.min(count, this.queued);
     const first = this.take(wanted);
     // Within one chunk (a stream's chunks are often a frame each): a view, not a copy.
@@ -91,3 +114,5 @@ export class PushedSource implements PlayoutSource {
     return part;
   }
 }
+
+const NOTHING = new Int16Array(0);

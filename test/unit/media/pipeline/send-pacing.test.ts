@@ -1,11 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
+import { muLawEncode } from '../../../../src/media/codec/g711.js';
 import { MediaSession } from '../../../../src/media/pipeline/media-session.js';
+import { QueueFullError, StreamAudio } from '../../../../src/media/pipeline/stream-audio.js';
 import { FrameClock } from '../../../../src/media/playout/frame-clock.js';
 import { PcmSource, PushedSource } from '../../../../src/media/playout/playout-source.js';
 import { PortAllocator } from '../../../../src/media/rtp/port-range.js';
 import { RtpPeer } from '../../../support/rtp-peer.js';
-import { tone } from '../../../support/signal.js';
+import { chunks, tone } from '../../../support/signal.js';
+import { until } from '../../../support/wait.js';
 
 /**
  * How many frames a leg sends, on a clock the test moves: whatever drives the leg (its ticks,
@@ -59,7 +62,7 @@ describe('a leg paces its frames', () => {
     scheduler.advance(7);
     for (let i = 0; i < 50; i++) {
       pushed.push(tone(8000, 600, 0.02, 8000));
-      session.sendNow(true);
+      session.sendNow(1);
       scheduler.advance(20);
     }
     expect(session.stats.packetsSent).toBe(55);
@@ -67,5 +70,106 @@ describe('a leg paces its frames', () => {
     scheduler.advance(200);
     expect(session.stats.packetsSent).toBeGreaterThanOrEqual(61);
     expect(session.stats.packetsSent).toBeLessThanOrEqual(63);
+  });
+});
+
+describe("a stream's audio on a leg", () => {
+  const MULAW = { encoding: 'mulaw' as const, rate: 8000 as const };
+
+  async function streamLeg(scheduler: ManualScheduler) {
+    const session = await leg(scheduler);
+    const audio = new StreamAudio(session, {
+      format: MULAW,
+      tracks: [],
+      noiseCancellationLevel: null,
+      bidirectional: true,
+      onFrame: () => {},
+      onDigit: () => {},
+    });
+    // The times frames with sound went out, read as the leg plays them.
+    const sounded: number[] = [];
+    session.addOutboundTap((pcm) => {
+      if (pcm.some((v) => v !== 0)) sounded.push(scheduler.now());
+    });
+    return { session, audio, sounded };
+  }
+
+  it('plays 200 chunks of 20 ms that came at once one frame each 20 ms, then the checkpoint', async () => {
+    const scheduler = new ManualScheduler();
+    const { audio, sounded } = await streamLeg(scheduler);
+    scheduler.advance(107);
+    for (const part of chunks(tone(8000, 600, 4, 8000), [160])) {
+      audio.enqueue(muLawEncode(part), MULAW);
+    }
+    let playedAt: number | null = null;
+    audio.checkpoint(() => (playedAt = scheduler.now()));
+    for (let ms = 0; ms < 4300; ms++) scheduler.advance(1);
+    expect(sounded).toHaveLength(200);
+    // The first frame went as the audio came, each next one no sooner than its time.
+    expect(sounded[0]).toBe(107);
+    for (let i = 1; i < sounded.length; i++) {
+      expect(sounded[i]! - sounded[0]!).toBeGreaterThanOrEqual(i * 20 - 2);
+      expect(sounded[i]! - sounded[i - 1]!).toBeLessThanOrEqual(40);
+    }
+    expect(playedAt).toBe(sounded[199]);
+  });
+
+  it('sends audio streamed at real time as it arrives, though its first chunk came late', async () => {
+    const scheduler = new ManualScheduler();
+    const { audio, sounded } = await streamLeg(scheduler);
+    const parts = [...chunks(tone(8000, 600, 1, 8000), [160])].map(muLawEncode);
+    // Due every 20 ms from 100 ms: the first 6 ms late, the others within 2 ms either side.
+    const arrivals = parts.map((_, k) => 100 + 20 * k + (k === 0 ? 6 : [0, 2, -2, 1][k % 4]!));
+    for (let k = 0; k < parts.length; k++) {
+      scheduler.advance(arrivals[k]! - scheduler.now());
+      audio.enqueue(parts[k]!, MULAW);
+    }
+    scheduler.advance(100);
+    expect(sounded).toEqual(arrivals);
+  });
+
+  it('joins chunks of 7 and 30 ms into whole frames, the first part held for the rest', async () => {
+    const scheduler = new ManualScheduler();
+    const { session, audio, sounded } = await streamLeg(scheduler);
+    const phone = peers.at(-1)!;
+    const pcm = tone(8000, 600, 4, 8000);
+    const parts = [...chunks(pcm, [56, 240])].map(muLawEncode);
+    // A 7 ms chunk comes just before a tick, the rest just after it.
+    scheduler.advance(119);
+    audio.enqueue(parts[0]!, MULAW);
+    scheduler.advance(1);
+    expect(sounded).toEqual([]);
+    scheduler.advance(1);
+    for (const part of parts.slice(1)) audio.enqueue(part, MULAW);
+    for (let ms = 0; ms < 4300; ms++) scheduler.advance(1);
+    expect(sounded).toHaveLength(200);
+    expect(sounded[0]).toBe(121);
+    await until(() => phone.received.length === session.stats.packetsSent);
+    const heard = phone.received.filter((p) => p.payload.some((b) => b !== 0xff));
+    expect(heard).toHaveLength(200);
+    expect(Buffer.concat(heard.map((p) => p.payload))).toEqual(muLawEncode(pcm));
+  });
+
+  it('queues at most 40 s of audio in 20 ms chunks, and clearAudio empties it at once', async () => {
+    const scheduler = new ManualScheduler();
+    const { audio, sounded } = await streamLeg(scheduler);
+    scheduler.advance(10);
+    const frame = muLawEncode(tone(8000, 600, 0.02, 8000));
+    // The first frame goes at once; 40 s more wait in the queue, and the next chunk is refused.
+    for (let i = 0; i < 2001; i++) audio.enqueue(frame, MULAW);
+    expect(() => audio.enqueue(frame, MULAW)).toThrow(QueueFullError);
+    expect(() => audio.enqueue(frame, MULAW)).toThrow(/at most 40 s of audio/);
+    scheduler.advance(50);
+    expect(sounded).toEqual([10, 40, 60]);
+    // The two frames played since make room for two more.
+    audio.enqueue(frame, MULAW);
+    audio.enqueue(frame, MULAW);
+    expect(() => audio.enqueue(frame, MULAW)).toThrow(QueueFullError);
+    let played = false;
+    audio.checkpoint(() => (played = true));
+    audio.clear();
+    for (let ms = 0; ms < 200; ms++) scheduler.advance(1);
+    expect(sounded).toHaveLength(3);
+    expect(played).toBe(false);
   });
 });

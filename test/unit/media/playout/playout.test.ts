@@ -76,6 +76,25 @@ describe('PushedSource', () => {
     expect(pushed.read(4)).toBeNull();
   });
 
+  it('holds part of a frame that would start the audio for one read, not part of one ending it', () => {
+    const queue = new PlayoutQueue(4);
+    const pushed = new PushedSource();
+    queue.play(pushed);
+    pushed.push(Int16Array.from([1]));
+    expect(pushed.ready(4)).toBe(false);
+    expect([...queue.frame()]).toEqual([0, 0, 0, 0]); // held for the rest
+    expect(pushed.ready(4)).toBe(true); // it has waited a frame: it goes next
+    pushed.push(Int16Array.from([2, 3]));
+    pushed.push(Int16Array.from([4, 5, 6]));
+    expect([...queue.frame()]).toEqual([1, 2, 3, 4]); // joined across chunks
+    expect(pushed.ready(4)).toBe(false);
+    expect([...queue.frame()]).toEqual([5, 6, 0, 0]); // the end of audio under way goes at once
+    pushed.push(Int16Array.from([7]));
+    expect([...queue.frame()]).toEqual([0, 0, 0, 0]); // a new start is held again
+    expect([...queue.frame()]).toEqual([7, 0, 0, 0]); // and given once it has waited
+    expect(queue.frame()).toBe(queue.silence);
+  });
+
   it('reads whole samples only when asked for a fraction of one', () => {
     const pushed = new PushedSource();
     pushed.push(Int16Array.from([1]));
