@@ -54,6 +54,8 @@ export class GatewayCluster implements CallLauncher {
         binds: options.binds?.() ?? [],
         startedAt: this.startedAt,
       }),
+      // Each beat keeps this node's calls' keys alive: they outlive it by their time to live.
+      beforeBeat: () => options.directory.refresh(),
       onError: (error) => log.warn({ err: error, cluster: true }, 'heartbeat failed'),
     });
     this.bus = new ControlBus({
