@@ -18,11 +18,49 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Empties every key (between tests). */
   flush(): Promise<void>;
+  /**
+   * Stops the server and starts it again on the same port, empty (it keeps nothing on disk),
+   * as a Redis without persistence comes back from a crash.
+   */
+  restart(): Promise<void>;
 }
 
 export async function startRedis(): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-'));
   const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let server = await spawnRedis(port, dir);
+  const stopServer = () => {
+    server.client.disconnect();
+    const { child } = server;
+    return new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  };
+  return {
+    url,
+    port,
+    flush: async () => {
+      await server.client.flushall();
+    },
+    restart: async () => {
+      await stopServer();
+      server = await spawnRedis(port, dir);
+    },
+    stop: async () => {
+      await stopServer();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts redis-server on `port` and resolves once it answers PING. */
+async function spawnRedis(
+  port: number,
+  dir: string,
+): Promise<{ child: ChildProcess; client: Redis }> {
   const child: ChildProcess = spawn(
     'redis-server',
     [
@@ -39,8 +77,7 @@ export async function startRedis(): Promise<RedisServer> {
     ],
     { stdio: 'ignore' },
   );
-  const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, {
+  const client = new Redis(`redis://127.0.0.1:${port}`, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
@@ -51,7 +88,7 @@ export async function startRedis(): Promise<RedisServer> {
     try {
       await client.connect();
       await client.ping();
-      break;
+      return { child, client };
     } catch (error) {
       if (child.exitCode !== null)
         throw new Error(`redis-server exited with ${child.exitCode}; is it installed?`);
@@ -60,20 +97,4 @@ export async function startRedis(): Promise<RedisServer> {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return {
-    url,
-    port,
-    flush: async () => {
-      await client.flushall();
-    },
-    stop: async () => {
-      client.disconnect();
-      await new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
