@@ -53,7 +53,7 @@ import { MessagingService } from './messaging/messaging-service.js';
 import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
-import { ensureMainAccount, type MainAccount } from './state/main-account.js';
+import { ensureMainAccount, restoreMainAccount, type MainAccount } from './state/main-account.js';
 import { waitForStore } from './state/store-readiness.js';
 import { RedisStore } from './state/redis-store.js';
 import { SecretBox, parseSecretKey } from './state/secret-box.js';
@@ -384,6 +384,8 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
             sip: `${config.publicHost}:${listening ? sip.addresses.udp.port : config.sipPort}`,
             http: advertisedHttp(config, app),
           }),
+          restore: () =>
+            restoreMainAccount(state, clock, mainAccount, !!(config.authId && config.authToken)),
           log: app.log,
         })
       : null;

@@ -3,7 +3,9 @@ import type { LegEnd } from './legs/leg-end.js';
 
 /**
  * The parameters a hangup callback adds to a call's own (voice document): how it ended and
- * its times, Duration from the start and BillDuration from the answer, in whole seconds.
+ * its times, Duration from the start and BillDuration from the answer, in whole seconds. As on
+ * the call record, the times are cut to the second before the durations are taken, so the
+ * callback's durations are its own times' and the record's (call_duration, bill_duration).
  */
 export function hangupParams(
   end: Pick<LegEnd, 'cause' | 'source' | 'status'>,
@@ -19,7 +21,9 @@ export function hangupParams(
     StartTime: formatCallbackTime(times.initiation),
     AnswerTime: times.answer === null ? '' : formatCallbackTime(times.answer),
     EndTime: formatCallbackTime(times.end),
-    Duration: String(Math.round((times.end - times.initiation) / 1000)),
-    BillDuration: String(times.answer === null ? 0 : Math.round((times.end - times.answer) / 1000)),
+    Duration: String(second(times.end) - second(times.initiation)),
+    BillDuration: String(times.answer === null ? 0 : second(times.end) - second(times.answer)),
   };
 }
+
+const second = (ms: number) => Math.floor(ms / 1000);

@@ -22,6 +22,11 @@ export interface GatewayClusterOptions extends Omit<NodeReaperOptions, 'registry
   binds?: () => NodeInfo['binds'];
   /** Where this node's SIP and REST listen, once they do. */
   addresses: () => { sip: string; http: string };
+  /**
+   * Writes again what the gateway wrote once at its start and a wiped Redis (restarted empty,
+   * flushed) lost: the main account. Resolves to whether anything was missing.
+   */
+  restore?: () => Promise<boolean>;
 }
 
 /**
@@ -38,6 +43,7 @@ export class GatewayCluster implements CallLauncher {
   private readonly reaper: NodeReaper;
   private state: NodeInfo['state'] = 'active';
   private stopped = false;
+  private restoring: Promise<void> | null = null;
   private readonly startedAt: number;
 
   constructor(private readonly options: GatewayClusterOptions) {
@@ -54,6 +60,12 @@ export class GatewayCluster implements CallLauncher {
         binds: options.binds?.() ?? [],
         startedAt: this.startedAt,
       }),
+      // Each beat keeps this node's calls' keys alive (they outlive it by their time to live)
+      // and finds its main account still there: Redis may have been wiped since the last.
+      beforeBeat: async () => {
+        await Promise.all([options.directory.refresh(), this.restore()]);
+      },
+      onLost: () => void this.restore(),
       onError: (error) => log.warn({ err: error, cluster: true }, 'heartbeat failed'),
     });
     this.bus = new ControlBus({
@@ -96,6 +108,8 @@ export class GatewayCluster implements CallLauncher {
     await this.bus.start();
     await this.registry.start();
     this.sweepSoon();
+    // A Redis back after a restart may be empty: what it lost is written again at once.
+    this.options.redis.on('ready', () => void this.restore());
   }
 
   /** Tells the peers at once that this node takes no new work. */
@@ -161,6 +175,25 @@ export class GatewayCluster implements CallLauncher {
         `node ${this.options.node} is draining: it takes no new calls`,
       );
     return this.options.engine.fire(owner, request, sourceIp);
+  }
+
+  /** Writes again what a wiped Redis lost of this gateway's start; one round at a time. */
+  private restore(): Promise<void> {
+    const restore = this.options.restore;
+    if (!restore || this.stopped) return Promise.resolve();
+    this.restoring ??= restore()
+      .then((restored) => {
+        if (restored)
+          this.options.log.warn(
+            { cluster: true },
+            'Redis had lost the main account (restarted empty or flushed): written again',
+          );
+      })
+      .catch((error: Error) =>
+        this.options.log.warn({ err: error, cluster: true }, 'restoring the main account failed'),
+      )
+      .finally(() => (this.restoring = null));
+    return this.restoring;
   }
 
   /** Looks for dead nodes at every heartbeat. */

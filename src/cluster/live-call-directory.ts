@@ -1,6 +1,6 @@
 import type { Call, CallWatcher, LiveChildLeg } from '../call/call.js';
 import type { LiveStream } from '../call/streams/call-streams.js';
-import type { RedisClient } from './node-registry.js';
+import { HEARTBEAT_EVERY_MS, NODE_TTL_MS, type RedisClient } from './node-registry.js';
 
 /**
  * What the cluster keeps of a call in progress: which node runs it, for whom, and enough to
@@ -30,6 +30,21 @@ export interface LiveCallEntry {
   childLegs?: LiveChildLeg[];
 }
 
+/** An entry found for a dead node's call, and when its node last wrote or refreshed it. */
+export interface FoundCallEntry extends LiveCallEntry {
+  /** Epoch ms (as the reader's clock reckons it); null for an entry without a time to live. */
+  seenAt: number | null;
+}
+
+/**
+ * How long a call's keys live without their node refreshing them (it does at every heartbeat):
+ * a call whose node could not remove its keys (Redis away as it ended) and then died is gone
+ * this long after the node last saw it. Long enough for a peer to find the node dead
+ * (NODE_TTL_MS) and sweep, twice over: after Redis stood still, nodes judge no one for
+ * NODE_TTL_MS and a beat.
+ */
+export const LIVE_CALL_TTL_MS = 2 * (NODE_TTL_MS + 2 * HEARTBEAT_EVERY_MS);
+
 const entryKey = (uuid: string) => `voxgate:live-call:${uuid}`;
 const nodeKey = (node: string) => `voxgate:node-calls:${node}`;
 
@@ -37,9 +52,18 @@ const nodeKey = (node: string) => `voxgate:node-calls:${node}`;
  * The owner of every call in progress, in Redis: an entry per call (written when it starts,
  * again when it is answered, when a stream of it starts, connects or ends, and when a leg it
  * placed starts, is answered or ends; removed once its record is written) and the set of each
- * node's calls. Single-key commands only, so it works on a Redis Cluster as on one server.
+ * node's calls. Every key lives LIVE_CALL_TTL_MS unless its node refreshes it: refresh(), at
+ * each heartbeat, gives every call of this node its time again in one round of PEXPIREs,
+ * writes anew an entry Redis lost (restarted empty, flushed), and removes again what a call
+ * that ended while Redis was away left. Single-key commands only, so it works on a Redis
+ * Cluster as on one server.
  */
 export class LiveCallDirectory implements CallWatcher {
+  /** This node's calls in progress. */
+  private readonly live = new Map<string, Call>();
+  /** Calls that ended here and whose keys Redis has not confirmed removed. */
+  private readonly leftBehind = new Set<string>();
+
   constructor(
     private readonly options: {
       redis: RedisClient;
@@ -49,22 +73,44 @@ export class LiveCallDirectory implements CallWatcher {
   ) {}
 
   started(call: Call): void {
-    this.write(call);
+    this.live.set(call.uuid, call);
+    void this.write(call);
   }
 
   answered(call: Call): void {
-    this.write(call);
+    void this.write(call);
   }
 
   changed(call: Call): void {
-    this.write(call);
+    void this.write(call);
   }
 
   ended(call: Call): void {
+    this.live.delete(call.uuid);
+    this.leftBehind.add(call.uuid);
+    void this.forget(call.uuid).catch((error: Error) => this.options.onError(error, call.uuid));
+  }
+
+  /**
+   * Once a heartbeat: removes what ended calls left (their removal failed), then gives each
+   * call in progress here its time to live again, writing anew an entry Redis no longer has.
+   * The commands of one refresh leave together (the client pipelines a tick's commands).
+   */
+  async refresh(): Promise<void> {
     const { redis, node } = this.options;
-    void Promise.all([redis.del(entryKey(call.uuid)), redis.srem(nodeKey(node), call.uuid)]).catch(
-      (error: Error) => this.options.onError(error, call.uuid),
+    // One that fails again is tried at the next refresh; the calls in progress come first.
+    await Promise.allSettled([...this.leftBehind].map((uuid) => this.forget(uuid)));
+    const calls = [...this.live.values()];
+    if (calls.length === 0) return;
+    const kept = await Promise.all(
+      calls.map((call) => redis.pexpire(entryKey(call.uuid), LIVE_CALL_TTL_MS)),
     );
+    // Gone: Redis restarted empty or was flushed, or it was away longer than the time to live.
+    const lost = calls.filter((call, k) => kept[k] === 0 && this.live.has(call.uuid));
+    await Promise.all([
+      ...lost.map((call) => this.write(call)),
+      redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+    ]);
   }
 
   /** The node that runs a call, or null when no node does. */
@@ -73,11 +119,27 @@ export class LiveCallDirectory implements CallWatcher {
     return text ? (JSON.parse(text) as LiveCallEntry) : null;
   }
 
-  /** The calls a node runs (or ran, when it died). */
-  async callsOf(node: string): Promise<LiveCallEntry[]> {
-    const uuids = await this.options.redis.smembers(nodeKey(node));
-    const entries = await Promise.all(uuids.map((uuid) => this.find(uuid)));
-    return entries.filter((e): e is LiveCallEntry => e !== null && e.node === node);
+  /**
+   * The calls a node runs (or ran, when it died), each with when its node last wrote or
+   * refreshed its entry, from the time it has left to live: `now` is the reader's clock.
+   */
+  async callsOf(node: string, now: number): Promise<FoundCallEntry[]> {
+    const { redis } = this.options;
+    const uuids = await redis.smembers(nodeKey(node));
+    const found = await Promise.all(
+      uuids.map(async (uuid): Promise<FoundCallEntry | null> => {
+        const [text, left] = await Promise.all([
+          redis.get(entryKey(uuid)),
+          redis.pttl(entryKey(uuid)),
+        ]);
+        if (!text) return null;
+        const entry = JSON.parse(text) as LiveCallEntry;
+        // An entry written without a time to live (by a node of an older version) says nothing.
+        const seenAt = left > 0 ? now - (LIVE_CALL_TTL_MS - left) : null;
+        return { ...entry, seenAt };
+      }),
+    );
+    return found.filter((e): e is FoundCallEntry => e !== null && e.node === node);
   }
 
   /** Forgets a call that was closed for its dead node. */
@@ -91,7 +153,14 @@ export class LiveCallDirectory implements CallWatcher {
     await this.options.redis.del(nodeKey(node));
   }
 
-  private write(call: Call): void {
+  /** Removes the keys of a call that ended here; they are tried again at each refresh. */
+  private async forget(uuid: string): Promise<void> {
+    const { redis, node } = this.options;
+    await Promise.all([redis.del(entryKey(uuid)), redis.srem(nodeKey(node), uuid)]);
+    this.leftBehind.delete(uuid);
+  }
+
+  private write(call: Call): Promise<void> {
     const { init } = call;
     const times = call.leg.times;
     const entry: LiveCallEntry = {
@@ -115,9 +184,13 @@ export class LiveCallDirectory implements CallWatcher {
       childLegs: call.childLegs(),
     };
     const { redis, node } = this.options;
-    void Promise.all([
-      redis.set(entryKey(call.uuid), JSON.stringify(entry)),
+    return Promise.all([
+      redis.set(entryKey(call.uuid), JSON.stringify(entry), 'PX', LIVE_CALL_TTL_MS),
       redis.sadd(nodeKey(node), call.uuid),
-    ]).catch((error: Error) => this.options.onError(error, call.uuid));
+      redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+    ]).then(
+      () => undefined,
+      (error: Error) => this.options.onError(error, call.uuid),
+    );
   }
 }

@@ -1,14 +1,15 @@
 import type { RateDeck } from '../call/billing/rate-deck.js';
 import { buildCallRecord, type FinishedLeg } from '../call/call-record.js';
-import { hangupCause } from '../call/hangup-causes.js';
+import { findHangupCauseByCode, hangupCause } from '../call/hangup-causes.js';
 import { hangupParams } from '../call/hangup-params.js';
 import type { CallbackDelivery } from '../callbacks/index.js';
 import { UniqueViolation } from '../core/errors.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { AccountLimiter } from '../limits/account-limiter.js';
-import type { State } from '../state/state.js';
+import type { CallRecord } from '../state/records.js';
+import { recordTimeMs, type State } from '../state/state.js';
 import { closeStreamsOfDeadCall } from './dead-call-streams.js';
-import type { LiveCallDirectory, LiveCallEntry } from './live-call-directory.js';
+import type { FoundCallEntry, LiveCallDirectory, LiveCallEntry } from './live-call-directory.js';
 import type { NodeRegistry, RedisClient } from './node-registry.js';
 
 /** How long a node's claim on a dead node's calls holds, should it die while closing them. */
@@ -18,10 +19,13 @@ const NODE_FAILURE = hangupCause('Network Error');
 
 /**
  * Closes what nodes whose heartbeat stopped leave behind: exactly one surviving node per dead
- * node (a Redis SET NX claim) closes each of its calls, ended at the dead node's last heartbeat
- * (the call's streams first, as failed, with their status callbacks; then the records of the
- * legs it placed, Dial's or a trunk's, and the call's own, with 5000 Network Error from source
- * Error, and its hangup callback) and releases it; removes the registrations only its
+ * node (a Redis SET NX claim) closes each of its calls, ended at the last moment the call is
+ * known to have lived: the dead node's last heartbeat, or the last time the node refreshed the
+ * call's entry when that was earlier (a call that ended while Redis was away and whose entry
+ * stayed), never the time of the reaping (the call's streams first, as failed, with their
+ * status callbacks; then the records of the legs it placed, Dial's or a trunk's, and the
+ * call's own, with 5000 Network Error from source Error, and its hangup callback, which tells
+ * the times and durations of that record) and releases it; removes the registrations only its
  * connections reached; then forgets the node. Every node sweeps at each heartbeat, so a dead
  * node's calls are closed within NODE_TTL_MS plus one heartbeat of its last beat. (Its queued messages and callback retries are BullMQ jobs: any node's worker
  * takes them, see BullMqRetryQueue.)
@@ -68,15 +72,14 @@ export class NodeReaper {
       'NX',
     );
     if (claimed === null) return;
-    const diedAt = (await registry.lastBeat(dead)) ?? scheduler.now();
-    const calls = await directory.callsOf(dead);
+    const diedAt = await registry.lastBeat(dead);
+    const calls = await directory.callsOf(dead, scheduler.now());
     log.warn(
       { cluster: true, deadNode: dead, calls: calls.length },
       'node failure: closing its calls',
     );
     for (const entry of calls) {
-      // Its last heartbeat, or the last moment the call is known to have lived after it.
-      const endedAt = Math.max(diedAt, entry.initiated, entry.answered ?? 0);
+      const endedAt = lastKnownAlive(entry, diedAt);
       await this.close(entry, endedAt).catch((error: Error) =>
         log.warn({ err: error, callUuid: entry.uuid }, 'a dead node call could not be closed'),
       );
@@ -101,7 +104,6 @@ export class NodeReaper {
 
   private async close(entry: LiveCallEntry, endedAt: number): Promise<void> {
     const { callbacks, directory } = this.options;
-    const source = 'Error' as const;
     await closeStreamsOfDeadCall(entry, endedAt, this.options);
     // The legs it placed first (Dial's B leg, a trunk's attempt): children of its record.
     for (const child of entry.childLegs ?? []) {
@@ -117,7 +119,7 @@ export class NodeReaper {
         parentCallUuid: entry.uuid,
       });
     }
-    await this.writeRecord(entry, endedAt, {
+    const record = await this.writeRecord(entry, endedAt, {
       callUuid: entry.uuid,
       requestUuid: entry.requestUuid,
       direction: entry.direction,
@@ -129,7 +131,8 @@ export class NodeReaper {
       parentCallUuid: entry.parentCallUuid,
     });
     if (entry.hangup) {
-      const answered = entry.answered;
+      // The record's times and cause, so the callback and the record tell the same call.
+      const answer = record.answer_time === null ? null : recordTimeMs(record.answer_time);
       await callbacks.send({
         url: entry.hangup.url,
         method: entry.hangup.method,
@@ -138,11 +141,15 @@ export class NodeReaper {
           ...entry.params,
           ...hangupParams(
             {
-              cause: NODE_FAILURE,
-              source,
-              status: answered === null ? 'failed' : 'completed',
+              cause: findHangupCauseByCode(record.hangup_cause_code) ?? NODE_FAILURE,
+              source: record.hangup_source,
+              status: answer === null ? 'failed' : 'completed',
             },
-            { initiation: entry.initiated, answer: answered, end: endedAt },
+            {
+              initiation: recordTimeMs(record.initiation_time),
+              answer,
+              end: recordTimeMs(record.end_time),
+            },
           ),
         },
       });
@@ -156,7 +163,10 @@ export class NodeReaper {
     await directory.release(entry);
   }
 
-  /** The record of a leg of a dead node's call, ended by the node's failure. */
+  /**
+   * The record of a leg of a dead node's call, ended by the node's failure; the one stored
+   * already when the node wrote it before it died.
+   */
   private async writeRecord(
     entry: LiveCallEntry,
     endedAt: number,
@@ -164,7 +174,7 @@ export class NodeReaper {
       FinishedLeg,
       'callUuid' | 'requestUuid' | 'direction' | 'callType' | 'from' | 'to' | 'parentCallUuid'
     > & { initiatedAt: number; answeredAt: number | null },
-  ): Promise<void> {
+  ): Promise<CallRecord> {
     const record = buildCallRecord(
       {
         ...leg,
@@ -179,11 +189,27 @@ export class NodeReaper {
       },
       this.options.deck,
     );
+    const { calls } = this.options.state;
     try {
-      await this.options.state.calls.create({ ...record, conversion: null });
+      const stored = { ...record, conversion: null };
+      await calls.create(stored);
+      return stored;
     } catch (error) {
       // Written already: the node wrote it just before it died.
       if (!(error instanceof UniqueViolation)) throw error;
+      return (await calls.get(entry.account, leg.callUuid)) ?? record;
     }
   }
+}
+
+/**
+ * The last moment a dead node's call is known to have lived: the node's last heartbeat, or the
+ * last time the node wrote or refreshed the call's entry when that was earlier (its end went
+ * unrecorded: Redis was away), and no sooner than the call's own answer. When neither is
+ * known (the node was forgotten, the entry predates times to live), its answer or its start.
+ */
+export function lastKnownAlive(entry: FoundCallEntry, lastBeat: number | null): number {
+  const known = [lastBeat, entry.seenAt].filter((t): t is number => t !== null);
+  const alive = known.length > 0 ? Math.min(...known) : 0;
+  return Math.max(alive, entry.initiated, entry.answered ?? 0);
 }

@@ -41,12 +41,22 @@ export class NodeRegistry {
   private seen = new Map<string, number>();
   /** Since when this node's own beats have gone through promptly; null after one did not. */
   private steadySince: number | null = null;
+  /** Whether a beat of this node has gone through (since it started or was forgotten). */
+  private beaten = false;
 
   constructor(
     private readonly options: {
       redis: RedisClient;
       scheduler: Scheduler;
       describe: () => Omit<NodeInfo, 'heartbeatAt'>;
+      /**
+       * What the node keeps alive with its heartbeat (its calls' keys), done before each
+       * scheduled beat. A failure is reported and the beat goes on: a node whose calls' keys
+       * sit on a Redis master that is away is still alive.
+       */
+      beforeBeat?: () => Promise<void>;
+      /** A beat found this node's registration gone: Redis restarted empty or was flushed. */
+      onLost?: () => void;
       onError: (error: Error) => void;
     },
   ) {}
@@ -72,7 +82,10 @@ export class NodeRegistry {
     const info: NodeInfo = { ...this.options.describe(), heartbeatAt: scheduler.now() };
     let beats: string[];
     try {
-      await redis.hset(INFO, info.id, JSON.stringify(info));
+      const added = await redis.hset(INFO, info.id, JSON.stringify(info));
+      // A node that beat before and is new to the hash: what Redis held is gone.
+      if (added === 1 && this.beaten) this.options.onLost?.();
+      this.beaten = true;
       await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
       beats = await redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
     } catch (error) {
@@ -142,6 +155,7 @@ export class NodeRegistry {
   }
 
   async forget(id: string): Promise<void> {
+    if (id === this.id) this.beaten = false;
     await this.options.redis.zrem(HEARTBEATS, id);
     await this.options.redis.hdel(INFO, id);
   }
@@ -155,7 +169,9 @@ export class NodeRegistry {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = this.options.scheduler.after(HEARTBEAT_EVERY_MS, () => {
-      this.beat()
+      (this.options.beforeBeat?.() ?? Promise.resolve())
+        .catch((error: Error) => this.options.onError(error))
+        .then(() => this.beat())
         .catch((error: Error) => this.options.onError(error))
         .finally(() => this.schedule());
     });

@@ -1,3 +1,4 @@
+import { UniqueViolation } from '../core/errors.js';
 import { newAuthId, newAuthToken } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { AccountRecord } from './records.js';
@@ -43,18 +44,46 @@ export async function ensureMainAccount(
   const record = mainRecord(newAuthId('MA'), newAuthToken(), clock.now());
   await keepGenerated?.({ authId: record.auth_id, authToken: record.auth_token });
   await state.accounts.create(record);
-  await state.store.put(
+  await putMarker(state, record.auth_id);
+  return { authId: record.auth_id, authToken: record.auth_token, generated: true };
+}
+
+/**
+ * Writes again the main account a wiped store lost (Redis restarted empty or flushed): the
+ * same auth id and token this gateway runs with, and, for a generated one (`fromConfig`
+ * false), the marker later starts find it by. Resolves to whether anything was missing.
+ * Several nodes may do it at once: the one that claims the auth id first writes the account.
+ */
+export async function restoreMainAccount(
+  state: State,
+  clock: Clock,
+  account: { authId: string; authToken: string },
+  fromConfig: boolean,
+): Promise<boolean> {
+  let restored = false;
+  if (!(await state.accounts.get(account.authId, account.authId))) {
+    try {
+      await state.accounts.create(mainRecord(account.authId, account.authToken, clock.now()));
+      restored = true;
+    } catch (error) {
+      if (!(error instanceof UniqueViolation)) throw error;
+    }
+  }
+  if (!fromConfig && !(await state.store.get(MARKER.kind, MARKER.tenant, MARKER.id))) {
+    await putMarker(state, account.authId);
+    restored = true;
+  }
+  return restored;
+}
+
+function putMarker(state: State, authId: string): Promise<void> {
+  return state.store.put(
     MARKER.kind,
     MARKER.tenant,
     MARKER.id,
-    { auth_id: record.auth_id },
-    {
-      score: 0,
-      indexes: [],
-      unique: [],
-    },
+    { auth_id: authId },
+    { score: 0, indexes: [], unique: [] },
   );
-  return { authId: record.auth_id, authToken: record.auth_token, generated: true };
 }
 
 function mainRecord(authId: string, authToken: string, now: number): AccountRecord {
