@@ -345,7 +345,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     mediaStore: config.dataDir
       ? new DiskMediaStore(join(config.dataDir, 'media'))
       : new MemoryMediaStore(),
-    sentJournalPath: config.dataDir ? join(config.dataDir, 'journal', 'messages-sent.jsonl') : null,
+    journalDir: config.dataDir ? join(config.dataDir, 'journal') : null,
     mm7: config.mm7,
     guard: outbound,
     scheduler,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { CallbackDelivery, RetryQueue } from '../callbacks/index.js';
 import { PeriodicSweep } from '../core/periodic-sweep.js';
 import { countryOf } from '../core/phone-number.js';
@@ -10,6 +11,7 @@ import type { CarrierNetwork, PartOutcome } from './carrier-network.js';
 import { CarrierMessageIds } from './carrier-message-ids.js';
 import { MessageLocks } from './message-locks.js';
 import { SentLedger, type SentEntry } from './sent-ledger.js';
+import { RefusedMessages } from './refused-messages.js';
 import { loggedNumber } from './message-log.js';
 import type { MessageMetrics } from './message-metrics.js';
 import type { MessageRateDeck } from './message-rate-deck.js';
@@ -75,10 +77,10 @@ export interface MessagePipelineOptions {
   /** The account limits (messages per second); none: no limits. */
   limits?: AccountLimiter;
   /**
-   * The file that keeps sends whose record the store did not take (under the data directory);
-   * null keeps them in memory only.
+   * The folder (under the data directory) whose journal files keep what the store still owes:
+   * sends whose record it did not take, refused sends to withdraw. Null: in memory only.
    */
-  sentJournalPath?: string | null;
+  journalDir?: string | null;
 }
 
 export type { ChatAppStatus } from './chatapp/chatapp-status.js';
@@ -116,6 +118,7 @@ export class MessagePipeline {
   readonly carrierIds: CarrierMessageIds;
   private readonly carrierIdSweep: PeriodicSweep;
   private readonly sentLedger: SentLedger;
+  private readonly refused: RefusedMessages;
   private readonly owedRecords: PeriodicSweep;
   private lastOwedError: string | null = null;
   private closed = false;
@@ -130,10 +133,12 @@ export class MessagePipeline {
       CARRIER_ID_SWEEP_EVERY_MS,
       (error) => options.log.warn({ err: error.message }, 'sweeping old carrier ids failed'),
     );
-    this.sentLedger = new SentLedger(options.sentJournalPath ?? null);
+    const journal = (name: string) => (options.journalDir ? join(options.journalDir, name) : null);
+    this.sentLedger = new SentLedger(journal('messages-sent.jsonl'));
+    this.refused = new RefusedMessages(options.state, journal('messages-refused.jsonl'));
     this.owedRecords = new PeriodicSweep(
       async () => {
-        const recorded = await this.recordAllOwed();
+        const recorded = (await this.refused.withdrawAll()) + (await this.recordAllOwed());
         if (recorded > 0 && this.lastOwedError !== null) {
           this.lastOwedError = null;
           options.log.info({}, 'the records of messages sent while the store was away are written');
@@ -181,6 +186,7 @@ export class MessagePipeline {
     await this.owedRecords.sweep();
     this.owedRecords.stop();
     this.sentLedger.close();
+    this.refused.close();
   }
 
   /**
@@ -298,12 +304,21 @@ export class MessagePipeline {
     if (problem) throw invalidParameter(problem);
   }
 
-  /** Writes the records and outbox entries, durable before the answer, then queues them. */
+  /**
+   * Writes the records and outbox entries, durable before the answer, then queues them. When
+   * any of that fails the client is told the messages were not taken, so whatever of it the
+   * store may still carry out is withdrawn, and nothing of it is sent.
+   */
   private async admit(messages: { record: MessageRecord; outbox: OutboxRecord }[]) {
-    await Promise.all(messages.map((m) => this.state.outbox.create(m.outbox)));
-    await Promise.all(messages.map((m) => this.state.messages.create(m.record)));
-    await this.state.store.durable();
-    await Promise.all(messages.map((m) => this.enqueue(m.record.account, m.record.message_uuid)));
+    try {
+      await Promise.all(messages.map((m) => this.state.outbox.create(m.outbox)));
+      await Promise.all(messages.map((m) => this.state.messages.create(m.record)));
+      await this.state.store.durable();
+      await Promise.all(messages.map((m) => this.enqueue(m.record.account, m.record.message_uuid)));
+    } catch (error) {
+      this.refused.refuse(messages.map((m) => m.record));
+      throw error;
+    }
     for (const { record } of messages) {
       this.options.metrics.accepted(record);
       this.sendStatus(record);
@@ -326,6 +341,7 @@ export class MessagePipeline {
   }
 
   private async dispatchHeld(job: SendJob): Promise<void> {
+    if (this.refused.has(job.message_uuid)) return this.refused.withdraw(job.message_uuid);
     const owed = this.sentLedger.get(job.message_uuid);
     if (owed) return this.recordOwed(owed);
     const entry = await this.state.outbox.get(job.account, job.message_uuid);

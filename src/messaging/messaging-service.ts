@@ -46,8 +46,8 @@ export interface MessagingServiceOptions {
   registry: Registry;
   /** The account limits (messages per second); none: no limits. */
   limits?: AccountLimiter;
-  /** Where sends whose record the store did not take are kept (see MessagePipeline). */
-  sentJournalPath?: string | null;
+  /** Where what the store owes messaging is journaled (see MessagePipeline). */
+  journalDir?: string | null;
 }
 
 /** How often messages past their retention are swept. */
@@ -117,7 +117,7 @@ export class MessagingService {
         : null,
       mms: this.mms,
       ...(options.limits ? { limits: options.limits } : {}),
-      sentJournalPath: options.sentJournalPath ?? null,
+      journalDir: options.journalDir ?? null,
     });
     this.inbound = new InboundMessages({
       state,
