@@ -9,6 +9,7 @@ import type { TypedApp } from './api-context.js';
 import { clientErrorHandler } from './client-error.js';
 import { frameworkErrorHandler, installErrorHandler } from './error-handler.js';
 import { installMethodNotAllowed } from './method-not-allowed.js';
+import { URL_FORMATS } from './schemas.js';
 
 export interface HttpAppOptions {
   logLevel: string;
@@ -50,6 +51,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
         coerceTypes: 'array',
         useDefaults: true,
         removeAdditional: true,
+        formats: URL_FORMATS,
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();

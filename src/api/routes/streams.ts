@@ -14,7 +14,15 @@ import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { visibleTo } from '../owned-resources.js';
 import { refuseOutboundUrls } from '../outbound-urls.js';
-import { errorResponses, HttpUrl, ListBody, ListQuery, Nullable, WithApiId } from '../schemas.js';
+import {
+  errorResponses,
+  HttpUrl,
+  ListBody,
+  ListQuery,
+  Nullable,
+  WebSocketUrl,
+  WithApiId,
+} from '../schemas.js';
 import { callOwner, notConnected } from './live-calls.js';
 
 const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String() });
@@ -35,11 +43,7 @@ const Flag = (fallback: boolean) =>
  * stream may carry, and extra_headers' size in bytes.
  */
 const StartStreamBody = Type.Object({
-  service_url: Type.String({
-    pattern: '^[wW][sS][sS]?://[^\\s/?#]+[^\\s]*$',
-    maxLength: 2048,
-    description: 'a ws:// or wss:// URL',
-  }),
+  service_url: WebSocketUrl,
   bidirectional: Type.Optional(Flag(STREAM_DEFAULTS.bidirectional)),
   audio_track: Type.Optional(
     Type.Union([Type.Literal('inbound'), Type.Literal('outbound'), Type.Literal('both')], {
