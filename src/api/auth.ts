@@ -19,6 +19,9 @@ declare module 'fastify' {
   }
 }
 
+/** The challenge of a 401 for account credentials (RFC 7617 2: HTTP Basic, with a realm). */
+export const ACCOUNT_CHALLENGE = 'Basic realm="voxgate"';
+
 const CACHE_MS = 1000;
 /** What a presented token of an unknown auth id is compared with: a digest of nothing. */
 const UNKNOWN_ACCOUNT_DIGEST = '0'.repeat(64);
