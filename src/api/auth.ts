@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { basicCredentials } from '../core/authorization-header.js';
 import { unauthorized } from '../core/errors.js';
 import type { AccountRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
@@ -106,14 +107,10 @@ function sameBytes(known: Buffer | null, presented: Buffer): boolean {
   return known !== null && known.length === presented.length && timingSafeEqual(known, presented);
 }
 
+/** The auth id and token of HTTP Basic credentials, whatever the case of the scheme. */
 function parseBasic(header: string | undefined): { id: string; token: string } | null {
-  if (!header) return null;
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!match?.[1]) return null;
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon <= 0) return null;
-  return { id: decoded.slice(0, colon), token: decoded.slice(colon + 1) };
+  const credentials = basicCredentials(header);
+  return credentials && { id: credentials.user, token: credentials.password };
 }
 
 /**

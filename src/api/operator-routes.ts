@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { bearerToken } from '../core/authorization-header.js';
 import { notFound, unauthorized } from '../core/errors.js';
 import { sameSecret } from '../core/same-secret.js';
 import type { TollfreeStatus } from '../state/records.js';
@@ -49,7 +50,7 @@ export interface OperatorContext {
 export async function operatorRoutes(app: TypedApp, context: OperatorContext): Promise<void> {
   await app.register(async (scope: TypedApp) => {
     scope.addHook('onRequest', async (request, reply) => {
-      if (!sameSecret(request.headers.authorization ?? '', `Bearer ${context.token}`)) {
+      if (!sameSecret(bearerToken(request.headers.authorization) ?? '', context.token)) {
         // RFC 6750 3: the bearer scheme's challenge, with a realm of its own.
         reply.header('www-authenticate', OPERATOR_CHALLENGE);
         throw unauthorized(

@@ -3,6 +3,9 @@ import { startGateway, UUID, type TestGateway } from '../../support/gateway.js';
 
 const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789';
 
+const base64 = (id: string, token: string) =>
+  Buffer.from(`${id}:${token}`, 'utf8').toString('base64');
+
 describe('authentication challenges and schemes', () => {
   let gw: TestGateway;
   let account: string;
@@ -56,6 +59,63 @@ describe('authentication challenges and schemes', () => {
     const ok = await gw.request('GET', account);
     expect(ok.status).toBe(200);
     expect(ok.headers['www-authenticate']).toBeUndefined();
+  });
+
+  it('takes the Basic scheme in any case (RFC 7235 2.1), and only right credentials', async () => {
+    const credentials = base64(gw.main.id, gw.main.token);
+    for (const scheme of ['Basic', 'basic', 'BASIC', 'bAsIc']) {
+      const res = await gw.request('GET', account, {
+        as: null,
+        headers: { authorization: `${scheme} ${credentials}` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.auth_id).toBe(gw.main.id);
+      expectChallenge(
+        await gw.request('GET', account, {
+          as: null,
+          headers: { authorization: `${scheme} ${base64(gw.main.id, 'wrong')}` },
+        }),
+        'Basic realm="voxgate"',
+        'authentication failed: wrong auth id or auth token',
+      );
+    }
+    // Another scheme carrying the same credentials is no Basic.
+    expectChallenge(
+      await gw.request('GET', account, {
+        as: null,
+        headers: { authorization: `Bearer ${credentials}` },
+      }),
+      'Basic realm="voxgate"',
+      'authentication required: use HTTP Basic with your auth id and auth token',
+    );
+  });
+
+  it("takes the operator's Bearer scheme in any case, and only its token", async () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+      const res = await gw.request('GET', '/operator/v1/TollfreeVerification/', {
+        as: null,
+        headers: { authorization: `${scheme} ${OPERATOR_TOKEN}` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ objects: [] });
+      expectChallenge(
+        await gw.request('GET', '/operator/v1/TollfreeVerification/', {
+          as: null,
+          headers: { authorization: `${scheme} ${OPERATOR_TOKEN}x` },
+        }),
+        'Bearer realm="voxgate operator"',
+        'the operator interface takes its bearer token (VOXGATE_OPERATOR_TOKEN)',
+      );
+    }
+    // The account's credentials never open it, whatever the scheme.
+    expect(
+      (
+        await gw.request('GET', '/operator/v1/TollfreeVerification/', {
+          headers: { authorization: `basic ${base64(gw.main.id, gw.main.token)}` },
+          as: null,
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it("answers the operator interface's 401 with a Bearer challenge", async () => {
