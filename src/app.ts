@@ -443,7 +443,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   const context = {
     state,
     uris,
-    authenticator: new Authenticator(state),
+    authenticator: new Authenticator(state, { clock }),
     clock,
     sipDomain: config.publicHost,
     calls,

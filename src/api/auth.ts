@@ -1,8 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { unauthorized } from '../core/errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { basicCredentials } from '../core/authorization-header.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { ApiError, unauthorized } from '../core/errors.js';
 import type { AccountRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
+import { AuthFailures, type AuthFailureSettings } from './auth-failures.js';
 
 /** Who is making a request: an enabled account whose credentials matched. */
 export interface Principal {
@@ -18,6 +21,9 @@ declare module 'fastify' {
     principal: Principal;
   }
 }
+
+/** The challenge of a 401 for account credentials (RFC 7617 2: HTTP Basic, with a realm). */
+export const ACCOUNT_CHALLENGE = 'Basic realm="voxgate"';
 
 const CACHE_MS = 1000;
 /** What a presented token of an unknown auth id is compared with: a digest of nothing. */
@@ -35,28 +41,48 @@ interface CachedAccount {
 }
 
 /**
+ * Credentials that were presented and are wrong (unreadable, an unknown auth id, a token that
+ * does not match): what counts against the source address in AuthFailures. No credentials at
+ * all (a client's first try, answered with the challenge), a disabled account or another
+ * account's path do not count.
+ */
+class WrongCredentials extends ApiError {
+  constructor(message: string) {
+    super('unauthorized', message);
+  }
+}
+
+const NO_CREDENTIALS = 'authentication required: use HTTP Basic with your auth id and auth token';
+
+/**
  * HTTP Basic authentication against the accounts. Lookups are cached for a second, so a burst
  * of requests costs one read and one keyed digest; a change made on this node drops the cached
- * entry at once.
+ * entry at once. `failures` counts wrong credentials per source address (auth-failures.ts).
  */
 export class Authenticator {
   private readonly cache = new Map<string, CachedAccount>();
+  readonly failures: AuthFailures;
 
-  constructor(private readonly state: State) {}
+  constructor(
+    private readonly state: State,
+    options: { clock?: Clock; failures?: AuthFailureSettings } = {},
+  ) {
+    this.failures = new AuthFailures(options.clock ?? systemClock, options.failures);
+  }
 
   async authenticate(header: string | undefined): Promise<Principal> {
     const credentials = parseBasic(header);
-    if (!credentials)
-      throw unauthorized(
-        'authentication required: use HTTP Basic with your auth id and auth token',
-      );
+    if (!credentials) {
+      if (header) throw new WrongCredentials(NO_CREDENTIALS);
+      throw unauthorized(NO_CREDENTIALS);
+    }
     const entry = await this.lookup(credentials.id);
     const { account } = entry;
     const presented = Buffer.from(credentials.token, 'utf8');
     const matches =
       sameBytes(entry.verified, presented) || this.matchesDigest(account, credentials.token);
     if (!account || !matches)
-      throw unauthorized('authentication failed: wrong auth id or auth token');
+      throw new WrongCredentials('authentication failed: wrong auth id or auth token');
     entry.verified = presented;
     if (!account.enabled) throw unauthorized('authentication failed: the account is disabled');
     if (account.subaccount) {
@@ -103,24 +129,43 @@ function sameBytes(known: Buffer | null, presented: Buffer): boolean {
   return known !== null && known.length === presented.length && timingSafeEqual(known, presented);
 }
 
+/** The auth id and token of HTTP Basic credentials, whatever the case of the scheme. */
 function parseBasic(header: string | undefined): { id: string; token: string } | null {
-  if (!header) return null;
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!match?.[1]) return null;
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon <= 0) return null;
-  return { id: decoded.slice(0, colon), token: decoded.slice(colon + 1) };
+  const credentials = basicCredentials(header);
+  return credentials && { id: credentials.user, token: credentials.password };
 }
 
 /**
  * Authenticates every request of the scope it is installed in, and requires the `auth_id` of the
- * path to be the authenticated account's own.
+ * path to be the authenticated account's own. A source address that has sent too many wrong
+ * credentials is answered 429 with Retry-After, its credentials unread, until its window
+ * passes; loopback is no exception.
  */
 export function installAuthentication(app: FastifyInstance, authenticator: Authenticator): void {
+  const { failures } = authenticator;
+  const { limit, windowMs } = failures.settings;
   app.decorateRequest('principal', null as unknown as Principal);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const principal = await authenticator.authenticate(request.headers.authorization);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const source = request.ip;
+    const wait = failures.waitFor(source);
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      reply.header('retry-after', String(seconds));
+      throw new ApiError(
+        'rate_limited',
+        `too many failed authentications from this address (${limit} in ${windowMs / 1000} s): retry in ${seconds} s`,
+      );
+    }
+    const principal = await authenticator
+      .authenticate(request.headers.authorization)
+      .catch((error: unknown) => {
+        if (error instanceof WrongCredentials && failures.failed(source))
+          request.log.warn(
+            { source, failures: limit, window_s: windowMs / 1000 },
+            'wrong credentials from one address: its requests answer 429 until the window passes',
+          );
+        throw error;
+      });
     const pathId = (request.params as { auth_id?: string }).auth_id;
     if (pathId !== undefined && pathId !== principal.authId) {
       throw unauthorized(`the credentials are not those of account ${pathId}`);

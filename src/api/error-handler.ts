@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, StoreUnavailable, UniqueViolation } from '../core/errors.js';
+import { ACCOUNT_CHALLENGE } from './auth.js';
 import { validationMessage, type SchemaError } from './validation-message.js';
 
 /**
@@ -50,6 +51,11 @@ export function sendError(
   status: number,
   message: string,
 ): FastifyReply {
+  // RFC 7235 3.1: the server generating a 401 response MUST send a WWW-Authenticate header
+  // field containing at least one challenge applicable to the target resource. A scope with
+  // other credentials (the operator's bearer token, MM7) sets its own before it refuses.
+  if (status === 401 && !reply.hasHeader('www-authenticate'))
+    reply.header('www-authenticate', ACCOUNT_CHALLENGE);
   return reply.code(status).type('application/json').send({ api_id: request.id, error: message });
 }
 

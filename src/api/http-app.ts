@@ -9,6 +9,7 @@ import type { TypedApp } from './api-context.js';
 import { clientErrorHandler } from './client-error.js';
 import { frameworkErrorHandler, installErrorHandler } from './error-handler.js';
 import { installMethodNotAllowed } from './method-not-allowed.js';
+import { URL_FORMATS } from './schemas.js';
 
 export interface HttpAppOptions {
   logLevel: string;
@@ -24,8 +25,8 @@ const MAX_PARAM_LENGTH = 100;
 /**
  * The HTTP server the REST API runs on, before any route: request ids, the trailing slash
  * optional, Ajv coercing form values, the error envelope (also for what the HTTP parser and
- * the router refuse), 405 with Allow, JSON and form bodies, the OpenAPI document, and a POST
- * without a body read as an empty form.
+ * the router refuse), 405 with Allow, JSON and form bodies (any other type answers 415), the
+ * OpenAPI document, and a POST without a body read as an empty form.
  */
 export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
   // The parser's refusals are logged through the app's logger, which exists only once it is built.
@@ -50,6 +51,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
         coerceTypes: 'array',
         useDefaults: true,
         removeAdditional: true,
+        formats: URL_FORMATS,
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -57,6 +59,9 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
 
   installErrorHandler(app);
   installMethodNotAllowed(app);
+  // wire-compat.md: bodies are JSON or forms. Fastify also reads text/plain as a string, which
+  // then failed the body's schema with a 400; without the parser it is a 415 naming both types.
+  app.removeContentTypeParser('text/plain');
   // Fastify's JSON parser drops what JSON.parse said; the client hears where its body breaks.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');

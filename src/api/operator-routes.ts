@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { bearerToken } from '../core/authorization-header.js';
 import { notFound, unauthorized } from '../core/errors.js';
 import { sameSecret } from '../core/same-secret.js';
 import type { TollfreeStatus } from '../state/records.js';
@@ -9,6 +10,9 @@ import { audit } from './audit.js';
 import { errorResponses } from './schemas.js';
 import type { AccountLimiter } from '../limits/account-limiter.js';
 import { accountLimitRoutes } from './routes/account-limits.js';
+
+/** The challenge of a 401 from the operator interface. */
+const OPERATOR_CHALLENGE = 'Bearer realm="voxgate operator"';
 
 const STATUSES = ['SUBMITTED', 'PROCESSING', 'UPDATE_REQUIRED', 'APPROVED', 'REJECTED'];
 
@@ -45,11 +49,14 @@ export interface OperatorContext {
  */
 export async function operatorRoutes(app: TypedApp, context: OperatorContext): Promise<void> {
   await app.register(async (scope: TypedApp) => {
-    scope.addHook('onRequest', async (request) => {
-      if (!sameSecret(request.headers.authorization ?? '', `Bearer ${context.token}`))
+    scope.addHook('onRequest', async (request, reply) => {
+      if (!sameSecret(bearerToken(request.headers.authorization) ?? '', context.token)) {
+        // RFC 6750 3: the bearer scheme's challenge, with a realm of its own.
+        reply.header('www-authenticate', OPERATOR_CHALLENGE);
         throw unauthorized(
           'the operator interface takes its bearer token (VOXGATE_OPERATOR_TOKEN)',
         );
+      }
     });
     const tags = ['Operator'];
     const present = (v: Awaited<ReturnType<State['tollfreeVerifications']['all']>>[number]) => ({

@@ -1,4 +1,10 @@
 import { Type, type TSchema } from 'typebox';
+import {
+  HTTP_PROTOCOLS,
+  isAbsoluteUrl,
+  MAX_URL_LENGTH,
+  WEBSOCKET_PROTOCOLS,
+} from '../core/absolute-url.js';
 
 /** Schemas shared by every resource: they validate, serialise and document at once. */
 export const AuthIdParams = Type.Object({ auth_id: Type.String() });
@@ -43,8 +49,23 @@ export const HttpMethod = Type.Union([Type.Literal('GET'), Type.Literal('POST')]
   description: 'GET or POST',
 });
 
+/**
+ * The string formats URL parameters are checked with (http-app.ts gives them to Ajv): the one
+ * rule of core/absolute-url.ts, which the parameters checked in code (calls, messages) use too.
+ */
+export const URL_FORMATS = {
+  'http-url': (text: string) => isAbsoluteUrl(text, HTTP_PROTOCOLS),
+  'websocket-url': (text: string) => isAbsoluteUrl(text, WEBSOCKET_PROTOCOLS),
+};
+
 export const HttpUrl = Type.String({
-  pattern: '^https?://[^\\s/?#]+[^\\s]*$',
-  maxLength: 2048,
+  format: 'http-url',
+  maxLength: MAX_URL_LENGTH,
   description: 'an http or https URL',
+});
+
+export const WebSocketUrl = Type.String({
+  format: 'websocket-url',
+  maxLength: MAX_URL_LENGTH,
+  description: 'a ws:// or wss:// URL',
 });

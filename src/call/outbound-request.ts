@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { isReservedSipHeader, type SipHeaderPair } from './client-sip-headers.js';
 import { isPossiblePhoneNumber } from 'libphonenumber-js';
+import { HTTP_PROTOCOLS, isAbsoluteUrl } from '../core/absolute-url.js';
 import { invalidParameter, missingParameter, type ApiError } from '../core/errors.js';
 import { remembered } from '../core/remembered.js';
 import { parseUri } from '../sip/message/index.js';
@@ -128,7 +129,6 @@ export interface OutboundCallParameter {
 }
 
 export const MAX_DESTINATIONS = 1000;
-const MAX_URL = 2048;
 const MAX_SIP_HEADERS = 2048;
 
 const url: OutboundCallParameter = { type: 'string', rule: 'an http or https URL' };
@@ -375,13 +375,7 @@ function isPlainSipUri(text: string): boolean {
 }
 
 function isHttpUrl(text: string): boolean {
-  if (text.length > MAX_URL || /\s/.test(text)) return false;
-  try {
-    const parsed = new URL(text);
-    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
-  } catch {
-    return false;
-  }
+  return isAbsoluteUrl(text, HTTP_PROTOCOLS);
 }
 
 function isDelimiter(text: string): boolean {

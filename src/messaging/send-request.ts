@@ -1,3 +1,4 @@
+import { HTTP_PROTOCOLS, isAbsoluteUrl } from '../core/absolute-url.js';
 import { invalidParameter, missingParameter } from '../core/errors.js';
 import { normaliseE164 } from '../core/phone-number.js';
 import { parseChatAppContent, type ChatAppContent } from './chatapp/chatapp-send.js';
@@ -139,6 +140,11 @@ function parseMmsSend(body: Record<string, unknown>): MmsSendRequest {
   if (mediaUrls.length === 0) throw missingParameter('missing required parameter: media_urls');
   if (mediaUrls.length > MAX_MEDIA_URLS)
     throw invalidParameter(`media_urls holds ${mediaUrls.length} URLs: at most ${MAX_MEDIA_URLS}`);
+  const badMedia = mediaUrls.find((url) => !isAbsoluteUrl(url, HTTP_PROTOCOLS));
+  if (badMedia !== undefined)
+    throw invalidParameter(
+      `media_urls must hold http or https URLs: ${JSON.stringify(badMedia.slice(0, 100))} is not one`,
+    );
   const text = optionalString(body, 'text', false) ?? '';
   const tooLong = smsLengthError(text);
   if (tooLong) throw invalidParameter(tooLong);
@@ -208,14 +214,8 @@ function parseSender(raw: string): { value: string; kind: SenderKind } {
 function parseUrl(body: Record<string, unknown>): string | null {
   const url = optionalString(body, 'url');
   if (!url) return null;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw invalidParameter(`url must be an absolute http or https URL`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw invalidParameter(`url must be an http or https URL`);
+  if (!isAbsoluteUrl(url, HTTP_PROTOCOLS))
+    throw invalidParameter('url must be an http or https URL');
   return url;
 }
 

@@ -1,3 +1,4 @@
+import { HTTP_PROTOCOLS, isAbsoluteUrl } from '../core/absolute-url.js';
 import { invalidParameter, missingParameter } from '../core/errors.js';
 import { countryOf, normaliseE164 } from '../core/phone-number.js';
 import type { TollfreeStatus, TollfreeVerificationRecord } from '../state/records.js';
@@ -110,11 +111,11 @@ export function parseVerification(raw: Json, current?: VerificationFields): Veri
     .map((u) => u.trim())
     .filter(Boolean);
   for (const url of optinUrls)
-    if (!/^https?:\/\/\S+$/.test(url))
+    if (!isAbsoluteUrl(url, HTTP_PROTOCOLS))
       throw invalidParameter(`optin_image_url ${url} is not an http or https URL`);
   const url = (name: keyof VerificationFields) => {
     const value = text(name, 2048, false);
-    if (value !== '' && !/^https?:\/\/\S+$/.test(value))
+    if (value !== '' && !isAbsoluteUrl(value, HTTP_PROTOCOLS))
       throw invalidParameter(`${name} must be an http or https URL`);
     return value;
   };

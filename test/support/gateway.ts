@@ -29,6 +29,8 @@ export interface TestGateway {
       json?: unknown;
       form?: Record<string, string>;
       headers?: Record<string, string>;
+      /** The client's address as the gateway sees it (inject's default: 127.0.0.1). */
+      remoteAddress?: string;
     },
   ): Promise<TestResponse>;
   /** GETs a file (a media URL) as the main account: its status, type and bytes. */
@@ -106,7 +108,13 @@ export async function startGateway(
       headers['content-type'] = 'application/x-www-form-urlencoded';
       payload = new URLSearchParams(opts.form).toString();
     }
-    const res = await gateway.app.inject({ method, url: path, headers, payload });
+    const res = await gateway.app.inject({
+      method,
+      url: path,
+      headers,
+      payload,
+      ...(opts.remoteAddress ? { remoteAddress: opts.remoteAddress } : {}),
+    });
     let body: unknown = undefined;
     try {
       body = res.body ? JSON.parse(res.body) : undefined;

@@ -18,7 +18,7 @@ export async function mm7Routes(app: TypedApp, mm7: Mm7Inbound): Promise<void> {
         if (!mm7.authorized(request.headers.authorization))
           return sendError(
             request,
-            reply,
+            reply.header('www-authenticate', 'Basic realm="voxgate MM7"'),
             401,
             'MM7 requests need the MM7 credentials (HTTP Basic)',
           );

@@ -14,7 +14,15 @@ import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { visibleTo } from '../owned-resources.js';
 import { refuseOutboundUrls } from '../outbound-urls.js';
-import { errorResponses, HttpUrl, ListBody, ListQuery, Nullable, WithApiId } from '../schemas.js';
+import {
+  errorResponses,
+  HttpUrl,
+  ListBody,
+  ListQuery,
+  Nullable,
+  WebSocketUrl,
+  WithApiId,
+} from '../schemas.js';
 import { callOwner, notConnected } from './live-calls.js';
 
 const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String() });
@@ -35,11 +43,7 @@ const Flag = (fallback: boolean) =>
  * stream may carry, and extra_headers' size in bytes.
  */
 const StartStreamBody = Type.Object({
-  service_url: Type.String({
-    pattern: '^[wW][sS][sS]?://[^\\s/?#]+[^\\s]*$',
-    maxLength: 2048,
-    description: 'a ws:// or wss:// URL',
-  }),
+  service_url: WebSocketUrl,
   bidirectional: Type.Optional(Flag(STREAM_DEFAULTS.bidirectional)),
   audio_track: Type.Optional(
     Type.Union([Type.Literal('inbound'), Type.Literal('outbound'), Type.Literal('both')], {
@@ -216,20 +220,39 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
     },
   });
 
+  /**
+   * Whether the principal has the call: live or queued now, or its record kept (stream records
+   * outlive both, so a call with a stream the principal sees is known too).
+   */
+  const knowsCall = async (principal: Principal, callUuid: string): Promise<boolean> => {
+    const owner = callOwner(principal);
+    if (await control.get(owner, 'live', callUuid)) return true;
+    if (await control.get(owner, 'queued', callUuid)) return true;
+    const record = await state.calls.get(principal.tenant, callUuid);
+    return record !== null && visibleTo(record, principal);
+  };
+
+  /**
+   * wire-compat.md: 404 for an unknown call, or one that is not the account's; a call it has,
+   * live or ended, lists its streams (none is an empty list).
+   */
   app.get('/v1/Account/:auth_id/Call/:call_uuid/Stream/', {
     schema: {
       tags: ['Stream'],
       params: CallParams,
       querystring: ListQuery,
-      response: { 200: ListBody(StreamListItem), ...errorResponses(400, 401) },
+      response: { 200: ListBody(StreamListItem), ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
       const principal = request.principal;
+      const { call_uuid } = request.params;
       const { limit, offset } = request.query;
       // A call has few streams: all of them are read, then those the principal sees are paged.
-      const streams = (
-        await state.streams.all(principal.tenant, callIndex(request.params.call_uuid))
-      ).filter((s) => visibleTo(s, principal));
+      const streams = (await state.streams.all(principal.tenant, callIndex(call_uuid))).filter(
+        (s) => visibleTo(s, principal),
+      );
+      if (streams.length === 0 && !(await knowsCall(principal, call_uuid)))
+        throw notFound(`call ${call_uuid}`);
       return uris.list(
         request,
         { limit, offset, total: streams.length },

@@ -1,3 +1,4 @@
+import { isAbsoluteUrl, WEBSOCKET_PROTOCOLS } from '../../core/absolute-url.js';
 import { readHeaderList } from '../../core/header-list.js';
 import type { StreamTrack } from '../../state/records.js';
 
@@ -53,13 +54,7 @@ export interface StreamRequest {
 
 /** What is wrong with a stream request, or null; the message names the rule. */
 export function streamRequestProblem(request: StreamRequest): string | null {
-  let url: URL;
-  try {
-    url = new URL(request.serviceUrl);
-  } catch {
-    return `service_url must be a ws:// or wss:// URL but received ${request.serviceUrl}`;
-  }
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+  if (!isAbsoluteUrl(request.serviceUrl, WEBSOCKET_PROTOCOLS)) {
     return `service_url must be a ws:// or wss:// URL but received ${request.serviceUrl}`;
   }
   if (request.bidirectional && request.audioTrack !== 'inbound') {

@@ -1,3 +1,4 @@
+import { HTTP_PROTOCOLS, isAbsoluteUrl } from '../../core/absolute-url.js';
 import { readHeaderList } from '../../core/header-list.js';
 import { AnswerXmlError } from './answer-xml-error.js';
 import type { HttpMethod } from './answer-document.js';
@@ -180,13 +181,11 @@ export class ElementReader {
   }
 }
 
-export const HTTP_PROTOCOLS = ['http:', 'https:'] as const;
-export const WEBSOCKET_PROTOCOLS = ['ws:', 'wss:'] as const;
+export { HTTP_PROTOCOLS, WEBSOCKET_PROTOCOLS } from '../../core/absolute-url.js';
 
+/** The answer document's URLs follow the rule of the REST parameters (core/absolute-url). */
 export function isUrl(value: string, protocols: readonly string[]): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return protocols.includes(url.protocol) && url.hostname !== '';
+  return isAbsoluteUrl(value, protocols);
 }
 
 /** `MAN or WOMAN`, `inbound, outbound or both`. */

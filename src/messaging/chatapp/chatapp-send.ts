@@ -1,4 +1,5 @@
 import { bodyObject } from '../../core/body-object.js';
+import { HTTP_PROTOCOLS, isAbsoluteUrl } from '../../core/absolute-url.js';
 import { invalidParameter, missingParameter } from '../../core/errors.js';
 import { placeholdersOf } from './template-rules.js';
 
@@ -195,7 +196,7 @@ function parseInteractive(raw: unknown): ChatAppContent {
     const parameters = action.parameters as Json | undefined;
     if (
       typeof parameters?.display_text !== 'string' ||
-      !/^https?:\/\//.test(String(parameters?.url))
+      !isAbsoluteUrl(String(parameters?.url), HTTP_PROTOCOLS)
     )
       throw invalidParameter(
         'interactive.action.parameters needs display_text and an http or https url',
@@ -231,14 +232,9 @@ function parseMedia(raw: unknown, caption: string | undefined): ChatAppContent {
         .filter(Boolean);
   if (urls.length !== 1) throw invalidParameter('media_urls: a chat-app message carries one URL');
   const link = String(urls[0]);
-  let parsed: URL;
-  try {
-    parsed = new URL(link);
-  } catch {
+  if (!isAbsoluteUrl(link, HTTP_PROTOCOLS))
     throw invalidParameter('media_urls must hold an http or https URL');
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw invalidParameter('media_urls must hold an http or https URL');
+  const parsed = new URL(link);
   const mediaType =
     MEDIA_TYPES.find(([pattern]) => pattern.test(parsed.pathname))?.[1] ?? 'document';
   return { kind: 'media', mediaType, link, ...(caption ? { caption } : {}) };

@@ -1,4 +1,5 @@
 import type { Mm7Settings } from '../../config/config.js';
+import { basicCredentials } from '../../core/authorization-header.js';
 import type { Clock } from '../../core/clock.js';
 import { newUuid } from '../../core/ids.js';
 import { sameSecret } from '../../core/same-secret.js';
@@ -61,8 +62,9 @@ export class Mm7Inbound {
   authorized(header: string | undefined): boolean {
     const mm7 = this.options.mm7;
     if (!mm7) return false;
-    const expected = `Basic ${Buffer.from(`${mm7.username}:${mm7.password}`).toString('base64')}`;
-    return sameSecret(header ?? '', expected);
+    const given = basicCredentials(header);
+    const presented = given ? `${given.user}:${given.password}` : '';
+    return sameSecret(presented, `${mm7.username}:${mm7.password}`);
   }
 
   async handle(contentType: string, body: Buffer): Promise<Mm7Answer> {

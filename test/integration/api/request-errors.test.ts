@@ -5,7 +5,7 @@ import { startGateway, UUID, type TestGateway } from '../../support/gateway.js';
 interface RawResponse {
   status: number;
   headers: Record<string, string>;
-  body: { api_id?: string; error?: string };
+  body: { api_id?: string; error?: string; auth_id?: string };
   text: string;
 }
 
@@ -149,11 +149,33 @@ describe('requests refused before routing', () => {
       415,
       'Content-Type "text/xml" is not supported: send application/json or application/x-www-form-urlencoded',
     );
+    // Fastify reads text/plain by default; the API does not.
+    expectEnvelope(
+      await post(`${account}/Subaccount/`, 'text/plain', 'name=a'),
+      415,
+      'Content-Type "text/plain" is not supported: send application/json or application/x-www-form-urlencoded',
+    );
+    expectEnvelope(
+      await post(`${account}/Subaccount/`, 'text/plain; charset=utf-8', '{"name": "a"}'),
+      415,
+      'Content-Type "text/plain; charset=utf-8" is not supported: send application/json or application/x-www-form-urlencoded',
+    );
     expectEnvelope(
       await post(`${account}/Subaccount/`, null, 'name=a'),
       415,
       'the request has a body but no Content-Type: send application/json or application/x-www-form-urlencoded',
     );
+    // None of them created anything; a form with the same name does.
+    expect((await gw.request('GET', `${account}/Subaccount/`)).body.meta.total_count).toBe(0);
+    const created = await post(
+      `${account}/Subaccount/`,
+      'application/x-www-form-urlencoded',
+      'name=a',
+    );
+    expect(created.status).toBe(201);
+    expect(
+      (await gw.request('DELETE', `${account}/Subaccount/${created.body.auth_id!}/`)).status,
+    ).toBe(204);
   });
 
   it('answers 413 for a body over 1 MiB', async () => {

@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { RateDeck } from '../../../src/call/billing/rate-deck.js';
+import { buildCallRecord } from '../../../src/call/call-record.js';
+import { DEFAULT_RATE_DECK } from '../../../src/config/config.js';
 import { formatTime } from '../../../src/core/record-time.js';
 import type { StreamRecord } from '../../../src/state/records.js';
 import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
@@ -138,15 +141,16 @@ describeEachStore('stream records', (target) => {
     });
     expect(mainsByA.status).toBe(404);
 
+    const list = (callUuid: string, as: Credentials) =>
+      gw.request('GET', `${streamsOf(callUuid, as)}/`, { as });
     const listIds = async (callUuid: string, as: Credentials) =>
-      (await gw.request('GET', `${streamsOf(callUuid, as)}/`, { as })).body.objects.map(
-        (o: { stream_id: string }) => o.stream_id,
-      );
+      (await list(callUuid, as)).body.objects.map((o: { stream_id: string }) => o.stream_id);
     expect(await listIds(callOfA, gw.main)).toEqual([ofA.stream_id]);
     expect(await listIds(callOfA, a)).toEqual([ofA.stream_id]);
-    expect(await listIds(callOfA, b)).toEqual([]);
-    expect(await listIds(call, a)).toEqual([]);
     expect(await listIds(call, gw.main)).toEqual([ofMain.stream_id]);
+    // A call whose streams an account does not see is not its call.
+    expect((await list(callOfA, b)).status).toBe(404);
+    expect((await list(call, a)).status).toBe(404);
   });
 
   it("lists a call's streams in the list envelope, newest first, paged by limit and offset", async () => {
@@ -197,11 +201,57 @@ describeEachStore('stream records', (target) => {
     expect(last.body.objects.map((o: { stream_id: string }) => o.stream_id)).toEqual([
       first.stream_id,
     ]);
+  });
 
-    const none = await gw.request('GET', `${streamsOf(randomUUID())}/`);
-    expect(none.status).toBe(200);
-    expect(none.body.meta.total_count).toBe(0);
-    expect(none.body.objects).toEqual([]);
+  it('answers 404 for the streams of a call the account has neither live nor recorded', async () => {
+    const unknown = randomUUID();
+    const res = await gw.request('GET', `${streamsOf(unknown)}/`);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ api_id: expect.any(String), error: `call ${unknown} not found` });
+    // Another account's call, with its streams, is as unknown to a subaccount.
+    await stream();
+    const sub = await gw.subaccount();
+    const hidden = await gw.request('GET', `${streamsOf(call, sub)}/`, { as: sub });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual({ api_id: expect.any(String), error: `call ${call} not found` });
+  });
+
+  it('lists no streams (200) for an ended call of the account that had none', async () => {
+    const ended = randomUUID();
+    await gw.gateway.state.calls.create(
+      buildCallRecord(
+        {
+          callUuid: ended,
+          requestUuid: null,
+          direction: 'outbound',
+          from: '14155550100',
+          to: '14155550111',
+          initiatedAt: NOW - 70_000,
+          answeredAt: NOW - 65_000,
+          endedAt: NOW,
+          hangupCauseCode: 4000,
+          hangupCauseName: 'Normal Hangup',
+          hangupSource: 'Callee',
+          sourceIp: '203.0.113.7',
+          account: gw.main.id,
+          subaccount: null,
+        },
+        RateDeck.load(DEFAULT_RATE_DECK),
+      ),
+    );
+    const res = await gw.request('GET', `${streamsOf(ended)}/`);
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toEqual({
+      limit: 20,
+      offset: 0,
+      total_count: 0,
+      next: null,
+      previous: null,
+    });
+    expect(res.body.objects).toEqual([]);
+    // The main account's record is not a subaccount's call.
+    const sub = await gw.subaccount();
+    expect((await gw.request('GET', `${streamsOf(ended, sub)}/`, { as: sub })).status).toBe(404);
   });
 
   it.each([
@@ -562,9 +612,14 @@ describe('streams on a live call', () => {
     }
   }, 30_000);
 
-  it('stops every stream of a live call with DELETE Stream/ (204); other accounts get 404', async () => {
+  it('lists and stops every stream of a live call (200, then 204); other accounts get 404', async () => {
     const uuid = await liveCall();
     const base = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream`;
+    // A live call without a stream yet lists none.
+    const empty = await gw.request('GET', `${base}/`);
+    expect(empty.status).toBe(200);
+    expect(empty.body.meta.total_count).toBe(0);
+    expect(empty.body.objects).toEqual([]);
     for (const audio_track of ['inbound', 'outbound']) {
       const res = await gw.request('POST', `${base}/`, {
         json: { service_url: wsUrl(), audio_track },
@@ -577,7 +632,11 @@ describe('streams on a live call', () => {
       (await gw.request('POST', asSub, { as: sub, json: { service_url: wsUrl() } })).status,
     ).toBe(404);
     expect((await gw.request('DELETE', asSub, { as: sub })).status).toBe(404);
-    expect((await gw.request('GET', asSub, { as: sub })).body.objects).toEqual([]);
+    const hidden = await gw.request('GET', asSub, { as: sub });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.error).toBe(`call ${uuid} not found`);
+    // The account's own list holds both.
+    expect((await gw.request('GET', base)).body.meta.total_count).toBe(2);
 
     expect((await gw.request('DELETE', `${base}/`)).status).toBe(204);
     // Nothing is left running, and the call is still live: still 204.

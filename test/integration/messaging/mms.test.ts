@@ -183,6 +183,7 @@ describeEachStore('MMS over MM7, with the media store', (target) => {
       headers: { 'content-type': 'text/xml' },
     });
     expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBe('Basic realm="voxgate MM7"');
   });
 
   it('refuses media over 5 MB, of a type an MMS cannot carry, or not there, and sends nothing', async () => {
