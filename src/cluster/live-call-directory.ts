@@ -1,5 +1,6 @@
 import type { Call, CallWatcher, LiveChildLeg } from '../call/call.js';
 import type { LiveStream } from '../call/streams/call-streams.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 import type { RedisClient } from './node-registry.js';
 
 /**
@@ -62,33 +63,35 @@ export class LiveCallDirectory implements CallWatcher {
 
   ended(call: Call): void {
     const { redis, node } = this.options;
-    void Promise.all([redis.del(entryKey(call.uuid)), redis.srem(nodeKey(node), call.uuid)]).catch(
-      (error: Error) => this.options.onError(error, call.uuid),
-    );
+    void withinStoreDeadline(() =>
+      Promise.all([redis.del(entryKey(call.uuid)), redis.srem(nodeKey(node), call.uuid)]),
+    ).catch((error: Error) => this.options.onError(error, call.uuid));
   }
 
   /** The node that runs a call, or null when no node does. */
   async find(uuid: string): Promise<LiveCallEntry | null> {
-    const text = await this.options.redis.get(entryKey(uuid));
+    const text = await withinStoreDeadline(() => this.options.redis.get(entryKey(uuid)));
     return text ? (JSON.parse(text) as LiveCallEntry) : null;
   }
 
   /** The calls a node runs (or ran, when it died). */
   async callsOf(node: string): Promise<LiveCallEntry[]> {
-    const uuids = await this.options.redis.smembers(nodeKey(node));
+    const uuids = await withinStoreDeadline(() => this.options.redis.smembers(nodeKey(node)));
     const entries = await Promise.all(uuids.map((uuid) => this.find(uuid)));
     return entries.filter((e): e is LiveCallEntry => e !== null && e.node === node);
   }
 
   /** Forgets a call that was closed for its dead node. */
   async release(entry: LiveCallEntry): Promise<void> {
-    await this.options.redis.del(entryKey(entry.uuid));
-    await this.options.redis.srem(nodeKey(entry.node), entry.uuid);
+    await withinStoreDeadline(async () => {
+      await this.options.redis.del(entryKey(entry.uuid));
+      await this.options.redis.srem(nodeKey(entry.node), entry.uuid);
+    });
   }
 
   /** Forgets what is left of a node (its set). */
   async releaseNode(node: string): Promise<void> {
-    await this.options.redis.del(nodeKey(node));
+    await withinStoreDeadline(() => this.options.redis.del(nodeKey(node)));
   }
 
   private write(call: Call): void {
@@ -115,9 +118,11 @@ export class LiveCallDirectory implements CallWatcher {
       childLegs: call.childLegs(),
     };
     const { redis, node } = this.options;
-    void Promise.all([
-      redis.set(entryKey(call.uuid), JSON.stringify(entry)),
-      redis.sadd(nodeKey(node), call.uuid),
-    ]).catch((error: Error) => this.options.onError(error, call.uuid));
+    void withinStoreDeadline(() =>
+      Promise.all([
+        redis.set(entryKey(call.uuid), JSON.stringify(entry)),
+        redis.sadd(nodeKey(node), call.uuid),
+      ]),
+    ).catch((error: Error) => this.options.onError(error, call.uuid));
   }
 }

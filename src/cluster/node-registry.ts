@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Scheduler, TimerHandle } from '../core/scheduler.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 
 /** A Redis connection: one server, or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -72,9 +73,11 @@ export class NodeRegistry {
     const info: NodeInfo = { ...this.options.describe(), heartbeatAt: scheduler.now() };
     let beats: string[];
     try {
-      await redis.hset(INFO, info.id, JSON.stringify(info));
-      await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
-      beats = await redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+      beats = await withinStoreDeadline(async () => {
+        await redis.hset(INFO, info.id, JSON.stringify(info));
+        await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
+        return redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+      });
     } catch (error) {
       this.steadySince = null;
       throw error;
@@ -105,15 +108,19 @@ export class NodeRegistry {
   /** Every node whose heartbeat is recent, this one included. */
   async alive(): Promise<NodeInfo[]> {
     const since = this.options.scheduler.now() - NODE_TTL_MS;
-    const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
-    return this.describe(ids);
+    return withinStoreDeadline(async () => {
+      const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
+      return this.describe(ids);
+    });
   }
 
   /** Nodes whose heartbeat stopped (not yet forgotten); none while this node is not steady. */
   async dead(): Promise<string[]> {
     if (!this.steady) return [];
     const before = this.options.scheduler.now() - NODE_TTL_MS;
-    return this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`);
+    return withinStoreDeadline(() =>
+      this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`),
+    );
   }
 
   /**
@@ -126,7 +133,7 @@ export class NodeRegistry {
     const since = this.options.scheduler.now() - NODE_TTL_MS;
     const cached = this.seen.get(id);
     if (cached !== undefined && cached >= since) return true;
-    const score = await this.options.redis.zscore(HEARTBEATS, id);
+    const score = await withinStoreDeadline(() => this.options.redis.zscore(HEARTBEATS, id));
     if (score === null) return false;
     const beat = Number(score);
     if (beat < since) return !this.steady;
@@ -137,13 +144,15 @@ export class NodeRegistry {
 
   /** Epoch ms of a node's last heartbeat, or null when it is not known. */
   async lastBeat(id: string): Promise<number | null> {
-    const score = await this.options.redis.zscore(HEARTBEATS, id);
+    const score = await withinStoreDeadline(() => this.options.redis.zscore(HEARTBEATS, id));
     return score === null ? null : Number(score);
   }
 
   async forget(id: string): Promise<void> {
-    await this.options.redis.zrem(HEARTBEATS, id);
-    await this.options.redis.hdel(INFO, id);
+    await withinStoreDeadline(async () => {
+      await this.options.redis.zrem(HEARTBEATS, id);
+      await this.options.redis.hdel(INFO, id);
+    });
   }
 
   private async describe(ids: string[]): Promise<NodeInfo[]> {
