@@ -9,6 +9,7 @@ import type { TypedApp } from './api-context.js';
 import { clientErrorHandler } from './client-error.js';
 import { frameworkErrorHandler, installErrorHandler } from './error-handler.js';
 import { installMethodNotAllowed } from './method-not-allowed.js';
+import { installStoreBudget } from './store-budget.js';
 
 export interface HttpAppOptions {
   logLevel: string;
@@ -56,6 +57,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
   answerClientError = clientErrorHandler(app.log);
 
   installErrorHandler(app);
+  installStoreBudget(app);
   installMethodNotAllowed(app);
   // Fastify's JSON parser drops what JSON.parse said; the client hears where its body breaks.
   const parseJson = app.getDefaultJsonParser('error', 'error');
