@@ -18,27 +18,27 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Empties every key (between tests). */
   flush(): Promise<void>;
+  /** SIGKILL, as a crash: connections drop, new ones are refused. */
+  kill(): Promise<void>;
+  /** SIGSTOP: connections stay open and new ones are accepted, but nothing is answered. */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
+  /**
+   * Starts it again after kill(), on the same port: with what it held when started `durable`,
+   * else empty.
+   */
+  restart(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisServer> {
+export async function startRedis(
+  options: {
+    /** Every write reaches an append-only file before it is answered, so restart() keeps it. */
+    durable?: boolean;
+  } = {},
+): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-'));
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-    ],
-    { stdio: 'ignore' },
-  );
   const url = `redis://127.0.0.1:${port}`;
   const client = new Redis(url, {
     lazyConnect: true,
@@ -46,12 +46,58 @@ export async function startRedis(): Promise<RedisServer> {
     retryStrategy: () => null,
   });
   client.on('error', () => {}); // refused connections while the server starts are expected
+  const persistence = options.durable
+    ? ['--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--appendonly', 'no'];
+  let child = await spawnRedis(dir, port, persistence, client);
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const kill = async (signal: NodeJS.Signals) => {
+    client.disconnect();
+    if (exited()) return;
+    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // A stopped process takes SIGTERM only once it runs again.
+    child.kill('SIGCONT');
+    child.kill(signal);
+    await gone;
+  };
+  return {
+    url,
+    port,
+    flush: async () => {
+      await client.flushall();
+    },
+    kill: () => kill('SIGKILL'),
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
+    restart: async () => {
+      if (!exited()) throw new Error('restart() is for a killed redis-server');
+      child = await spawnRedis(dir, port, persistence, client);
+    },
+    stop: async () => {
+      await kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Spawns redis-server on `port` and waits until `client` gets an answer to PING. */
+async function spawnRedis(
+  dir: string,
+  port: number,
+  persistence: string[],
+  client: Redis,
+): Promise<ChildProcess> {
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
       await client.connect();
       await client.ping();
-      break;
+      return child;
     } catch (error) {
       if (child.exitCode !== null)
         throw new Error(`redis-server exited with ${child.exitCode}; is it installed?`);
@@ -60,20 +106,4 @@ export async function startRedis(): Promise<RedisServer> {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return {
-    url,
-    port,
-    flush: async () => {
-      await client.flushall();
-    },
-    stop: async () => {
-      client.disconnect();
-      await new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
