@@ -392,6 +392,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   if (cluster) clusterMetrics(registry, cluster);
   operationalRoutes(app, {
     isReady: () => listening,
+    ...(redisStore ? { storeAnswers: () => redisStore.ping() } : {}),
     registry,
     node: () => ({
       id: sip.node,

@@ -4,6 +4,17 @@ import { StoreUnavailable } from './core/errors.js';
 import { applyRealtimePriority } from './realtime-priority.js';
 import { writeMainAccountFile, type MainAccountFile } from './state/main-account-file.js';
 
+/**
+ * A rejection nothing observes is a bug, and the state it leaves is unknown: the process ends, as
+ * Node's default would, but first says so in a line an operator's log search finds (Node's own
+ * report of an Error is its bare stack).
+ */
+process.on('unhandledRejection', (reason: unknown) => {
+  const described = reason instanceof Error ? (reason.stack ?? reason.message) : String(reason);
+  process.stderr.write(`voxgate: unhandled rejection, exiting: ${described}\n`);
+  process.exit(1);
+});
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -68,9 +79,14 @@ async function main(): Promise<void> {
     if (file?.temporary && !config.redisUrl) await file.remove();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  requestDrain = () => void stop('operator drain');
+  const stopOn = (signal: string) =>
+    void stop(signal).catch((error: unknown) => {
+      gateway.app.log.error({ err: error, signal }, 'shutting down failed');
+      process.exit(1);
+    });
+  process.once('SIGINT', () => stopOn('SIGINT'));
+  process.once('SIGTERM', () => stopOn('SIGTERM'));
+  requestDrain = () => stopOn('operator drain');
   // SIP message tracing, switched at run time: `kill -USR2 <pid>` turns it on, again off.
   process.on('SIGUSR2', () => {
     gateway.sip.setTrace(!gateway.sip.tracing);

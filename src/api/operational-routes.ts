@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import type { NodeInfo } from '../cluster/node-registry.js';
+import { withStoreBudget } from '../state/store-deadline.js';
+
+/** How long /health waits for the store to answer: a probe is answered within a second. */
+export const HEALTH_STORE_WAIT_MS = 500;
 
 /** /health, /metrics and /docs: unauthenticated, outside /v1. */
 export function operationalRoutes(
@@ -10,6 +14,8 @@ export function operationalRoutes(
     registry: Registry;
     /** This node and the peers it sees (none without Redis). */
     node?: () => { id: string; state: 'active' | 'draining'; peers: Promise<NodeInfo[]> };
+    /** Resolves when the shared store (Redis) answers; absent, the store is in-process. */
+    storeAnswers?: () => Promise<void>;
   },
 ): void {
   const { registry } = options;
@@ -29,17 +35,38 @@ export function operationalRoutes(
     done();
   });
 
-  // 200 when the node takes work; 503 while it starts or drains (a load balancer moves on).
-  // Probes and scrapes come every few seconds from every balancer and collector: their requests
-  // are not logged at info.
+  // 200 when the node takes work; 503 while it starts or drains, or while the store does not
+  // answer (its requests would all answer 503): a load balancer moves on. Probes and scrapes
+  // come every few seconds from every balancer and collector: their requests are not logged at
+  // info.
   app.get('/health', { schema: { hide: true }, logLevel: 'warn' }, async (request, reply) => {
     const ready = options.isReady();
-    const node = options.node?.();
+    // A probe gives up after a second or two: the store gets a part of that, never all.
+    const budget = { until: Date.now() + HEALTH_STORE_WAIT_MS, open: true };
+    const [node, peers, store] = await withStoreBudget(budget, () => {
+      const node = options.node?.();
+      return Promise.all([
+        node,
+        node ? node.peers.catch(() => null) : null,
+        options.storeAnswers?.().then(
+          () => 'ok' as const,
+          () => 'unavailable' as const,
+        ) ?? ('ok' as const),
+      ]);
+    });
+    budget.open = false;
     const draining = node?.state === 'draining';
-    const peers = node ? await node.peers.catch(() => null) : null;
-    return reply.code(ready && !draining ? 200 : 503).send({
+    const status = !ready
+      ? 'starting'
+      : draining
+        ? 'draining'
+        : store === 'unavailable'
+          ? 'store_unavailable'
+          : 'ok';
+    return reply.code(status === 'ok' ? 200 : 503).send({
       api_id: request.id,
-      status: !ready ? 'starting' : draining ? 'draining' : 'ok',
+      status,
+      store,
       ...(node
         ? {
             node: { id: node.id, state: node.state },

@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors.js';
 import type { RedisClient } from '../state/redis-connection.js';
 import type { ApiContext, RouteModule, TypedApp } from './api-context.js';
 import { installAuthentication } from './auth.js';
+import { redisRateStore } from './rate-limit-store.js';
 import { accountRoutes } from './routes/accounts.js';
 import { callControlRoutes } from './routes/call-control.js';
 import { callCreateRoutes } from './routes/call-create.js';
@@ -66,7 +67,9 @@ export async function restApi(
         nameSpace: 'vg:ratelimit:',
         // While Redis is unreachable requests are let through the limit: the state store they
         // go on to answers 503 with a message saying why, where the limiter would answer 500.
-        ...(options.redis ? { redis: options.redis, skipOnError: true } : {}),
+        ...(options.redis
+          ? { store: redisRateStore(options.redis, 'vg:ratelimit:'), skipOnError: true }
+          : {}),
         keyGenerator: (request) =>
           `${request.principal.authId}:${request.method}:${request.routeOptions.url ?? request.url}`,
         errorResponseBuilder: (_request, limit) =>

@@ -1,8 +1,8 @@
 import { Queue, Worker } from 'bullmq';
-import { StoreUnavailable } from '../core/errors.js';
 import { openRedis, type RedisClient } from '../state/redis-connection.js';
 import { parseRedisTarget } from '../state/redis-target.js';
 import { ReplicaWait } from '../state/replica-wait.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 import type { RetryHandler, RetryQueue } from './retry-queue.js';
 
 export interface BullMqRetryQueueOptions {
@@ -103,27 +103,13 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
 
   async schedule(job: T, delayMs: number, id?: string): Promise<void> {
     // With `maxRetriesPerRequest: null` a command waits for Redis forever; a caller must learn
-    // that its retry was not stored instead of hanging.
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new StoreUnavailable(`Redis did not take the job within ${this.scheduleTimeoutMs} ms`),
-          ),
-        this.scheduleTimeoutMs,
-      );
-    });
-    try {
-      const options = id === undefined ? { delay: delayMs } : { delay: delayMs, jobId: id };
-      const added = async () => {
-        await this.queue.add('retry', job, options);
-        await this.replicas?.after([`bull:${this.queueName}:id`]);
-      };
-      await Promise.race([added(), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    // that its retry was not stored instead of hanging (and a client waiting on it, within the
+    // store's deadline).
+    const options = id === undefined ? { delay: delayMs } : { delay: delayMs, jobId: id };
+    await withinStoreDeadline(async () => {
+      await this.queue.add('retry', job, options);
+      await this.replicas?.after([`bull:${this.queueName}:id`]);
+    }, this.scheduleTimeoutMs);
   }
 
   start(handler: RetryHandler<T>): void {

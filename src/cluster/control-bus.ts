@@ -1,6 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { ApiError, type ErrorCode } from '../core/errors.js';
 import type { Scheduler } from '../core/scheduler.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 import type { RedisClient } from './node-registry.js';
 
 /** A request one node sends another, or the reply; `sig` signs the rest with the shared secret. */
@@ -75,9 +76,20 @@ export class ControlBus {
   }
 
   async start(): Promise<void> {
-    const { subscriber, node } = this.options;
+    const { subscriber, node, log } = this.options;
     subscriber.on('message', (channel: string, text: string) => {
-      if (channel === channelOf(node)) void this.receive(text);
+      if (channel !== channelOf(node)) return;
+      this.receive(text).catch((error: Error) =>
+        log.warn({ err: error, cluster: true }, 'control message dropped'),
+      );
+    });
+    // Again on every reconnection (see subscriberOf); a second SUBSCRIBE to a channel is a no-op.
+    subscriber.on('ready', () => {
+      subscriber
+        .subscribe(channelOf(node))
+        .catch((error: Error) =>
+          log.warn({ err: error, cluster: true }, 'control subscription not renewed'),
+        );
     });
     await subscriber.subscribe(channelOf(node));
   }
@@ -121,7 +133,9 @@ export class ControlBus {
   private async send(message: Omit<Envelope, 'at'>): Promise<void> {
     const body = { ...message, at: this.options.scheduler.now() };
     const signed = { ...body, sig: this.sign(body) };
-    await this.options.redis.publish(channelOf(message.to), JSON.stringify(signed));
+    await withinStoreDeadline(() =>
+      this.options.redis.publish(channelOf(message.to), JSON.stringify(signed)),
+    );
   }
 
   private sign(body: Envelope): string {
@@ -160,6 +174,8 @@ export class ControlBus {
       }
       return;
     }
+    // Asked of Redis when the sender is new here: the store gone, the message is dropped and
+    // its sender hears a timeout, as for a lost message.
     if (!(await this.options.isAlive(body.from))) {
       log.warn({ cluster: true, from: body.from }, 'control message refused: unknown node');
       return;

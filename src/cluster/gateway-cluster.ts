@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import type { CallEngine } from '../call/call-engine.js';
 import type { CallLauncher, CallOwner } from '../call/call-launcher.js';
 import type { LiveControl } from '../call/live-control.js';
 import type { OutboundCallRequest } from '../call/outbound-request.js';
-import { ApiError } from '../core/errors.js';
+import { ApiError, StoreUnavailable } from '../core/errors.js';
 import { ClusterControl } from './cluster-control.js';
 import { ControlBus } from './control-bus.js';
 import { NodeReaper, type NodeReaperOptions } from './node-reaper.js';
@@ -115,7 +116,12 @@ export class GatewayCluster implements CallLauncher {
   /** Tells the peers at once that this node takes no new work. */
   async drain(): Promise<void> {
     this.state = 'draining';
-    await this.registry.beat();
+    // Redis away, the next heartbeat that goes through tells them; the drain goes on.
+    await this.registry
+      .beat()
+      .catch((error: Error) =>
+        this.options.log.warn({ err: error, cluster: true }, 'draining not yet told to the peers'),
+      );
   }
 
   async stop(): Promise<void> {
@@ -154,7 +160,9 @@ export class GatewayCluster implements CallLauncher {
           requestUuid: string;
         };
       } catch (error) {
-        if (error instanceof ApiError || this.draining) throw error;
+        // The store gone, this node could not place them either.
+        if (error instanceof ApiError || error instanceof StoreUnavailable || this.draining)
+          throw error;
         this.options.log.warn(
           { err: error, node: least.id },
           'placing calls on a peer failed; here instead',
@@ -209,11 +217,15 @@ export class GatewayCluster implements CallLauncher {
 }
 
 /**
- * A connection of its own for subscribing, to the same server or cluster; it reconnects (and
- * subscribes again) by itself, and tells each new kind of error once.
+ * A connection of its own for subscribing, to the same server or cluster; it reconnects by
+ * itself, and tells each new kind of error once. ControlBus subscribes again at each
+ * reconnection: ioredis's own resubscription leaves its promise unobserved, and a SUBSCRIBE
+ * that times out on a Redis that hangs just then would be an unhandled rejection, which ends
+ * the process.
  */
 function subscriberOf(redis: RedisClient, onError: (error: Error) => void): RedisClient {
-  const subscriber = (redis as { duplicate(): RedisClient }).duplicate();
+  const subscriber =
+    redis instanceof Cluster ? redis.duplicate() : redis.duplicate({ autoResubscribe: false });
   let last: string | undefined;
   subscriber.on('error', (error: Error) => {
     if (error.message !== last) onError(error);

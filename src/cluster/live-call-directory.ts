@@ -1,5 +1,6 @@
 import type { Call, CallWatcher, LiveChildLeg } from '../call/call.js';
 import type { LiveStream } from '../call/streams/call-streams.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 import { HEARTBEAT_EVERY_MS, NODE_TTL_MS, type RedisClient } from './node-registry.js';
 
 /**
@@ -102,20 +103,20 @@ export class LiveCallDirectory implements CallWatcher {
     await Promise.allSettled([...this.leftBehind].map((uuid) => this.forget(uuid)));
     const calls = [...this.live.values()];
     if (calls.length === 0) return;
-    const kept = await Promise.all(
-      calls.map((call) => redis.pexpire(entryKey(call.uuid), LIVE_CALL_TTL_MS)),
+    const kept = await withinStoreDeadline(() =>
+      Promise.all(calls.map((call) => redis.pexpire(entryKey(call.uuid), LIVE_CALL_TTL_MS))),
     );
     // Gone: Redis restarted empty or was flushed, or it was away longer than the time to live.
     const lost = calls.filter((call, k) => kept[k] === 0 && this.live.has(call.uuid));
     await Promise.all([
       ...lost.map((call) => this.write(call)),
-      redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+      withinStoreDeadline(() => redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS)),
     ]);
   }
 
   /** The node that runs a call, or null when no node does. */
   async find(uuid: string): Promise<LiveCallEntry | null> {
-    const text = await this.options.redis.get(entryKey(uuid));
+    const text = await withinStoreDeadline(() => this.options.redis.get(entryKey(uuid)));
     return text ? (JSON.parse(text) as LiveCallEntry) : null;
   }
 
@@ -125,13 +126,12 @@ export class LiveCallDirectory implements CallWatcher {
    */
   async callsOf(node: string, now: number): Promise<FoundCallEntry[]> {
     const { redis } = this.options;
-    const uuids = await redis.smembers(nodeKey(node));
+    const uuids = await withinStoreDeadline(() => redis.smembers(nodeKey(node)));
     const found = await Promise.all(
       uuids.map(async (uuid): Promise<FoundCallEntry | null> => {
-        const [text, left] = await Promise.all([
-          redis.get(entryKey(uuid)),
-          redis.pttl(entryKey(uuid)),
-        ]);
+        const [text, left] = await withinStoreDeadline(() =>
+          Promise.all([redis.get(entryKey(uuid)), redis.pttl(entryKey(uuid))]),
+        );
         if (!text) return null;
         const entry = JSON.parse(text) as LiveCallEntry;
         // An entry written without a time to live (by a node of an older version) says nothing.
@@ -144,19 +144,23 @@ export class LiveCallDirectory implements CallWatcher {
 
   /** Forgets a call that was closed for its dead node. */
   async release(entry: LiveCallEntry): Promise<void> {
-    await this.options.redis.del(entryKey(entry.uuid));
-    await this.options.redis.srem(nodeKey(entry.node), entry.uuid);
+    await withinStoreDeadline(async () => {
+      await this.options.redis.del(entryKey(entry.uuid));
+      await this.options.redis.srem(nodeKey(entry.node), entry.uuid);
+    });
   }
 
   /** Forgets what is left of a node (its set). */
   async releaseNode(node: string): Promise<void> {
-    await this.options.redis.del(nodeKey(node));
+    await withinStoreDeadline(() => this.options.redis.del(nodeKey(node)));
   }
 
   /** Removes the keys of a call that ended here; they are tried again at each refresh. */
   private async forget(uuid: string): Promise<void> {
     const { redis, node } = this.options;
-    await Promise.all([redis.del(entryKey(uuid)), redis.srem(nodeKey(node), uuid)]);
+    await withinStoreDeadline(() =>
+      Promise.all([redis.del(entryKey(uuid)), redis.srem(nodeKey(node), uuid)]),
+    );
     this.leftBehind.delete(uuid);
   }
 
@@ -184,11 +188,13 @@ export class LiveCallDirectory implements CallWatcher {
       childLegs: call.childLegs(),
     };
     const { redis, node } = this.options;
-    return Promise.all([
-      redis.set(entryKey(call.uuid), JSON.stringify(entry), 'PX', LIVE_CALL_TTL_MS),
-      redis.sadd(nodeKey(node), call.uuid),
-      redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
-    ]).then(
+    return withinStoreDeadline(() =>
+      Promise.all([
+        redis.set(entryKey(call.uuid), JSON.stringify(entry), 'PX', LIVE_CALL_TTL_MS),
+        redis.sadd(nodeKey(node), call.uuid),
+        redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+      ]),
+    ).then(
       () => undefined,
       (error: Error) => this.options.onError(error, call.uuid),
     );

@@ -8,6 +8,7 @@ import type { Scheduler } from '../core/scheduler.js';
 import type { AccountLimiter } from '../limits/account-limiter.js';
 import type { CallRecord } from '../state/records.js';
 import { recordTimeMs, type State } from '../state/state.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 import { closeStreamsOfDeadCall } from './dead-call-streams.js';
 import type { FoundCallEntry, LiveCallDirectory, LiveCallEntry } from './live-call-directory.js';
 import type { NodeRegistry, RedisClient } from './node-registry.js';
@@ -64,12 +65,8 @@ export class NodeReaper {
   /** Closes a dead node's calls, unless another node has claimed them. */
   async reap(dead: string): Promise<void> {
     const { redis, node, registry, directory, log, scheduler } = this.options;
-    const claimed = await redis.set(
-      `voxgate:{cluster}:reaping:${dead}`,
-      node,
-      'PX',
-      CLAIM_MS,
-      'NX',
+    const claimed = await withinStoreDeadline(() =>
+      redis.set(`voxgate:{cluster}:reaping:${dead}`, node, 'PX', CLAIM_MS, 'NX'),
     );
     if (claimed === null) return;
     const diedAt = await registry.lastBeat(dead);

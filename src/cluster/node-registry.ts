@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Scheduler, TimerHandle } from '../core/scheduler.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 
 /** A Redis connection: one server, or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -82,12 +83,14 @@ export class NodeRegistry {
     const info: NodeInfo = { ...this.options.describe(), heartbeatAt: scheduler.now() };
     let beats: string[];
     try {
-      const added = await redis.hset(INFO, info.id, JSON.stringify(info));
-      // A node that beat before and is new to the hash: what Redis held is gone.
-      if (added === 1 && this.beaten) this.options.onLost?.();
-      this.beaten = true;
-      await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
-      beats = await redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+      beats = await withinStoreDeadline(async () => {
+        const added = await redis.hset(INFO, info.id, JSON.stringify(info));
+        // A node that beat before and is new to the hash: what Redis held is gone.
+        if (added === 1 && this.beaten) this.options.onLost?.();
+        this.beaten = true;
+        await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
+        return redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+      });
     } catch (error) {
       this.steadySince = null;
       throw error;
@@ -118,15 +121,19 @@ export class NodeRegistry {
   /** Every node whose heartbeat is recent, this one included. */
   async alive(): Promise<NodeInfo[]> {
     const since = this.options.scheduler.now() - NODE_TTL_MS;
-    const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
-    return this.describe(ids);
+    return withinStoreDeadline(async () => {
+      const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
+      return this.describe(ids);
+    });
   }
 
   /** Nodes whose heartbeat stopped (not yet forgotten); none while this node is not steady. */
   async dead(): Promise<string[]> {
     if (!this.steady) return [];
     const before = this.options.scheduler.now() - NODE_TTL_MS;
-    return this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`);
+    return withinStoreDeadline(() =>
+      this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`),
+    );
   }
 
   /**
@@ -139,7 +146,7 @@ export class NodeRegistry {
     const since = this.options.scheduler.now() - NODE_TTL_MS;
     const cached = this.seen.get(id);
     if (cached !== undefined && cached >= since) return true;
-    const score = await this.options.redis.zscore(HEARTBEATS, id);
+    const score = await withinStoreDeadline(() => this.options.redis.zscore(HEARTBEATS, id));
     if (score === null) return false;
     const beat = Number(score);
     if (beat < since) return !this.steady;
@@ -150,14 +157,16 @@ export class NodeRegistry {
 
   /** Epoch ms of a node's last heartbeat, or null when it is not known. */
   async lastBeat(id: string): Promise<number | null> {
-    const score = await this.options.redis.zscore(HEARTBEATS, id);
+    const score = await withinStoreDeadline(() => this.options.redis.zscore(HEARTBEATS, id));
     return score === null ? null : Number(score);
   }
 
   async forget(id: string): Promise<void> {
     if (id === this.id) this.beaten = false;
-    await this.options.redis.zrem(HEARTBEATS, id);
-    await this.options.redis.hdel(INFO, id);
+    await withinStoreDeadline(async () => {
+      await this.options.redis.zrem(HEARTBEATS, id);
+      await this.options.redis.hdel(INFO, id);
+    });
   }
 
   private async describe(ids: string[]): Promise<NodeInfo[]> {

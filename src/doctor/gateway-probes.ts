@@ -9,7 +9,8 @@ export const PROBE_TIMEOUT_MS = 2000;
 
 /**
  * Asks GET /health whether a voxgate gateway listens there: it answers JSON with an `api_id`
- * and a `status` of `ok`, `starting` or `draining`. Resolves with that status, or null.
+ * and a `status` of `ok`, `starting`, `draining` or `store_unavailable`. Resolves with that
+ * status, or null.
  */
 export async function voxgateHealth(host: string, port: number): Promise<string | null> {
   try {
@@ -17,7 +18,7 @@ export async function voxgateHealth(host: string, port: number): Promise<string 
       signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
     });
     const body = (await response.json()) as { api_id?: unknown; status?: unknown };
-    const known = ['ok', 'starting', 'draining'];
+    const known = ['ok', 'starting', 'draining', 'store_unavailable'];
     return typeof body.api_id === 'string' && typeof body.status === 'string'
       ? known.includes(body.status)
         ? body.status

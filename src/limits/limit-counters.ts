@@ -1,4 +1,5 @@
 import type { RedisClient } from '../cluster/node-registry.js';
+import { withinStoreDeadline } from '../state/store-deadline.js';
 
 /** What runs at once under a limit: calls, or audio streams. */
 export type ConcurrentKind = 'calls' | 'streams';
@@ -78,21 +79,20 @@ export class RedisLimitCounters implements LimitCounters {
   constructor(private readonly redis: RedisClient) {}
 
   async acquire(scope: string, kind: ConcurrentKind, member: string, limit: number) {
-    const added = await this.redis.eval(ACQUIRE, 1, runningKey(scope, kind), member, limit);
+    const added = await withinStoreDeadline(() =>
+      this.redis.eval(ACQUIRE, 1, runningKey(scope, kind), member, limit),
+    );
     return added === 1;
   }
 
   async release(scope: string, kind: ConcurrentKind, member: string) {
-    await this.redis.srem(runningKey(scope, kind), member);
+    await withinStoreDeadline(() => this.redis.srem(runningKey(scope, kind), member));
   }
 
   async take(scope: string, kind: RateKind, limit: number, now: number) {
     const second = Math.floor(now / 1000);
-    const taken = await this.redis.eval(
-      TAKE,
-      1,
-      `voxgate:{limits:${scope}}:${kind}:${second}`,
-      limit,
+    const taken = await withinStoreDeadline(() =>
+      this.redis.eval(TAKE, 1, `voxgate:{limits:${scope}}:${kind}:${second}`, limit),
     );
     return taken === 1 ? 0 : untilNextSecond(now);
   }

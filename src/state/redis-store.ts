@@ -1,4 +1,4 @@
-import { StoreUnavailable, UniqueViolation } from '../core/errors.js';
+import { UniqueViolation } from '../core/errors.js';
 import {
   ALL_INDEX,
   entryChanges,
@@ -13,6 +13,7 @@ import {
 import { DEFAULT_REDIS_TIMEOUT_MS, openRedis, type RedisClient } from './redis-connection.js';
 import { parseRedisTarget, type RedisTarget } from './redis-target.js';
 import { ReplicaWait } from './replica-wait.js';
+import { STORE_TIMEOUT_MS, withinStoreDeadline } from './store-deadline.js';
 
 export interface RedisStoreOptions {
   /** Upper bound on one store operation, all its commands included (ms). */
@@ -49,7 +50,7 @@ export class RedisStore implements DocumentStore {
     private readonly redis: RedisClient,
     options: RedisStoreOptions = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+    this.timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
     this.replicas = options.waitForReplicas ? new ReplicaWait(redis) : null;
     // The store's scripts go as EVALSHA, loaded by EVAL on a connection that has not seen them
     // (after a restart or a failover too).
@@ -240,52 +241,15 @@ export class RedisStore implements DocumentStore {
   }
 
   /** Runs one operation, turning an unreachable or silent Redis into StoreUnavailable. */
-  private async guard<T>(work: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailable(`no answer from Redis within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([work(), deadline]);
-    } catch (error) {
-      throw unavailability(error) ?? error;
-    } finally {
-      clearTimeout(timer);
-    }
+  private guard<T>(work: () => Promise<T>): Promise<T> {
+    return withinStoreDeadline(work, this.timeoutMs);
+  }
+
+  /** Resolves when Redis answers a PING in time (GET /health), else StoreUnavailable. */
+  async ping(): Promise<void> {
+    await this.guard(() => this.redis.ping());
   }
 }
-
-/**
- * Connection failures, timeouts and the replies of a Redis in transition (a cluster re-electing,
- * a replica not yet promoted, a server loading its data) mean "try again"; other reply errors
- * and our own errors are bugs and stay as they are.
- */
-export function unavailability(error: unknown): StoreUnavailable | null {
-  if (error instanceof StoreUnavailable) return error;
-  if (!(error instanceof Error)) return null;
-  if (error.name === 'ReplyError')
-    return TRANSIENT_REPLY.test(error.message) ? new StoreUnavailable(error.message) : null;
-  return CONNECTION_ERRORS.has(error.name) ? new StoreUnavailable(error.message) : null;
-}
-
-/** MOVED and ASK reach us only once a Cluster's redirections ran out, as its slots move. */
-const TRANSIENT_REPLY =
-  /^(CLUSTERDOWN|TRYAGAIN|LOADING|READONLY|MASTERDOWN|NOREPLICAS|MOVED|ASK)\b/;
-/**
- * ioredis reports a closed connection and a command timeout as plain Errors, and a command cut
- * off by a connection closing under it as an AbortError.
- */
-const CONNECTION_ERRORS = new Set([
-  'Error',
-  'AbortError',
-  'MaxRetriesPerRequestError',
-  'ClusterAllFailedError',
-]);
-
-const DEFAULT_OPERATION_TIMEOUT_MS = 3000;
 
 /**
  * KEYS[1] the document, then the indexes it joins, then those it leaves. ARGV: the document's

@@ -11,6 +11,7 @@ export interface GatewayProcess {
   stderr(): string;
   /** Resolves when /health answers 200. */
   healthy(): Promise<void>;
+  /** Its exit code; throws if it reported an unhandled rejection. */
   stop(): Promise<number | null>;
 }
 
@@ -64,7 +65,11 @@ export async function spawnGateway(
     },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      // Every test of a gateway process asserts this: a rejection nothing observed ends it.
+      if (/unhandled rejection/i.test(err))
+        throw new Error(`the gateway had an unhandled rejection: ${err}`);
+      return code;
     },
   };
 }

@@ -1,7 +1,7 @@
 import { ReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailable } from '../../../src/core/errors.js';
-import { unavailability } from '../../../src/state/redis-store.js';
+import { unavailability } from '../../../src/state/store-deadline.js';
 
 /** An error of the class name ioredis gives it (its error classes name themselves so). */
 function named(name: string, message: string): Error {
