@@ -41,3 +41,8 @@ export function parseLogSetting(value: unknown): LogSetting | null {
   const text = String(value).toLowerCase();
   return (LOG_SETTINGS as readonly string[]).includes(text) ? (text as LogSetting) : null;
 }
+
+export interface MessageLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}

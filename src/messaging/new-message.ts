@@ -3,8 +3,15 @@ import { multiplyDecimal } from '../core/decimal-amount.js';
 import { countryOf } from '../core/phone-number.js';
 import type { MessageRecord, OutboxRecord } from '../state/records.js';
 import { loggedNumber, loggedText } from './message-log.js';
-import type { MessageSender } from './message-pipeline.js';
 import type { ChatAppSendRequest, MmsSendRequest, SendRequest } from './send-request.js';
+
+/** Who sends: the tenant (main account) and the account acting, main or subaccount. */
+export interface MessageSender {
+  account: string;
+  subaccount: string | null;
+  authId: string;
+  requesterIp: string | null;
+}
 
 /** The record and outbox entry of one accepted message, queued, at `now`. */
 export function newMessage(
