@@ -393,6 +393,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   operationalRoutes(app, {
     isReady: () => listening,
     ...(redisStore ? { storeAnswers: () => redisStore.ping() } : {}),
+    binds: () => messaging.carriers.status(),
     registry,
     node: () => ({
       id: sip.node,

@@ -6,6 +6,20 @@ import { withStoreBudget } from '../state/store-deadline.js';
 /** How long /health waits for the store to answer: a probe is answered within a second. */
 export const HEALTH_STORE_WAIT_MS = 500;
 
+/**
+ * A bound SMPP bind whose submits have waited this long while it sent nothing is stuck: longer
+ * than a carrier's response timeout (10 s by default) and a throttling pause together.
+ */
+export const BIND_STALLED_AFTER_MS = 30_000;
+
+/** An SMPP bind as /health shows it. */
+export interface HealthBind {
+  carrier: string;
+  bind: number;
+  state: string;
+  idleWithWorkMs: number;
+}
+
 /** /health, /metrics and /docs: unauthenticated, outside /v1. */
 export function operationalRoutes(
   app: FastifyInstance,
@@ -16,6 +30,8 @@ export function operationalRoutes(
     node?: () => { id: string; state: 'active' | 'draining'; peers: Promise<NodeInfo[]> };
     /** Resolves when the shared store (Redis) answers; absent, the store is in-process. */
     storeAnswers?: () => Promise<void>;
+    /** This node's SMPP binds. */
+    binds?: () => HealthBind[];
   },
 ): void {
   const { registry } = options;
@@ -63,10 +79,21 @@ export function operationalRoutes(
         : store === 'unavailable'
           ? 'store_unavailable'
           : 'ok';
+    // A stuck bind does not stop the node taking calls and requests: it is shown, not a 503.
+    const binds = (options.binds?.() ?? []).map((b) => ({
+      carrier: b.carrier,
+      bind: b.bind,
+      state: b.state,
+      sending: !(b.state === 'bound' && b.idleWithWorkMs >= BIND_STALLED_AFTER_MS),
+      waiting_ms: b.idleWithWorkMs,
+    }));
     return reply.code(status === 'ok' ? 200 : 503).send({
       api_id: request.id,
       status,
       store,
+      ...(binds.length > 0
+        ? { messaging: binds.every((b) => b.sending) ? 'ok' : 'stalled', smpp_binds: binds }
+        : {}),
       ...(node
         ? {
             node: { id: node.id, state: node.state },
