@@ -101,3 +101,61 @@ describe('faults: Redis goes away during an SMS burst', () => {
       expect(await unsent()).toEqual([]);
     }, 150_000);
 });
+
+describe('faults: Redis restarts empty during an SMS burst', () => {
+  it('sends nothing twice, and takes and sends new messages within seconds, with no restart', async () => {
+    const smsc = await SmscSimulator.start({ autoReceipt: 'DELIVRD' });
+    const redis = await startRedis();
+    // Listening, as `npm start` runs: the node beats, and its beats find what a wipe took.
+    const gw = await startGateway({
+      redisUrl: redis.url,
+      listen: true,
+      env: { VOXGATE_SMPP_URL: smsc.url() },
+    });
+    try {
+      const base = `/v1/Account/${gw.main.id}`;
+      const number = () =>
+        gw.request('POST', `${base}/Number/`, { json: { numbers: US, carrier: 'c', region: 'r' } });
+      await number();
+      await smsc.waitForBind();
+      const send = (from: number, count: number) =>
+        gw.request('POST', `${base}/Message/`, {
+          json: {
+            src: US,
+            dst: Array.from(
+              { length: count },
+              (_, k) => `4474${String(from + k).padStart(8, '0')}`,
+            ).join('<'),
+            text: 'burst',
+          },
+        });
+      for (let k = 0; k < 300; k += 100) expect((await send(k, 100)).status).toBe(202);
+      await smsc.waitForSubmits(100, 20_000);
+      await redis.restart(); // empty: what it held, the queue and the records, is gone
+      // The main account comes back by itself; the number is customer data, lost with the rest.
+      await until(async () => (await gw.request('GET', `${base}/`)).status === 200, 15_000);
+      expect((await number()).status).toBe(201);
+      const after = await send(5000, 10);
+      expect(after.status).toBe(202);
+      await until(
+        () => smsc.submits.filter((s) => s.destinationAddr.startsWith('44740000500')).length === 10,
+        20_000,
+      );
+      await new Promise((r) => setTimeout(r, 3000));
+      const seen = new Map<string, number>();
+      for (const s of smsc.submits)
+        seen.set(s.destinationAddr, (seen.get(s.destinationAddr) ?? 0) + 1);
+      expect([...seen].filter(([, n]) => n > 1)).toEqual([]);
+      const uuid = after.body.message_uuid[9] as string;
+      await until(
+        async () =>
+          (await gw.request('GET', `${base}/Message/${uuid}/`)).body?.message_state === 'delivered',
+        10_000,
+      );
+    } finally {
+      await gw.close();
+      await smsc.stop();
+      await redis.stop();
+    }
+  }, 90_000);
+});
