@@ -58,7 +58,7 @@ export interface CallWatcher {
    * started, was answered or ended (call.childLegs()).
    */
   changed(call: Call): void;
-  /** After its record is written and its hangup callback sent. */
+  /** After its record and hangup callback went, or were kept owed while the store is away. */
   ended(call: Call): void;
 }
 
