@@ -30,6 +30,7 @@ import { GatewayCluster } from './cluster/gateway-cluster.js';
 import { LiveCallDirectory } from './cluster/live-call-directory.js';
 import { MachineDetectionMetrics } from './call/machine-detection.js';
 import { RecordRetention } from './call/record-retention.js';
+import { OwedRecords } from './call/owed-records.js';
 import { StateRegistrarDirectory } from './call/registrar-directory.js';
 import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
@@ -279,10 +280,20 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     scheduler,
     registry,
   });
+  // What a call's end must write, kept on this node while the store is away.
+  const callRecords = new OwedRecords({
+    state,
+    callbacks,
+    journalPath: config.dataDir ? join(config.dataDir, 'journal', 'call-records.jsonl') : null,
+    scheduler,
+    log: app.log,
+  });
+  callRecords.start();
   const calls = new CallEngine({
     services: {
       state,
       callbacks,
+      records: callRecords,
       deck,
       streamRate: config.streamRate,
       limits,
@@ -524,6 +535,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
         }
       };
       await part('calls', () => calls.close(config.shutdownGrace * 1000));
+      await part('call records', () => callRecords.close());
       await part('cluster', () => cluster?.stop());
       await part('messaging', () => messaging.close());
       await part('sip', () => sip.close());

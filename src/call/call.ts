@@ -17,12 +17,13 @@ import type { CallLeg, DigitSource } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
 import { writeLegRecord } from './leg-record.js';
 import type { AccountLimiter } from '../limits/account-limiter.js';
-import { hangupParams } from './hangup-params.js';
+import { hangupCallback } from './hangup-params.js';
 import {
   runMachineDetection,
   type MachineDetectionMetrics,
   type MachineDetectionRequest,
 } from './machine-detection.js';
+import type { OwedRecords } from './owed-records.js';
 import { CallStreams } from './streams/call-streams.js';
 import type { StreamRequest } from './streams/stream-request.js';
 import type { DialInstruction } from './xml/answer-document.js';
@@ -31,6 +32,8 @@ import type { DialInstruction } from './xml/answer-document.js';
 export interface CallServices {
   state: State;
   callbacks: CallbackDelivery;
+  /** Where end-of-call records go, and hangup callbacks after them, the store away or not. */
+  records: OwedRecords;
   /** The account limits (concurrent calls and streams, calls per second); none: no limits. */
   limits?: AccountLimiter;
   deck: RateDeck;
@@ -55,7 +58,7 @@ export interface CallWatcher {
    * started, was answered or ended (call.childLegs()).
    */
   changed(call: Call): void;
-  /** After its record is written and its hangup callback sent. */
+  /** After its record and hangup callback went, or were kept owed while the store is away. */
   ended(call: Call): void;
 }
 
@@ -387,44 +390,29 @@ export class Call implements AppCall {
     const { init, leg } = this;
     await this.streams.callEnded();
     try {
-      await writeLegRecord(this.services, leg, end, {
-        requestUuid: init.requestUuid,
-        from: init.from,
-        to: init.to,
-        owner: init.owner,
-        sourceIp: init.sourceIp,
-        callType: init.callType,
-        parentCallUuid: init.parentCallUuid,
-        conversion: this.conversion,
-        machineDetection: this.machineDetection,
-      });
-    } catch (error) {
-      this.services.log.warn(
-        { err: error, callUuid: this.uuid },
-        'the call record could not be written',
+      // The hangup callback after the record: an application that fetches the call from its
+      // hangup_url finds it (should the store be away, both wait for it on this node).
+      await writeLegRecord(
+        this.services,
+        leg,
+        end,
+        {
+          requestUuid: init.requestUuid,
+          from: init.from,
+          to: init.to,
+          owner: init.owner,
+          sourceIp: init.sourceIp,
+          callType: init.callType,
+          parentCallUuid: init.parentCallUuid,
+          conversion: this.conversion,
+          machineDetection: this.machineDetection,
+        },
+        hangupCallback(this, end),
       );
-    }
-    // After the record: an application that fetches the call from its hangup_url finds it.
-    try {
-      this.notifyHangup(end);
     } finally {
       this.services.watcher?.ended(this);
       this.resolveFinished();
     }
-  }
-
-  private notifyHangup(end: LegEnd): void {
-    const { hangup } = this.init.urls;
-    if (!hangup) return;
-    const times = this.leg.times;
-    this.notify(hangup.url, hangup.method, {
-      ...this.requestParams(),
-      ...hangupParams(end, {
-        initiation: times.initiation,
-        answer: times.answer ?? null,
-        end: times.end ?? times.initiation,
-      }),
-    });
   }
 
   async stream(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }> {

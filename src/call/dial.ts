@@ -280,12 +280,7 @@ function placeB(
       owner: call.init.owner,
       sourceIp: call.init.sourceIp,
       parentCallUuid: call.uuid,
-    }).catch((error: Error) =>
-      deps.services.log.warn(
-        { err: error, callUuid: uuid },
-        'the B leg record could not be written',
-      ),
-    );
+    });
   });
   return { leg, confirmed, passDigitsTo: (to) => (passTo = to) };
 }

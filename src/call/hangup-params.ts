@@ -1,5 +1,30 @@
+import type { CallbackRequest } from '../callbacks/index.js';
 import { formatCallbackTime } from '../core/record-time.js';
+import type { Call } from './call.js';
 import type { LegEnd } from './legs/leg-end.js';
+
+/** A call's hangup callback (to its hangup_url): its parameters and how it ended; none without. */
+export function hangupCallback(
+  call: Pick<Call, 'init' | 'leg' | 'requestParams'>,
+  end: LegEnd,
+): CallbackRequest | null {
+  const { hangup } = call.init.urls;
+  if (!hangup) return null;
+  const times = call.leg.times;
+  return {
+    url: hangup.url,
+    method: hangup.method,
+    accountId: call.init.owner.authId,
+    params: {
+      ...call.requestParams(),
+      ...hangupParams(end, {
+        initiation: times.initiation,
+        answer: times.answer ?? null,
+        end: times.end ?? times.initiation,
+      }),
+    },
+  };
+}
 
 /**
  * The parameters a hangup callback adds to a call's own (voice document): how it ended and

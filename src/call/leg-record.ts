@@ -1,3 +1,4 @@
+import type { CallbackRequest } from '../callbacks/index.js';
 import type { CallConversion, CallType, MachineDetectionOutcome } from '../state/records.js';
 import type { CallServices, CallAccount } from './call.js';
 import { buildCallRecord } from './call-record.js';
@@ -19,15 +20,19 @@ export interface LegFacts {
   machineDetection?: MachineDetectionOutcome | null;
 }
 
-/** Writes the record of a leg that has ended: its times, cause and charge. */
+/**
+ * Writes the record of a leg that has ended (its times, cause and charge), then sends `hangup`
+ * (the call's hangup callback); what the store does not take now is owed (OwedRecords).
+ */
 export async function writeLegRecord(
-  services: CallServices,
+  services: Pick<CallServices, 'records' | 'deck'>,
   leg: CallLeg,
   end: LegEnd,
   facts: LegFacts,
+  hangup?: CallbackRequest | null,
 ): Promise<void> {
   const times = leg.times;
-  await services.state.calls.create({
+  const record = {
     ...buildCallRecord(
       {
         callUuid: leg.uuid,
@@ -51,5 +56,6 @@ export async function writeLegRecord(
     ),
     conversion: facts.conversion ?? null,
     ...(facts.machineDetection ? { machine_detection: facts.machineDetection } : {}),
-  });
+  };
+  await services.records.write({ kind: 'call', record }, hangup);
 }

@@ -87,7 +87,7 @@ export class CallbackDelivery {
   private readonly log: CallbackLog;
   private readonly readBodyBytes: number | undefined;
   readonly guard: OutboundGuard;
-  private readonly firstAttempts = new Set<Promise<boolean>>();
+  private readonly firstAttempts = new Set<Promise<unknown>>();
   private closing = false;
 
   constructor(options: CallbackDeliveryOptions) {
@@ -109,6 +109,21 @@ export class CallbackDelivery {
     const attempt = this.attempt(job).finally(() => this.firstAttempts.delete(attempt));
     this.firstAttempts.add(attempt);
     return attempt;
+  }
+
+  /**
+   * As send(), except while the account's signing keys cannot be read (the store is away):
+   * then nothing is sent or queued and it resolves 'unsigned', for the caller to keep the
+   * request and send it again later. What must go once (a hangup callback that waited for its
+   * record) is not lost to the outage that made it wait.
+   */
+  async sendSigned(request: CallbackRequest): Promise<'delivered' | 'failed' | 'unsigned'> {
+    if (this.closing) throw new Error('Cannot send a callback: the callback delivery is closed');
+    const job: CallbackJob = { request: validateCallbackRequest(request), attemptsMade: 0 };
+    const attempt = this.attempt(job, true).finally(() => this.firstAttempts.delete(attempt));
+    this.firstAttempts.add(attempt);
+    const outcome = await attempt;
+    return outcome === 'unsigned' ? outcome : outcome ? 'delivered' : 'failed';
   }
 
   /**
@@ -148,9 +163,16 @@ export class CallbackDelivery {
     await this.queue.close();
   }
 
-  private async attempt(job: CallbackJob): Promise<boolean> {
+  private attempt(job: CallbackJob): Promise<boolean>;
+  private attempt(job: CallbackJob, keepUnsigned: true): Promise<boolean | 'unsigned'>;
+  private async attempt(job: CallbackJob, keepUnsigned = false): Promise<boolean | 'unsigned'> {
     const { request } = job;
-    const outcome = await this.signAndSend(job);
+    let outcome = await this.signAndSend(job);
+    if (typeof outcome === 'object' && 'unsigned' in outcome) {
+      if (keepUnsigned) return 'unsigned';
+      // The account store is unreachable: a failed attempt, retried like any other.
+      outcome = { ok: false, error: outcome.unsigned };
+    }
     if (outcome === 'dropped') {
       this.report('onDropped', { request, attempts: job.attemptsMade });
       this.log.info(
@@ -172,14 +194,15 @@ export class CallbackDelivery {
     return false;
   }
 
-  private async signAndSend(job: CallbackJob): Promise<AttemptOutcome | 'dropped'> {
+  private async signAndSend(
+    job: CallbackJob,
+  ): Promise<AttemptOutcome | 'dropped' | { unsigned: string }> {
     const { request } = job;
     let tokens: SigningTokens | null;
     try {
       tokens = await this.keys.keysFor(request.accountId);
     } catch (error) {
-      // The account store is unreachable: a failed attempt, retried like any other.
-      return { ok: false, error: `signing keys unavailable: ${(error as Error).message}` };
+      return { unsigned: `signing keys unavailable: ${(error as Error).message}` };
     }
     if (tokens === null) return 'dropped';
     return attemptCallback(

@@ -7,6 +7,7 @@ import type { StreamForkSpec, StreamNews } from '../../media/worker/protocol.js'
 import type { StreamRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
 import type { CallLeg } from '../legs/call-leg.js';
+import type { OwedRecords } from '../owed-records.js';
 import type { StreamRequest } from './stream-request.js';
 import { endedStreamRecord, streamStatusParams, type StreamOutcome } from './stream-status.js';
 
@@ -18,6 +19,8 @@ export interface StreamHost {
   services: {
     state: State;
     callbacks: CallbackDelivery;
+    /** Where its record goes when it ends, the store away or not. */
+    records: Pick<OwedRecords, 'write'>;
     /** The account limits (concurrent streams); none: no limits. */
     limits?: AccountLimiter;
     log: { warn(object: object, message: string): void };
@@ -231,14 +234,7 @@ export class CallStreams {
       rate: this.host.streamRate,
       status: state === 'dropped' ? 'failed' : state,
     });
-    try {
-      await this.host.services.state.streams.update(done, running.record);
-    } catch (error) {
-      this.host.services.log.warn(
-        { err: error, streamId },
-        'the stream record could not be written',
-      );
-    }
+    await this.host.services.records.write({ kind: 'stream', record: done });
     this.host.onChange?.();
     this.callback(running, state, { Reason: message });
     running.end();

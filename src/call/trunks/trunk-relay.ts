@@ -150,12 +150,7 @@ async function attempt(
       owner: call.init.owner,
       sourceIp: call.init.sourceIp,
       parentCallUuid: call.uuid,
-    }).catch((error: Error) =>
-      services.log.warn(
-        { err: error, callUuid: leg.uuid },
-        'the trunk leg record could not be written',
-      ),
-    ),
+    }),
   );
 
   let gaveUp: string | null = null;

@@ -233,6 +233,33 @@ describe.each<QueueKind>(['timers', 'bullmq'])('callback delivery, retries on %s
     expect(await events.waitFor('delivered')).toMatchObject({ attempts: 2 });
   });
 
+  it('sends nothing and keeps no retry when sendSigned cannot read the signing keys', async () => {
+    const { delivery, events, keys } = newDelivery(kind);
+    const keysFor = keys.keysFor.bind(keys);
+    let lookups = 0;
+    keys.keysFor = async (id) => {
+      if (++lookups === 1) throw new Error('state store unreachable');
+      return keysFor(id);
+    };
+    const request = {
+      url: `${app.baseUrl}/hangup`,
+      method: 'POST' as const,
+      params: { Event: 'Hangup' },
+      accountId,
+      retryDelaysSeconds: [0.2],
+    };
+
+    expect(await delivery.sendSigned(request)).toBe('unsigned');
+    await sleep(600);
+    expect(app.received).toHaveLength(0);
+    expect(events.events).toEqual([]);
+    expect(await delivery.sendSigned(request)).toBe('delivered');
+    const [received] = await app.waitForRequests(1);
+    expectValidSignatures(received!, tokens);
+    await sleep(400);
+    expect(app.received).toHaveLength(1);
+  });
+
   it('sends credentials in the URL as Basic auth, outside the signed URL', async () => {
     const { delivery } = newDelivery(kind);
     const withCredentials = app.baseUrl.replace('http://', 'http://hook:p%40ss@');
