@@ -8,11 +8,12 @@ import type { DialogLayer } from '../sip/dialog/dialog-layer.js';
  */
 export type LegDialog = DialogSnapshot;
 
-/** How a BYE to the peer of an orphaned dialog went: its final response, or the one made up. */
-export interface OrphanedByeOutcome {
-  status: number;
-  reason: string;
-}
+/**
+ * How a BYE to the peer of an orphaned dialog went: the status and reason phrase of its final
+ * response, or why it had none (unreachable from here, no answer in 64*T1).
+ */
+export type OrphanedByeOutcome =
+  { answered: true; status: number; reason: string } | { answered: false; reason: string };
 
 /**
  * Ends dialogs whose node died, towards their SIP peers (the carrier, the phone), from this
@@ -21,7 +22,7 @@ export interface OrphanedByeOutcome {
 export interface OrphanedDialogs {
   /**
    * Sends the BYE of a leg's dialog; resolves once it is answered, timed out, or found
-   * unreachable from here (a WebSocket peer). Rejects only when `dialog` is not a LegDialog.
+   * unreachable from here (a WebSocket peer). Rejects when `dialog` is not a LegDialog.
    */
   bye(dialog: unknown): Promise<OrphanedByeOutcome>;
 }
@@ -32,8 +33,10 @@ export function orphanedDialogsOf(dialogs: DialogLayer): OrphanedDialogs {
     bye: async (value) => {
       const snapshot = readDialogSnapshot(value);
       if (snapshot === null) throw new Error('the live entry holds no usable dialog');
-      const response = await sendSnapshotBye(dialogs, snapshot);
-      return { status: response.status, reason: response.reason };
+      const outcome = await sendSnapshotBye(dialogs, snapshot);
+      if (!outcome.answered) return outcome;
+      const { status, reason } = outcome.response;
+      return { answered: true, status, reason };
     },
   };
 }

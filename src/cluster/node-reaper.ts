@@ -177,9 +177,12 @@ export class NodeReaper {
     for (const { uuid, dialog } of legs) {
       const fields = { cluster: true, deadNode: entry.node, callUuid: entry.uuid, legUuid: uuid };
       orphanedDialogs.bye(dialog).then(
-        (outcome) => log.info({ ...fields, ...outcome }, 'node failure: BYE to a peer answered'),
+        (outcome) => {
+          if (outcome.answered) log.info({ ...fields, ...outcome }, 'node failure: BYE answered');
+          else log.warn({ ...fields, reason: outcome.reason }, 'node failure: BYE unanswered');
+        },
         (error: Error) =>
-          log.warn({ ...fields, reason: error.message }, 'node failure: no BYE to a peer'),
+          log.warn({ ...fields, reason: error.message }, 'node failure: BYE not sent'),
       );
     }
   }

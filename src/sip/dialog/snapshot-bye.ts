@@ -1,44 +1,48 @@
 import type { SipResponse } from '../message/index.js';
-import { responseTo } from '../transaction/response-to.js';
 import type { Destination } from '../transport/transport-layer.js';
 import type { DialogLayer } from './dialog-layer.js';
 import { byeFromSnapshot, type DialogSnapshot } from './dialog-snapshot.js';
 
+/** How a BYE from a snapshot went: its final response, or why there was none. */
+export type SnapshotByeOutcome =
+  { answered: true; response: SipResponse } | { answered: false; reason: string };
+
 /**
  * Ends, towards its peer, a dialog this UA does not keep (its node died) from the snapshot that
  * node shared: a BYE (byeFromSnapshot) sent in a client transaction of this stack, with this
- * stack's Via. Resolves with its final response; a timeout resolves as a 408 and a transport
- * error, or a peer that cannot be reached from here, as a 503 (RFC 3261 8.1.3.1). A challenge
- * is not answered: the snapshot carries no credentials.
+ * stack's Via. Resolves with its final response, or unanswered: no response within 64*T1, a
+ * transport error, or a peer that cannot be reached from here. A challenge is not answered:
+ * the snapshot carries no credentials.
  */
 export async function sendSnapshotBye(
   layer: DialogLayer,
   snapshot: DialogSnapshot,
-): Promise<SipResponse> {
+): Promise<SnapshotByeOutcome> {
   const bye = byeFromSnapshot(snapshot);
   let destination: Destination;
   try {
     destination = await snapshotDestination(layer, snapshot);
   } catch (error) {
-    return responseTo(bye, 503, { reason: (error as Error).message });
+    return { answered: false, reason: `unreachable: ${(error as Error).message}` };
   }
   return new Promise((resolve) => {
     let settled = false;
-    const settle = (response: SipResponse) => {
+    const settle = (outcome: SnapshotByeOutcome) => {
       if (settled) return;
       settled = true;
-      resolve(response);
+      resolve(outcome);
     };
+    const unanswered = (reason: string) => settle({ answered: false, reason });
     try {
       layer.sendRequest(bye, destination, {
         onResponse: (response) => {
-          if (response.status >= 200) settle(response);
+          if (response.status >= 200) settle({ answered: true, response });
         },
-        onTimeout: () => settle(responseTo(bye, 408)),
-        onTransportError: (error) => settle(responseTo(bye, 503, { reason: error.message })),
+        onTimeout: () => unanswered('no final response within 64*T1'),
+        onTransportError: (error) => unanswered(`transport error: ${error.message}`),
       });
     } catch (error) {
-      settle(responseTo(bye, 503, { reason: (error as Error).message }));
+      unanswered(`not sent: ${(error as Error).message}`);
     }
   });
 }
