@@ -33,6 +33,7 @@ import { RecordRetention } from './call/record-retention.js';
 import { OwedRecords } from './call/owed-records.js';
 import { StateRegistrarDirectory } from './call/registrar-directory.js';
 import { MediaService } from './call/media-service.js';
+import { orphanedDialogsOf } from './call/orphaned-dialogs.js';
 import { SipService } from './call/sip-service.js';
 import { ConfigError, type Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -385,6 +386,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           callbacks,
           streamRate: config.streamRate,
           limits,
+          orphanedDialogs: orphanedDialogsOf(sip.dialogs),
           registrations: new StateRegistrarDirectory(state, () => scheduler.now()),
           tenant: mainAccount.authId,
           binds: () =>

@@ -23,6 +23,7 @@ import {
   type MachineDetectionMetrics,
   type MachineDetectionRequest,
 } from './machine-detection.js';
+import type { LegDialog } from './orphaned-dialogs.js';
 import type { OwedRecords } from './owed-records.js';
 import { CallStreams } from './streams/call-streams.js';
 import type { StreamRequest } from './streams/stream-request.js';
@@ -69,6 +70,8 @@ export interface LiveChildLeg {
   to: string;
   initiated: number;
   answered: number | null;
+  /** Its dialog once answered, for a survivor to send its BYE (absent from older entries). */
+  dialog?: LegDialog | null;
 }
 
 /** Who a call belongs to: the account that placed it or whose number it reached. */
@@ -225,6 +228,7 @@ export class Call implements AppCall {
       to,
       initiated: leg.times.initiation,
       answered: leg.times.answer ?? null,
+      dialog: leg.dialogSnapshot(),
     }));
   }
 

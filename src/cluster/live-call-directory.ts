@@ -1,11 +1,12 @@
 import type { Call, CallWatcher, LiveChildLeg } from '../call/call.js';
+import type { LegDialog } from '../call/orphaned-dialogs.js';
 import type { LiveStream } from '../call/streams/call-streams.js';
 import { withinStoreDeadline } from '../state/store-deadline.js';
 import { HEARTBEAT_EVERY_MS, NODE_TTL_MS, type RedisClient } from './node-registry.js';
 
 /**
  * What the cluster keeps of a call in progress: which node runs it, for whom, and enough to
- * close it (record and hangup callback) should that node die.
+ * close it (its SIP peers' BYEs, record and hangup callback) should that node die.
  */
 export interface LiveCallEntry {
   uuid: string;
@@ -29,6 +30,12 @@ export interface LiveCallEntry {
   streams?: LiveStream[];
   /** The legs it placed that are not over (Dial's B leg, a trunk's attempt). */
   childLegs?: LiveChildLeg[];
+  /**
+   * Its own leg's SIP dialog once answered (each child leg has its own), for a survivor to
+   * end it towards its peer with a BYE. Rewritten with the entry: at the answer, and when a
+   * stream or a placed leg changes; a BYE from it steps past the CSeq it holds.
+   */
+  dialog?: LegDialog | null;
 }
 
 /** An entry found for a dead node's call, and when its node last wrote or refreshed it. */
@@ -186,6 +193,7 @@ export class LiveCallDirectory implements CallWatcher {
       params: call.requestParams(),
       streams: call.streams.live(),
       childLegs: call.childLegs(),
+      dialog: call.leg.dialogSnapshot(),
     };
     const { redis, node } = this.options;
     return withinStoreDeadline(() =>

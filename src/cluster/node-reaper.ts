@@ -2,6 +2,7 @@ import type { RateDeck } from '../call/billing/rate-deck.js';
 import { buildCallRecord, type FinishedLeg } from '../call/call-record.js';
 import { findHangupCauseByCode, hangupCause } from '../call/hangup-causes.js';
 import { hangupParams } from '../call/hangup-params.js';
+import type { OrphanedDialogs } from '../call/orphaned-dialogs.js';
 import type { CallbackDelivery } from '../callbacks/index.js';
 import { UniqueViolation } from '../core/errors.js';
 import type { Scheduler } from '../core/scheduler.js';
@@ -23,7 +24,8 @@ const NODE_FAILURE = hangupCause('Network Error');
  * node (a Redis SET NX claim) closes each of its calls, ended at the last moment the call is
  * known to have lived: the dead node's last heartbeat, or the last time the node refreshed the
  * call's entry when that was earlier (a call that ended while Redis was away and whose entry
- * stayed), never the time of the reaping (the call's streams first, as failed, with their
+ * stayed), never the time of the reaping (a BYE to the SIP peer of the call and of each leg it
+ * placed, from the dialogs the entry holds, first; then the call's streams, as failed, with their
  * status callbacks; then the records of the legs it placed, Dial's or a trunk's, and the
  * call's own, with 5000 Network Error from source Error, and its hangup callback, which tells
  * the times and durations of that record) and releases it; removes the registrations only its
@@ -47,6 +49,8 @@ export interface NodeReaperOptions {
   scheduler: Scheduler;
   /** The account limits the dead node's calls and streams counted in. */
   limits?: AccountLimiter;
+  /** Sends the BYEs of the dead node's answered legs from this node (none: no BYE). */
+  orphanedDialogs?: OrphanedDialogs;
   log: {
     info(object: object, message: string): void;
     warn(object: object, message: string): void;
@@ -101,6 +105,7 @@ export class NodeReaper {
 
   private async close(entry: LiveCallEntry, endedAt: number): Promise<void> {
     const { callbacks, directory } = this.options;
+    this.byePeers(entry);
     await closeStreamsOfDeadCall(entry, endedAt, this.options);
     // The legs it placed first (Dial's B leg, a trunk's attempt): children of its record.
     for (const child of entry.childLegs ?? []) {
@@ -158,6 +163,28 @@ export class NodeReaper {
         await limits.releaseFor('streams', entry, stream.streamId);
     }
     await directory.release(entry);
+  }
+
+  /**
+   * Ends the dead node's call towards its SIP peers: a BYE for its own leg and for each leg it
+   * placed that was answered, sent now. Their answers are logged, never waited for: a peer that
+   * does not answer holds a BYE 64*T1 (32 s), and the records and callbacks must not wait.
+   */
+  private byePeers(entry: LiveCallEntry): void {
+    const { orphanedDialogs, log } = this.options;
+    if (!orphanedDialogs) return;
+    const legs = [entry, ...(entry.childLegs ?? [])].filter((leg) => leg.dialog);
+    for (const { uuid, dialog } of legs) {
+      const fields = { cluster: true, deadNode: entry.node, callUuid: entry.uuid, legUuid: uuid };
+      orphanedDialogs.bye(dialog).then(
+        (outcome) => {
+          if (outcome.answered) log.info({ ...fields, ...outcome }, 'node failure: BYE answered');
+          else log.warn({ ...fields, reason: outcome.reason }, 'node failure: BYE unanswered');
+        },
+        (error: Error) =>
+          log.warn({ ...fields, reason: error.message }, 'node failure: BYE not sent'),
+      );
+    }
   }
 
   /**

@@ -13,6 +13,7 @@ import type {
   StreamNews,
 } from '../../media/worker/protocol.js';
 import type { Dialog } from '../../sip/dialog/dialog.js';
+import { snapshotOf, type DialogSnapshot } from '../../sip/dialog/dialog-snapshot.js';
 import type { OfferReply, SessionOffer } from '../../sip/dialog/dialog-delegate.js';
 import { responseTo } from '../../sip/transaction/response-to.js';
 import { SdpParseError, SdpSession } from '../../sip/sdp/index.js';
@@ -84,6 +85,16 @@ export abstract class CallLeg {
 
   get isOver(): boolean {
     return this.state === 'ended';
+  }
+
+  /**
+   * The leg's confirmed dialog as it stands, for another node to end it should this one die;
+   * null before the answer and once the leg is over.
+   */
+  dialogSnapshot(): DialogSnapshot | null {
+    const dialog = this.dialog;
+    if (this.isOver || dialog === null || dialog.state !== 'confirmed') return null;
+    return snapshotOf(dialog);
   }
 
   /** Ends the leg from our side (CANCEL, a final response, or BYE as its state asks). */
