@@ -81,8 +81,13 @@ export class Authenticator {
     const presented = Buffer.from(credentials.token, 'utf8');
     const matches =
       sameBytes(entry.verified, presented) || this.matchesDigest(account, credentials.token);
-    if (!account || !matches)
-      throw new WrongCredentials('authentication failed: wrong auth id or auth token');
+    const failed = 'authentication failed: wrong auth id or auth token';
+    // Only a wrong token for an account that exists counts towards the address's throttle: an
+    // unknown auth id guesses nothing, and every id is unknown for the moment after a wiped
+    // store (the main account is put back within a heartbeat), when a busy client must not be
+    // locked out for a minute.
+    if (!account) throw unauthorized(failed);
+    if (!matches) throw new WrongCredentials(failed);
     entry.verified = presented;
     if (!account.enabled) throw unauthorized('authentication failed: the account is disabled');
     if (account.subaccount) {

@@ -5,8 +5,8 @@ import { NODE_FAILURE_REASON } from '../../../src/cluster/dead-call-streams.js';
 import { recordTimeMs } from '../../../src/state/state.js';
 import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
-import { startGateway, type TestGateway, type TestResponse } from '../../support/gateway.js';
-import { spawnGateway, type GatewayProcess } from '../../support/gateway-process.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { spawnGateway, type GatewayProcess, processApi } from '../../support/gateway-process.js';
 import { freePort } from '../../support/free-port.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import type { RtpPeer } from '../../support/rtp-peer.js';
@@ -63,26 +63,8 @@ afterAll(async () => {
   await redis.stop();
 });
 
-/** A TestGateway whose requests go to a gateway process's REST API as the main account. */
-function overHttp(port: number): TestGateway {
-  const request = async (
-    method: string,
-    path: string,
-    options: { json?: unknown } = {},
-  ): Promise<TestResponse> => {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method,
-      headers: {
-        authorization: `Basic ${Buffer.from(`${MAIN.id}:${MAIN.token}`).toString('base64')}`,
-        'content-type': 'application/json',
-      },
-      body: options.json === undefined ? undefined : JSON.stringify(options.json),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: {}, body: text ? JSON.parse(text) : undefined, text };
-  };
-  return { main: MAIN, request } as TestGateway;
-}
+/** The gateway process's REST API as the main account. */
+const overHttp = (port: number): TestGateway => processApi(port, MAIN);
 
 const bindingsOf = async (gw: TestGateway, endpointId: string) =>
   (await gw.gateway.state.registrations.get(MAIN.id, `endpoint:${endpointId}`))?.bindings ?? [];

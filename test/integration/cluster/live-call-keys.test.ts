@@ -4,8 +4,8 @@ import { LIVE_CALL_TTL_MS } from '../../../src/cluster/live-call-directory.js';
 import { recordTimeMs } from '../../../src/state/state.js';
 import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
-import { startGateway, type TestGateway, type TestResponse } from '../../support/gateway.js';
-import { spawnGateway, type GatewayProcess } from '../../support/gateway-process.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { spawnGateway, type GatewayProcess, processApi } from '../../support/gateway-process.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import type { RtpPeer } from '../../support/rtp-peer.js';
 import type { SippUas } from '../../support/sipp.js';
@@ -51,26 +51,8 @@ afterAll(async () => {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A TestGateway whose requests go to a gateway process's REST API as the main account. */
-function overHttp(port: number): TestGateway {
-  const request = async (
-    method: string,
-    path: string,
-    options: { json?: unknown } = {},
-  ): Promise<TestResponse> => {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method,
-      headers: {
-        authorization: `Basic ${Buffer.from(`${MAIN.id}:${MAIN.token}`).toString('base64')}`,
-        'content-type': 'application/json',
-      },
-      body: options.json === undefined ? undefined : JSON.stringify(options.json),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: {}, body: text ? JSON.parse(text) : undefined, text };
-  };
-  return { main: MAIN, request } as TestGateway;
-}
+/** The gateway process's REST API as the main account. */
+const overHttp = (port: number): TestGateway => processApi(port, MAIN);
 
 describe('a call in progress on Redis', () => {
   it('has keys with a time to live that its node refreshes while it lasts, removed at its end', async () => {

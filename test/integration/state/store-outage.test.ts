@@ -75,13 +75,17 @@ function request(kind: Kind): Promise<TestResponse> {
   }
 }
 
-/** Clients sending the requests above without pause, each its own loop, until stopped. */
+/**
+ * Clients sending the requests above without pause, each its own loop, until stopped; each
+ * client keeps to one kind, so that every kind is asked again within the deadline whatever the
+ * machine's load (a request asked before the fault ends within it, and its client asks anew).
+ */
 function startLoad(clients: number): { stop(): Promise<Answer[]> } {
   const answers: Answer[] = [];
   let running = true;
   const loops = Array.from({ length: clients }, async (_, c) => {
-    for (let i = c; running; i++) {
-      const kind = KINDS[i % KINDS.length]!;
+    const kind = KINDS[c % KINDS.length]!;
+    while (running) {
       const startedAt = Date.now();
       const res = await request(kind);
       answers.push({
@@ -116,7 +120,7 @@ async function health(): Promise<{ status: number; ms: number; body: Record<stri
  * store is back. What every request and probe answered, and when the fault began.
  */
 async function loadAcross(fault: { begin(): Promise<void>; end(): Promise<void> }) {
-  const load = startLoad(6);
+  const load = startLoad(2 * KINDS.length);
   await sleep(1000);
   await fault.begin();
   const faultAt = Date.now();
