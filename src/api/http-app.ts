@@ -10,7 +10,6 @@ import { clientErrorHandler } from './client-error.js';
 import { frameworkErrorHandler, installErrorHandler } from './error-handler.js';
 import { installMethodNotAllowed } from './method-not-allowed.js';
 import { URL_FORMATS } from './schemas.js';
-import { installStoreBudget } from './store-budget.js';
 
 export interface HttpAppOptions {
   logLevel: string;
@@ -59,7 +58,6 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
   answerClientError = clientErrorHandler(app.log);
 
   installErrorHandler(app);
-  installStoreBudget(app);
   installMethodNotAllowed(app);
   // wire-compat.md: bodies are JSON or forms. Fastify also reads text/plain as a string, which
   // then failed the body's schema with a 400; without the parser it is a 415 naming both types.

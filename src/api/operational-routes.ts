@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import type { NodeInfo } from '../cluster/node-registry.js';
-import { withStoreBudget } from '../state/store-deadline.js';
 
 /** How long /health waits for the store to answer: a probe is answered within a second. */
 export const HEALTH_STORE_WAIT_MS = 500;
@@ -58,19 +57,16 @@ export function operationalRoutes(
   app.get('/health', { schema: { hide: true }, logLevel: 'warn' }, async (request, reply) => {
     const ready = options.isReady();
     // A probe gives up after a second or two: the store gets a part of that, never all.
-    const budget = { until: Date.now() + HEALTH_STORE_WAIT_MS, open: true };
-    const [node, peers, store] = await withStoreBudget(budget, () => {
-      const node = options.node?.();
-      return Promise.all([
-        node,
-        node ? node.peers.catch(() => null) : null,
-        options.storeAnswers?.().then(
-          () => 'ok' as const,
-          () => 'unavailable' as const,
-        ) ?? ('ok' as const),
-      ]);
-    });
-    budget.open = false;
+    const node = options.node?.();
+    const [peers, store] = await Promise.all([
+      node ? withinHealthWait(node.peers).catch(() => null) : null,
+      options.storeAnswers
+        ? withinHealthWait(options.storeAnswers()).then(
+            () => 'ok' as const,
+            () => 'unavailable' as const,
+          )
+        : ('ok' as const),
+    ]);
     const draining = node?.state === 'draining';
     const status = !ready
       ? 'starting'
@@ -114,4 +110,20 @@ export function operationalRoutes(
     return reply.type(registry.contentType).send(await registry.metrics());
   });
   app.get('/docs', { schema: { hide: true } }, async () => app.swagger());
+}
+
+/** `work`, or a rejection once HEALTH_STORE_WAIT_MS has passed. */
+async function withinHealthWait<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error('the store did not answer in time')),
+      HEALTH_STORE_WAIT_MS,
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -13,7 +13,7 @@ import {
 import { DEFAULT_REDIS_TIMEOUT_MS, openRedis, type RedisClient } from './redis-connection.js';
 import { parseRedisTarget, type RedisTarget } from './redis-target.js';
 import { ReplicaWait } from './replica-wait.js';
-import { STORE_TIMEOUT_MS, withinStoreDeadline } from './store-deadline.js';
+import { STORE_CALL_MS, withinStoreDeadline } from './store-deadline.js';
 
 export interface RedisStoreOptions {
   /** Upper bound on one store operation, all its commands included (ms). */
@@ -50,7 +50,7 @@ export class RedisStore implements DocumentStore {
     private readonly redis: RedisClient,
     options: RedisStoreOptions = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
+    this.timeoutMs = options.timeoutMs ?? STORE_CALL_MS;
     this.replicas = options.waitForReplicas ? new ReplicaWait(redis) : null;
     // The store's scripts go as EVALSHA, loaded by EVAL on a connection that has not seen them
     // (after a restart or a failover too).
