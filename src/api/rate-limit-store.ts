@@ -27,7 +27,11 @@ export function redisRateStore(redis: RedisClient, prefix: string): FastifyRateL
       callback: Parameters<FastifyRateLimitStore['incr']>[1],
       timeWindow: number,
     ): void {
-      withinStoreDeadline(() => counter.voxgateRateCount(prefix + key, timeWindow)).then(
+      withinStoreDeadline(
+        () => counter.voxgateRateCount(prefix + key, timeWindow),
+        undefined,
+        redis,
+      ).then(
         ([current, ttl]) => callback(null, { current, ttl }),
         (error: Error) => callback(error),
       );

@@ -106,10 +106,14 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
     // that its retry was not stored instead of hanging (and a client waiting on it, within the
     // store's deadline).
     const options = id === undefined ? { delay: delayMs } : { delay: delayMs, jobId: id };
-    await withinStoreDeadline(async () => {
-      await this.queue.add('retry', job, options);
-      await this.replicas?.after([`bull:${this.queueName}:id`]);
-    }, this.scheduleTimeoutMs);
+    await withinStoreDeadline(
+      async () => {
+        await this.queue.add('retry', job, options);
+        await this.replicas?.after([`bull:${this.queueName}:id`]);
+      },
+      this.scheduleTimeoutMs,
+      this.connection,
+    );
   }
 
   start(handler: RetryHandler<T>): void {

@@ -133,8 +133,10 @@ export class ControlBus {
   private async send(message: Omit<Envelope, 'at'>): Promise<void> {
     const body = { ...message, at: this.options.scheduler.now() };
     const signed = { ...body, sig: this.sign(body) };
-    await withinStoreDeadline(() =>
-      this.options.redis.publish(channelOf(message.to), JSON.stringify(signed)),
+    await withinStoreDeadline(
+      () => this.options.redis.publish(channelOf(message.to), JSON.stringify(signed)),
+      undefined,
+      this.options.redis,
     );
   }
 

@@ -110,20 +110,30 @@ export class LiveCallDirectory implements CallWatcher {
     await Promise.allSettled([...this.leftBehind].map((uuid) => this.forget(uuid)));
     const calls = [...this.live.values()];
     if (calls.length === 0) return;
-    const kept = await withinStoreDeadline(() =>
-      Promise.all(calls.map((call) => redis.pexpire(entryKey(call.uuid), LIVE_CALL_TTL_MS))),
+    const kept = await withinStoreDeadline(
+      () => Promise.all(calls.map((call) => redis.pexpire(entryKey(call.uuid), LIVE_CALL_TTL_MS))),
+      undefined,
+      this.options.redis,
     );
     // Gone: Redis restarted empty or was flushed, or it was away longer than the time to live.
     const lost = calls.filter((call, k) => kept[k] === 0 && this.live.has(call.uuid));
     await Promise.all([
       ...lost.map((call) => this.write(call)),
-      withinStoreDeadline(() => redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS)),
+      withinStoreDeadline(
+        () => redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+        undefined,
+        this.options.redis,
+      ),
     ]);
   }
 
   /** The node that runs a call, or null when no node does. */
   async find(uuid: string): Promise<LiveCallEntry | null> {
-    const text = await withinStoreDeadline(() => this.options.redis.get(entryKey(uuid)));
+    const text = await withinStoreDeadline(
+      () => this.options.redis.get(entryKey(uuid)),
+      undefined,
+      this.options.redis,
+    );
     return text ? (JSON.parse(text) as LiveCallEntry) : null;
   }
 
@@ -133,11 +143,17 @@ export class LiveCallDirectory implements CallWatcher {
    */
   async callsOf(node: string, now: number): Promise<FoundCallEntry[]> {
     const { redis } = this.options;
-    const uuids = await withinStoreDeadline(() => redis.smembers(nodeKey(node)));
+    const uuids = await withinStoreDeadline(
+      () => redis.smembers(nodeKey(node)),
+      undefined,
+      this.options.redis,
+    );
     const found = await Promise.all(
       uuids.map(async (uuid): Promise<FoundCallEntry | null> => {
-        const [text, left] = await withinStoreDeadline(() =>
-          Promise.all([redis.get(entryKey(uuid)), redis.pttl(entryKey(uuid))]),
+        const [text, left] = await withinStoreDeadline(
+          () => Promise.all([redis.get(entryKey(uuid)), redis.pttl(entryKey(uuid))]),
+          undefined,
+          this.options.redis,
         );
         if (!text) return null;
         const entry = JSON.parse(text) as LiveCallEntry;
@@ -151,22 +167,32 @@ export class LiveCallDirectory implements CallWatcher {
 
   /** Forgets a call that was closed for its dead node. */
   async release(entry: LiveCallEntry): Promise<void> {
-    await withinStoreDeadline(async () => {
-      await this.options.redis.del(entryKey(entry.uuid));
-      await this.options.redis.srem(nodeKey(entry.node), entry.uuid);
-    });
+    await withinStoreDeadline(
+      async () => {
+        await this.options.redis.del(entryKey(entry.uuid));
+        await this.options.redis.srem(nodeKey(entry.node), entry.uuid);
+      },
+      undefined,
+      this.options.redis,
+    );
   }
 
   /** Forgets what is left of a node (its set). */
   async releaseNode(node: string): Promise<void> {
-    await withinStoreDeadline(() => this.options.redis.del(nodeKey(node)));
+    await withinStoreDeadline(
+      () => this.options.redis.del(nodeKey(node)),
+      undefined,
+      this.options.redis,
+    );
   }
 
   /** Removes the keys of a call that ended here; they are tried again at each refresh. */
   private async forget(uuid: string): Promise<void> {
     const { redis, node } = this.options;
-    await withinStoreDeadline(() =>
-      Promise.all([redis.del(entryKey(uuid)), redis.srem(nodeKey(node), uuid)]),
+    await withinStoreDeadline(
+      () => Promise.all([redis.del(entryKey(uuid)), redis.srem(nodeKey(node), uuid)]),
+      undefined,
+      this.options.redis,
     );
     this.leftBehind.delete(uuid);
   }
@@ -196,12 +222,15 @@ export class LiveCallDirectory implements CallWatcher {
       dialog: call.leg.dialogSnapshot(),
     };
     const { redis, node } = this.options;
-    return withinStoreDeadline(() =>
-      Promise.all([
-        redis.set(entryKey(call.uuid), JSON.stringify(entry), 'PX', LIVE_CALL_TTL_MS),
-        redis.sadd(nodeKey(node), call.uuid),
-        redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
-      ]),
+    return withinStoreDeadline(
+      () =>
+        Promise.all([
+          redis.set(entryKey(call.uuid), JSON.stringify(entry), 'PX', LIVE_CALL_TTL_MS),
+          redis.sadd(nodeKey(node), call.uuid),
+          redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+        ]),
+      undefined,
+      this.options.redis,
     ).then(
       () => undefined,
       (error: Error) => this.options.onError(error, call.uuid),

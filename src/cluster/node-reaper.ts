@@ -69,8 +69,10 @@ export class NodeReaper {
   /** Closes a dead node's calls, unless another node has claimed them. */
   async reap(dead: string): Promise<void> {
     const { redis, node, registry, directory, log, scheduler } = this.options;
-    const claimed = await withinStoreDeadline(() =>
-      redis.set(`voxgate:{cluster}:reaping:${dead}`, node, 'PX', CLAIM_MS, 'NX'),
+    const claimed = await withinStoreDeadline(
+      () => redis.set(`voxgate:{cluster}:reaping:${dead}`, node, 'PX', CLAIM_MS, 'NX'),
+      undefined,
+      redis,
     );
     if (claimed === null) return;
     const diedAt = await registry.lastBeat(dead);

@@ -83,14 +83,18 @@ export class NodeRegistry {
     const info: NodeInfo = { ...this.options.describe(), heartbeatAt: scheduler.now() };
     let beats: string[];
     try {
-      beats = await withinStoreDeadline(async () => {
-        const added = await redis.hset(INFO, info.id, JSON.stringify(info));
-        // A node that beat before and is new to the hash: what Redis held is gone.
-        if (added === 1 && this.beaten) this.options.onLost?.();
-        this.beaten = true;
-        await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
-        return redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
-      });
+      beats = await withinStoreDeadline(
+        async () => {
+          const added = await redis.hset(INFO, info.id, JSON.stringify(info));
+          // A node that beat before and is new to the hash: what Redis held is gone.
+          if (added === 1 && this.beaten) this.options.onLost?.();
+          this.beaten = true;
+          await redis.zadd(HEARTBEATS, info.heartbeatAt, info.id);
+          return redis.zrangebyscore(HEARTBEATS, '-inf', '+inf', 'WITHSCORES');
+        },
+        undefined,
+        this.options.redis,
+      );
     } catch (error) {
       this.steadySince = null;
       throw error;
@@ -121,18 +125,24 @@ export class NodeRegistry {
   /** Every node whose heartbeat is recent, this one included. */
   async alive(): Promise<NodeInfo[]> {
     const since = this.options.scheduler.now() - NODE_TTL_MS;
-    return withinStoreDeadline(async () => {
-      const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
-      return this.describe(ids);
-    });
+    return withinStoreDeadline(
+      async () => {
+        const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
+        return this.describe(ids);
+      },
+      undefined,
+      this.options.redis,
+    );
   }
 
   /** Nodes whose heartbeat stopped (not yet forgotten); none while this node is not steady. */
   async dead(): Promise<string[]> {
     if (!this.steady) return [];
     const before = this.options.scheduler.now() - NODE_TTL_MS;
-    return withinStoreDeadline(() =>
-      this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`),
+    return withinStoreDeadline(
+      () => this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`),
+      undefined,
+      this.options.redis,
     );
   }
 
@@ -146,7 +156,11 @@ export class NodeRegistry {
     const since = this.options.scheduler.now() - NODE_TTL_MS;
     const cached = this.seen.get(id);
     if (cached !== undefined && cached >= since) return true;
-    const score = await withinStoreDeadline(() => this.options.redis.zscore(HEARTBEATS, id));
+    const score = await withinStoreDeadline(
+      () => this.options.redis.zscore(HEARTBEATS, id),
+      undefined,
+      this.options.redis,
+    );
     if (score === null) return false;
     const beat = Number(score);
     if (beat < since) return !this.steady;
@@ -157,16 +171,24 @@ export class NodeRegistry {
 
   /** Epoch ms of a node's last heartbeat, or null when it is not known. */
   async lastBeat(id: string): Promise<number | null> {
-    const score = await withinStoreDeadline(() => this.options.redis.zscore(HEARTBEATS, id));
+    const score = await withinStoreDeadline(
+      () => this.options.redis.zscore(HEARTBEATS, id),
+      undefined,
+      this.options.redis,
+    );
     return score === null ? null : Number(score);
   }
 
   async forget(id: string): Promise<void> {
     if (id === this.id) this.beaten = false;
-    await withinStoreDeadline(async () => {
-      await this.options.redis.zrem(HEARTBEATS, id);
-      await this.options.redis.hdel(INFO, id);
-    });
+    await withinStoreDeadline(
+      async () => {
+        await this.options.redis.zrem(HEARTBEATS, id);
+        await this.options.redis.hdel(INFO, id);
+      },
+      undefined,
+      this.options.redis,
+    );
   }
 
   private async describe(ids: string[]): Promise<NodeInfo[]> {

@@ -79,20 +79,28 @@ export class RedisLimitCounters implements LimitCounters {
   constructor(private readonly redis: RedisClient) {}
 
   async acquire(scope: string, kind: ConcurrentKind, member: string, limit: number) {
-    const added = await withinStoreDeadline(() =>
-      this.redis.eval(ACQUIRE, 1, runningKey(scope, kind), member, limit),
+    const added = await withinStoreDeadline(
+      () => this.redis.eval(ACQUIRE, 1, runningKey(scope, kind), member, limit),
+      undefined,
+      this.redis,
     );
     return added === 1;
   }
 
   async release(scope: string, kind: ConcurrentKind, member: string) {
-    await withinStoreDeadline(() => this.redis.srem(runningKey(scope, kind), member));
+    await withinStoreDeadline(
+      () => this.redis.srem(runningKey(scope, kind), member),
+      undefined,
+      this.redis,
+    );
   }
 
   async take(scope: string, kind: RateKind, limit: number, now: number) {
     const second = Math.floor(now / 1000);
-    const taken = await withinStoreDeadline(() =>
-      this.redis.eval(TAKE, 1, `voxgate:{limits:${scope}}:${kind}:${second}`, limit),
+    const taken = await withinStoreDeadline(
+      () => this.redis.eval(TAKE, 1, `voxgate:{limits:${scope}}:${kind}:${second}`, limit),
+      undefined,
+      this.redis,
     );
     return taken === 1 ? 0 : untilNextSecond(now);
   }

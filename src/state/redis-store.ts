@@ -242,7 +242,7 @@ export class RedisStore implements DocumentStore {
 
   /** Runs one operation, turning an unreachable or silent Redis into StoreUnavailable. */
   private guard<T>(work: () => Promise<T>): Promise<T> {
-    return withinStoreDeadline(work, this.timeoutMs);
+    return withinStoreDeadline(work, this.timeoutMs, this.redis);
   }
 
   /** Resolves when Redis answers a PING in time (GET /health), else StoreUnavailable. */

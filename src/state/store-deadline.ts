@@ -10,21 +10,29 @@ export const STORE_TIMEOUT_MS = 3000;
 export const STORE_CALL_MS = 2500;
 
 /**
- * Once a store operation found Redis unavailable, the next ones fail at once, and one of them
- * every PROBE_EVERY_MS tries Redis again, until one gets through. A request whose steps each
- * reach the store (the rate limiter, authentication, the route's own reads) thus waits for a
- * silent Redis once, not once a step, and answers 503 within the promise. (A budget carried
- * with each request through AsyncLocalStorage did the same at a fifth of the gateway's CPU per
- * message on Node 20, whose promise hooks it turns on for every promise.)
+ * Once an operation on a client found Redis unavailable, that client's next operations on a
+ * request's path (the store's, the rate limiter's) fail at once, and one of them every
+ * PROBE_EVERY_MS tries Redis again, until one gets through. A request whose steps each reach
+ * the store (the rate limiter, authentication, the route's own reads) thus waits for a silent
+ * Redis once, not once a step, and answers 503 within the promise. Kept per client: a
+ * connection that is closed on purpose (a subscriber, a test's node) must not fail another's
+ * operations. (A budget carried with each request through AsyncLocalStorage did the same at a
+ * fifth more of the gateway's CPU per message on Node 20, whose promise hooks it turns on for
+ * every promise.)
  */
 const PROBE_EVERY_MS = 500;
 
-let failingSince: number | null = null;
-let lastTry = 0;
+interface Breaker {
+  failingSince: number | null;
+  lastTry: number;
+}
 
-/** Whether store operations are failing fast now (Redis was found unavailable). */
-export function storeFailing(): boolean {
-  return failingSince !== null;
+const breakers = new WeakMap<object, Breaker>();
+
+function breakerOf(client: object): Breaker {
+  let breaker = breakers.get(client);
+  if (!breaker) breakers.set(client, (breaker = { failingSince: null, lastTry: 0 }));
+  return breaker;
 }
 
 /**
@@ -38,14 +46,17 @@ export function storeFailing(): boolean {
 export async function withinStoreDeadline<T>(
   work: () => Promise<T>,
   timeoutMs = STORE_CALL_MS,
+  /** The client whose breaker applies (the store's, the rate limiter's); none: no breaker. */
+  client?: object,
 ): Promise<T> {
   const now = Date.now();
-  if (failingSince !== null) {
-    if (now - lastTry < PROBE_EVERY_MS)
+  const breaker = client ? breakerOf(client) : null;
+  if (breaker && breaker.failingSince !== null) {
+    if (now - breaker.lastTry < PROBE_EVERY_MS)
       throw new StoreUnavailable(
-        `Redis did not answer ${now - failingSince} ms ago and is not tried again yet`,
+        `Redis did not answer ${now - breaker.failingSince} ms ago and is not tried again yet`,
       );
-    lastTry = now;
+    breaker.lastTry = now;
   }
   const waitMs = timeoutMs;
   let timer: NodeJS.Timeout | undefined;
@@ -57,13 +68,13 @@ export async function withinStoreDeadline<T>(
   });
   try {
     const result = await Promise.race([work(), deadline]);
-    failingSince = null;
+    if (breaker) breaker.failingSince = null;
     return result;
   } catch (error) {
     const unavailable = unavailability(error);
-    if (unavailable) {
-      failingSince ??= Date.now();
-      lastTry = Date.now();
+    if (unavailable && breaker) {
+      breaker.failingSince ??= Date.now();
+      breaker.lastTry = Date.now();
     }
     throw unavailable ?? error;
   } finally {
