@@ -43,15 +43,12 @@ import {
   type OutboundGuard,
   type OutboundGuardSettings,
 } from './core/outbound-guard.js';
-import { NO_CARRIERS } from './messaging/carrier-network.js';
 import { ChatAppTemplates } from './messaging/chatapp/chatapp-templates.js';
 import { ChatAppWebhooks } from './messaging/chatapp/chatapp-webhooks.js';
 import { GraphClient } from './messaging/chatapp/graph-client.js';
-import type { SendJob } from './messaging/message-pipeline.js';
-import { SmsCarriers } from './messaging/sms-carriers.js';
-import { DiskMediaStore, MemoryMediaStore } from './messaging/mms/media-store.js';
 import { Mm7Inbound } from './messaging/mms/mm7-inbound.js';
-import { MessagingService } from './messaging/messaging-service.js';
+import { composeMessaging } from './messaging-composition.js';
+import type { MessagingService } from './messaging/messaging-service.js';
 import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
@@ -317,48 +314,11 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     baseUrl: config.chatAppGraphUrl,
     timeoutMs: config.chatAppTimeoutMs,
   });
-  const messaging = new MessagingService({
+  const messaging = composeMessaging(config, {
     state,
-    keys,
-    sendQueue: config.redisUrl
-      ? new BullMqRetryQueue<SendJob>({
-          redisUrl: config.redisUrl,
-          queueName: 'voxgate-messages',
-          concurrency: 1000,
-          // A send job finds what an earlier run of it did (MessagePipeline.dispatch): one that
-          // failed for a store that was away runs again, for a minute, instead of being lost.
-          rerun: { attempts: 30, retryDelayMs: 2000 },
-          onError: (error) => app.log.warn({ err: error }, 'message send queue'),
-          waitForReplicas: config.redisWaitForReplicas,
-        })
-      : new TimerRetryQueue<SendJob>(scheduler),
-    callbackQueue: config.redisUrl
-      ? new BullMqRetryQueue<CallbackJob>({
-          redisUrl: config.redisUrl,
-          queueName: 'voxgate-message-callbacks',
-          onError: (error) => app.log.warn({ err: error }, 'message callback retry queue'),
-          waitForReplicas: config.redisWaitForReplicas,
-        })
-      : new TimerRetryQueue<CallbackJob>(scheduler),
     mainAccount: mainAccount.authId,
-    carriers: (handlers) =>
-      config.smppCarriers.length === 0
-        ? NO_CARRIERS
-        : new SmsCarriers(config.smppCarriers, {
-            ...handlers,
-            scheduler,
-            log: app.log,
-            partTimeoutMs: config.smsPartTimeoutMs,
-          }),
-    rateDeck: config.messageRateDeck,
-    smartEncoding: config.smsSmartEncoding,
+    keys,
     graph,
-    chatAppRetryMs: config.chatAppRetryMs,
-    mediaStore: config.dataDir
-      ? new DiskMediaStore(join(config.dataDir, 'media'))
-      : new MemoryMediaStore(),
-    journalDir: config.dataDir ? join(config.dataDir, 'journal') : null,
-    mm7: config.mm7,
     guard: outbound,
     scheduler,
     log: app.log,
