@@ -23,10 +23,6 @@ export class RefusedMessages {
     this.journal = LocalJournal.open<MessageRef>(journalPath);
   }
 
-  get size(): number {
-    return this.journal.size;
-  }
-
   has(uuid: string): boolean {
     return this.journal.has(uuid);
   }
