@@ -114,7 +114,7 @@ export interface Config {
   rateDeck: string;
   /** USD per started minute of an audio stream, as a decimal string. */
   streamRate: string;
-  /** Where tenant-supplied URLs may lead (README, Outbound requests). */
+  /** Where tenant-supplied URLs may lead (docs/calls-and-media.md, Outbound requests). */
   outboundProfile: OutboundProfile;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -534,7 +534,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     sipMaxExpires,
     // MD5 alone over UDP, TCP and TLS: SIPp and many desk phones answer the first challenge
     // and know only MD5, and baresip 1.0 gives up on a 401 holding any other algorithm;
-    // browser stacks over WebSocket answer the last challenge (README, SIP).
+    // browser stacks over WebSocket answer the last challenge (docs/calls-and-media.md, SIP).
     sipDigestAlgorithms: digestAlgorithms(env, 'VOXGATE_SIP_DIGEST_ALGORITHMS', ['MD5']),
     sipWsDigestAlgorithms: digestAlgorithms(env, 'VOXGATE_SIP_WS_DIGEST_ALGORITHMS', [
       'SHA-256',

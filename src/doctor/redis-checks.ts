@@ -4,7 +4,7 @@ import { parseRedisTarget, type RedisTarget } from '../state/redis-target.js';
 import { fail, ok, reason, warn, type CheckResult } from './check-result.js';
 
 const REDIS_TIMEOUT_MS = 4000;
-const README_PERSISTENCE = "README, Redis: 'Nothing acknowledged is lost'";
+const README_PERSISTENCE = "docs/redis-and-clusters.md, Redis: 'Nothing acknowledged is lost'";
 
 /** Where the URL points, without its credentials. */
 export function describeTarget(target: RedisTarget): string {

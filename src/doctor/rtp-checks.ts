@@ -11,7 +11,7 @@ import { fail, ok, warn, type CheckResult } from './check-result.js';
 export const PAIRS_BOUND_AHEAD = 32;
 /** A call's legs at most: the caller's, and the one Dial or a trunk bridges it to. */
 export const LEGS_PER_CALL = 2;
-/** Calls one media worker carries with a core of its own (README, Benchmarks). */
+/** Calls one media worker carries with a core of its own (bench/README.md). */
 export const CALLS_PER_WORKER = 400;
 
 /** RFC 3550 11: RTP on an even port, RTCP on the odd one above it. */
@@ -66,7 +66,7 @@ export function checkMediaWorkers(
     return warn(
       'media-workers',
       `${carried} is ${perWorker} a worker; one carries about ${CALLS_PER_WORKER} ` +
-        `(README, Benchmarks): raise VOXGATE_MEDIA_WORKERS (and the cores under it)`,
+        `(bench/README.md): raise VOXGATE_MEDIA_WORKERS (and the cores under it)`,
     );
   if (workers > cores)
     return warn(

@@ -2,7 +2,7 @@ import type { Config } from '../config/config.js';
 import { fail, ok, type CheckResult } from './check-result.js';
 
 /**
- * The key the stored secrets are sealed with (README, Secrets at rest): on Redis it must come
+ * The key the stored secrets are sealed with (docs/operations.md, Secrets at rest): on Redis it must come
  * from VOXGATE_SECRET_KEY, the same on every node, or the gateway refuses to start.
  */
 export function checkSecretKey(config: Config): CheckResult {
@@ -15,6 +15,6 @@ export function checkSecretKey(config: Config): CheckResult {
   return fail(
     'secret-key',
     'VOXGATE_SECRET_KEY is unset: the gateway does not start on Redis without it; set 32 bytes ' +
-      '(hex or base64), the same on every node (README, Secrets at rest)',
+      '(hex or base64), the same on every node (docs/operations.md, Secrets at rest)',
   );
 }

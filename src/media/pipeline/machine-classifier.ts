@@ -24,7 +24,7 @@ export interface MachineDetectionSettings {
 
 /**
  * The gateway's defaults, tuned on the tuning third of the bench/amd corpus with
- * bench/amd/tune.ts (README, Machine detection).
+ * bench/amd/tune.ts (docs/calls-and-media.md, Machine detection).
  */
 export const DEFAULT_MACHINE_DETECTION: MachineDetectionSettings = {
   totalMs: 5000,

@@ -52,7 +52,7 @@ describe('voxgate doctor against its peers', () => {
     );
     expect(run.line('redis-persistence')).toBe(
       'warn  redis-persistence appendonly no and no save: a restarted Redis comes back empty; ' +
-        "set appendonly yes with appendfsync always (README, Redis: 'Nothing acknowledged is lost')",
+        "set appendonly yes with appendfsync always (docs/redis-and-clusters.md, Redis: 'Nothing acknowledged is lost')",
     );
   });
 
@@ -61,7 +61,7 @@ describe('voxgate doctor against its peers', () => {
     expect(run.status).toBe(1);
     expect(run.line('secret-key')).toBe(
       'FAIL  secret-key        VOXGATE_SECRET_KEY is unset: the gateway does not start on Redis ' +
-        'without it; set 32 bytes (hex or base64), the same on every node (README, Secrets at rest)',
+        'without it; set 32 bytes (hex or base64), the same on every node (docs/operations.md, Secrets at rest)',
     );
     const keyed = await runDoctor({ ...base, VOXGATE_REDIS_URL: redis.url });
     expect(keyed.line('secret-key')).toMatch(/^ok {4}secret-key +VOXGATE_SECRET_KEY is set/);

@@ -28,7 +28,7 @@ describe('voxgate doctor, run as its own process', () => {
       SmscSimulator.start({ systemId: 'voxgate', password: 'smpp2468' }),
       makeTestCertificate({ days: 365 }),
     ]);
-    // As README's Redis section asks: every acknowledged write on disk.
+    // As the Redis document (docs/redis-and-clusters.md) asks: every acknowledged write on disk.
     const admin = new Redis(redis.url);
     await admin.config('SET', 'appendonly', 'yes');
     await admin.config('SET', 'appendfsync', 'always');

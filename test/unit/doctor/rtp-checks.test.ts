@@ -64,7 +64,7 @@ describe('the media workers check', () => {
       name: 'media-workers',
       message:
         '1000 expected calls on 2 media workers is 500 a worker; one carries about 400 ' +
-        '(README, Benchmarks): raise VOXGATE_MEDIA_WORKERS (and the cores under it)',
+        '(bench/README.md): raise VOXGATE_MEDIA_WORKERS (and the cores under it)',
     });
     expect(checkMediaWorkers(config({}), 800, 4).status).toBe('ok');
   });
