@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import { invalidParameter } from '../core/errors.js';
 import { newUuid } from '../core/ids.js';
 import type { TypedApp } from './api-context.js';
+import { apiReference } from './api-reference.js';
 import { clientErrorHandler } from './client-error.js';
 import { frameworkErrorHandler, installErrorHandler } from './error-handler.js';
 import { installMethodNotAllowed } from './method-not-allowed.js';
@@ -26,7 +27,8 @@ const MAX_PARAM_LENGTH = 100;
  * The HTTP server the REST API runs on, before any route: request ids, the trailing slash
  * optional, Ajv coercing form values, the error envelope (also for what the HTTP parser and
  * the router refuse), 405 with Allow, JSON and form bodies (any other type answers 415), the
- * OpenAPI document, and a POST without a body read as an empty form.
+ * OpenAPI document and its browsable reference at /docs, and a POST without a body read as an
+ * empty form.
  */
 export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
   // The parser's refusals are logged through the app's logger, which exists only once it is built.
@@ -80,6 +82,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
       security: [{ basic: [] }],
     },
   });
+  await apiReference(app);
   // A POST without a body is an empty form, so that "missing parameter" is what the client hears.
   // (A hook that calls done costs no promise; this one runs for every request.)
   app.addHook('preValidation', (request, _reply, done) => {

@@ -19,7 +19,7 @@ export interface HealthBind {
   idleWithWorkMs: number;
 }
 
-/** /health, /metrics and /docs: unauthenticated, outside /v1. */
+/** /health and /metrics: unauthenticated, outside /v1 (as /docs is, see api-reference.ts). */
 export function operationalRoutes(
   app: FastifyInstance,
   options: {
@@ -109,7 +109,6 @@ export function operationalRoutes(
   app.get('/metrics', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => {
     return reply.type(registry.contentType).send(await registry.metrics());
   });
-  app.get('/docs', { schema: { hide: true } }, async () => app.swagger());
 }
 
 /** `work`, or a rejection once HEALTH_STORE_WAIT_MS has passed. */

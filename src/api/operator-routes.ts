@@ -75,6 +75,7 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
     scope.get('/operator/v1/TollfreeVerification/', {
       schema: {
         tags,
+        summary: "List every account's toll-free verifications (operator)",
         querystring: Type.Object({
           status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
         }),
@@ -98,6 +99,7 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
     scope.post('/operator/v1/TollfreeVerification/:uuid/', {
       schema: {
         tags,
+        summary: 'Set the review status of a toll-free verification (operator)',
         params: Type.Object({ uuid: Type.String() }),
         body: Type.Object(
           {
@@ -142,6 +144,7 @@ export async function operatorRoutes(app: TypedApp, context: OperatorContext): P
     scope.post('/operator/v1/Node/Drain/', {
       schema: {
         tags,
+        summary: 'Drain this node (operator)',
         response: {
           202: Type.Object({ node: Type.String(), state: Type.Literal('draining') }),
           ...errorResponses(401, 404),

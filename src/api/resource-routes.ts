@@ -72,6 +72,7 @@ export function resourceRoutes<
   const IdParams = Type.Object({ auth_id: Type.String(), id: Type.String() });
   const AuthIdParams = Type.Object({ auth_id: Type.String() });
   const tags = [spec.tag];
+  const summary = summaries(spec.what);
   const find = (principal: Principal, id: string) =>
     findVisible(spec.collection, principal, id, spec.what);
   const auditWrite = (
@@ -98,6 +99,7 @@ export function resourceRoutes<
   app.post(base, {
     schema: {
       tags,
+      summary: summary.create,
       params: AuthIdParams,
       body: spec.createBody,
       response: {
@@ -119,6 +121,7 @@ export function resourceRoutes<
   app.get(base, {
     schema: {
       tags,
+      summary: summary.list,
       params: AuthIdParams,
       querystring: spec.listFilters
         ? Type.Intersect([ListQuery, spec.listFilters.query])
@@ -149,6 +152,7 @@ export function resourceRoutes<
   app.get(`${base}:id/`, {
     schema: {
       tags,
+      summary: summary.get,
       params: IdParams,
       response: { 200: WithApiId(spec.view) as TSchema, ...errorResponses(401, 404) },
     },
@@ -161,6 +165,7 @@ export function resourceRoutes<
   app.post(`${base}:id/`, {
     schema: {
       tags,
+      summary: summary.update,
       params: IdParams,
       body: spec.updateBody,
       response: {
@@ -182,6 +187,7 @@ export function resourceRoutes<
   app.delete(`${base}:id/`, {
     schema: {
       tags,
+      summary: summary.remove,
       params: IdParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404, 409) },
     },
@@ -195,4 +201,16 @@ export function resourceRoutes<
       return reply.code(204).send(null);
     },
   });
+}
+
+/** The one-line summaries /docs shows for a resource's five operations. */
+function summaries(what: string) {
+  const one = `${/^[aeiou]/i.test(what) ? 'an' : 'a'} ${what}`;
+  return {
+    create: `Create ${one}`,
+    list: `List ${what}s`,
+    get: `Retrieve ${one}`,
+    update: `Update ${one}`,
+    remove: `Delete ${one}`,
+  };
 }

@@ -55,7 +55,12 @@ export function accountLimitRoutes(scope: TypedApp, context: AccountLimitContext
   };
 
   scope.get('/operator/v1/Account/:auth_id/Limits/', {
-    schema: { tags, params, response: { 200: LimitsBody, ...errorResponses(401, 404) } },
+    schema: {
+      tags,
+      summary: "Read an account's limits (operator)",
+      params,
+      response: { 200: LimitsBody, ...errorResponses(401, 404) },
+    },
     handler: async (request) => {
       const { auth_id } = request.params as { auth_id: string };
       return (await view(auth_id)).body;
@@ -65,6 +70,7 @@ export function accountLimitRoutes(scope: TypedApp, context: AccountLimitContext
   scope.post('/operator/v1/Account/:auth_id/Limits/', {
     schema: {
       tags,
+      summary: "Set or clear an account's limits (operator)",
       params,
       body: Type.Partial(Limits, { additionalProperties: false }),
       response: { 200: LimitsBody, ...errorResponses(400, 401, 404) },

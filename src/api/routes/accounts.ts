@@ -81,6 +81,7 @@ export function accountRoutes(
   app.get('/v1/Account/:auth_id/', {
     schema: {
       tags: ['Account'],
+      summary: 'Retrieve the account',
       params: AuthIdParams,
       response: { 200: AccountBody, ...errorResponses(401) },
     },
@@ -102,6 +103,7 @@ export function accountRoutes(
   app.post('/v1/Account/:auth_id/', {
     schema: {
       tags: ['Account'],
+      summary: 'Update the account',
       params: AuthIdParams,
       body: AccountUpdate,
       response: { 200: MessageBody, ...errorResponses(400, 401) },
@@ -129,6 +131,7 @@ export function accountRoutes(
   app.post('/v1/Account/:auth_id/Subaccount/', {
     schema: {
       tags: ['Subaccount'],
+      summary: 'Create a subaccount',
       params: AuthIdParams,
       body: Type.Object({ name: Name, enabled: Type.Optional(Enabled) }, { required: ['name'] }),
       response: {
@@ -177,6 +180,7 @@ export function accountRoutes(
   app.get('/v1/Account/:auth_id/Subaccount/', {
     schema: {
       tags: ['Subaccount'],
+      summary: 'List subaccounts',
       params: AuthIdParams,
       querystring: ListQuery,
       response: { 200: ListBody(Subaccount), ...errorResponses(400, 401) },
@@ -196,6 +200,7 @@ export function accountRoutes(
   app.get('/v1/Account/:auth_id/Subaccount/:subauth_id/', {
     schema: {
       tags: ['Subaccount'],
+      summary: 'Retrieve a subaccount',
       params: SubaccountParams,
       response: {
         200: WithApiId(Subaccount),
@@ -212,6 +217,7 @@ export function accountRoutes(
   app.post('/v1/Account/:auth_id/Subaccount/:subauth_id/', {
     schema: {
       tags: ['Subaccount'],
+      summary: 'Update a subaccount',
       params: SubaccountParams,
       body: SubaccountUpdate,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
@@ -241,6 +247,7 @@ export function accountRoutes(
   app.delete('/v1/Account/:auth_id/Subaccount/:subauth_id/', {
     schema: {
       tags: ['Subaccount'],
+      summary: 'Delete a subaccount',
       params: SubaccountParams,
       querystring: Type.Object({
         cascade: Type.Optional(Type.Boolean({ description: 'true or false' })),

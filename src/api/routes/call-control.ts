@@ -110,6 +110,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   app.delete('/v1/Account/:auth_id/Call/:call_uuid/', {
     schema: {
       tags: ['Call'],
+      summary: 'Hang up a call',
       params: CallParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },
@@ -126,6 +127,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   app.delete('/v1/Account/:auth_id/Call/', {
     schema: {
       tags: ['Call'],
+      summary: 'Hang up every call',
       params: AuthIdParams,
       response: { 204: Type.Null(), ...errorResponses(401) },
     },
@@ -139,6 +141,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   app.delete('/v1/Account/:auth_id/Request/:request_uuid/', {
     schema: {
       tags: ['Call'],
+      summary: 'Cancel a call request',
       params: RequestParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },
@@ -153,6 +156,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   app.post('/v1/Account/:auth_id/Call/:call_uuid/Speak/', {
     schema: {
       tags: ['Call'],
+      summary: 'Speak text on a call',
       params: CallParams,
       body: SpeakBody,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409, 422) },
@@ -179,6 +183,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   app.delete('/v1/Account/:auth_id/Call/:call_uuid/Speak/', {
     schema: {
       tags: ['Call'],
+      summary: 'Stop speaking text on a call',
       params: CallParams,
       response: { 200: MessageBody, ...errorResponses(401, 404) },
     },
@@ -194,6 +199,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   app.post('/v1/Account/:auth_id/Call/:call_uuid/DTMF/', {
     schema: {
       tags: ['Call'],
+      summary: 'Send DTMF digits on a call',
       params: CallParams,
       body: DtmfBody,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404, 409, 422) },
@@ -217,6 +223,7 @@ export function callControlRoutes(app: TypedApp, context: ApiContext): void {
   app.post('/v1/Account/:auth_id/Call/:call_uuid/Conversion/', {
     schema: {
       tags: ['Call'],
+      summary: 'Record a call conversion',
       params: CallParams,
       body: ConversionBody,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404) },

@@ -66,6 +66,7 @@ export function callCreateRoutes(app: TypedApp, context: ApiContext, launcher: C
   app.post('/v1/Account/:auth_id/Call/', {
     schema: {
       tags: ['Call'],
+      summary: 'Make an outbound call',
       params: AuthIdParams,
       body: CreateCallBody,
       response: { 201: CallFiredBody, ...errorResponses(400, 401, 422) },

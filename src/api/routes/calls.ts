@@ -297,6 +297,7 @@ export function callRoutes(app: TypedApp, context: ApiContext): void {
   app.get('/v1/Account/:auth_id/Call/', {
     schema: {
       tags: ['Call'],
+      summary: 'List calls',
       params: AuthIdParams,
       querystring: ListCallsQuery,
       response: {
@@ -332,6 +333,7 @@ export function callRoutes(app: TypedApp, context: ApiContext): void {
   app.get('/v1/Account/:auth_id/Call/:call_uuid/', {
     schema: {
       tags: ['Call'],
+      summary: 'Retrieve a call',
       params: CallParams,
       querystring: CallQuery,
       response: {

@@ -95,6 +95,7 @@ export function chatAppTemplateRoutes(app: TypedApp, context: ApiContext): void 
   app.post(base, {
     schema: {
       tags,
+      summary: 'Create a chat-app template',
       params: BizParams,
       body: DraftBody,
       response: { 200: Action, ...errorResponses(400, 401, 404, 409, 422, 502) },
@@ -110,6 +111,7 @@ export function chatAppTemplateRoutes(app: TypedApp, context: ApiContext): void 
   app.get(base, {
     schema: {
       tags,
+      summary: 'List chat-app templates',
       params: BizParams,
       querystring: Type.Intersect([
         ListQuery,
@@ -145,6 +147,7 @@ export function chatAppTemplateRoutes(app: TypedApp, context: ApiContext): void 
   app.get(`${base}:template_id/`, {
     schema: {
       tags,
+      summary: 'Retrieve a chat-app template',
       params: TemplateParams,
       response: { 200: Template, ...errorResponses(401, 404) },
     },
@@ -168,6 +171,7 @@ export function chatAppTemplateRoutes(app: TypedApp, context: ApiContext): void 
   app.post(`${base}:template_id/`, {
     schema: {
       tags,
+      summary: 'Update a chat-app template',
       params: TemplateParams,
       body: DraftBody,
       response: { 200: Action, ...errorResponses(400, 401, 404, 422, 502) },
@@ -184,6 +188,7 @@ export function chatAppTemplateRoutes(app: TypedApp, context: ApiContext): void 
   app.delete(`${base}:template_id/`, {
     schema: {
       tags,
+      summary: 'Delete a chat-app template',
       params: TemplateParams,
       querystring: Type.Object({ name: Type.Optional(Type.String()) }),
       response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 502) },

@@ -25,6 +25,7 @@ export async function chatAppWebhookRoutes(
     scope.get(url, {
       schema: {
         tags,
+        summary: 'Answer the chat-app webhook subscription check',
         params: Params,
         querystring: Type.Record(Type.String(), Type.String()),
       },
@@ -42,7 +43,7 @@ export async function chatAppWebhookRoutes(
     });
 
     scope.post(url, {
-      schema: { tags, params: Params },
+      schema: { tags, summary: 'Receive chat-app webhook events', params: Params },
       handler: async (request, reply) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const signature = request.headers['x-hub-signature-256'];

@@ -137,6 +137,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
   app.post('/v1/Account/:auth_id/Endpoint/', {
     schema: {
       tags: ['Endpoint'],
+      summary: 'Create a SIP endpoint',
       params: AuthIdParams,
       body: Type.Object(
         { username: Username, password: Password, alias: Alias, app_id: Type.Optional(AppId) },
@@ -189,6 +190,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
   app.get('/v1/Account/:auth_id/Endpoint/', {
     schema: {
       tags: ['Endpoint'],
+      summary: 'List SIP endpoints',
       params: AuthIdParams,
       querystring: ListQuery,
       response: { 200: ListBody(EndpointListItem), ...errorResponses(400, 401) },
@@ -208,6 +210,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
   app.get('/v1/Account/:auth_id/Endpoint/:endpoint_id/', {
     schema: {
       tags: ['Endpoint'],
+      summary: 'Retrieve a SIP endpoint',
       params: EndpointParams,
       response: { 200: EndpointBody, ...errorResponses(401, 404) },
     },
@@ -235,6 +238,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
   app.post('/v1/Account/:auth_id/Endpoint/:endpoint_id/', {
     schema: {
       tags: ['Endpoint'],
+      summary: 'Update a SIP endpoint',
       params: EndpointParams,
       body: EndpointUpdate,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
@@ -265,6 +269,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
   app.delete('/v1/Account/:auth_id/Endpoint/:endpoint_id/', {
     schema: {
       tags: ['Endpoint'],
+      summary: 'Delete a SIP endpoint',
       params: EndpointParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },

@@ -70,6 +70,7 @@ export function liveCallRoutes(app: TypedApp, { control, uris }: ApiContext): vo
   app.get('/v2/Account/:auth_id/Call/', {
     schema: {
       tags: ['Call'],
+      summary: 'List live calls',
       params: AuthIdParams,
       querystring: ListQuery,
       response: { 200: ListBody(LiveCallObject), ...errorResponses(400, 401) },

@@ -125,6 +125,7 @@ export function messageRoutes(
   app.post('/v1/Account/:auth_id/Message/', {
     schema: {
       tags: ['Message'],
+      summary: 'Send a message',
       params: AuthIdParams,
       body: SendBody,
       response: {
@@ -164,6 +165,7 @@ export function messageRoutes(
   app.get('/v1/Account/:auth_id/Message/', {
     schema: {
       tags: ['Message'],
+      summary: 'List messages',
       params: AuthIdParams,
       querystring: ListMessagesQuery,
       response: { 200: ListBody(Message), ...errorResponses(400, 401) },
@@ -201,6 +203,7 @@ export function messageRoutes(
   app.get('/v1/Account/:auth_id/Message/:message_uuid/', {
     schema: {
       tags: ['Message'],
+      summary: 'Retrieve a message',
       params: MessageParams,
       response: { 200: WithApiId(Message), ...errorResponses(401, 404) },
     },
@@ -228,6 +231,7 @@ export function messageRoutes(
   app.get('/v1/Account/:auth_id/Message/:message_uuid/Media/', {
     schema: {
       tags: ['Message'],
+      summary: 'List the media of a message',
       params: MessageParams,
       response: {
         200: Type.Object({ api_id: Type.String(), objects: Type.Array(MediaItem) }),
@@ -269,6 +273,7 @@ export function messageRoutes(
   app.get('/v1/Account/:auth_id/Message/:message_uuid/Media/:media_id/', {
     schema: {
       tags: ['Message'],
+      summary: 'Download one media file of a message',
       params: Type.Object({
         auth_id: Type.String(),
         message_uuid: Type.String(),

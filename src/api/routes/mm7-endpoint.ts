@@ -13,7 +13,7 @@ export async function mm7Routes(app: TypedApp, mm7: Mm7Inbound): Promise<void> {
     scope.post('/v1/MM7/', {
       // On the route rather than the parser, so that a 413 names the limit that applies.
       bodyLimit: 6 * 1024 * 1024,
-      schema: { tags: ['MM7'] },
+      schema: { tags: ['MM7'], summary: 'Receive an MM7 request from the MMSC' },
       handler: async (request, reply) => {
         if (!mm7.authorized(request.headers.authorization))
           return sendError(

@@ -99,6 +99,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
   app.post('/v1/Account/:auth_id/Number/', {
     schema: {
       tags: ['Number'],
+      summary: 'Add numbers from a carrier',
       params: AuthIdParams,
       body: AddBody,
       response: {
@@ -165,6 +166,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
   app.get('/v1/Account/:auth_id/Number/', {
     schema: {
       tags: ['Number'],
+      summary: 'List numbers',
       params: AuthIdParams,
       querystring: Type.Intersect([
         ListQuery,
@@ -208,6 +210,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
   app.get('/v1/Account/:auth_id/Number/:number/', {
     schema: {
       tags: ['Number'],
+      summary: 'Retrieve a number',
       params: NumberParams,
       response: {
         200: WithApiId(PhoneNumber),
@@ -223,6 +226,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
   app.post('/v1/Account/:auth_id/Number/:number/', {
     schema: {
       tags: ['Number'],
+      summary: 'Update a number',
       params: NumberParams,
       body: UpdateBody,
       response: { 200: MessageBody, ...errorResponses(400, 401, 404) },
@@ -258,6 +262,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
   app.delete('/v1/Account/:auth_id/Number/:number/', {
     schema: {
       tags: ['Number'],
+      summary: 'Remove a number',
       params: NumberParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },

@@ -136,6 +136,7 @@ export function powerpackRoutes(app: TypedApp, context: ApiContext): void {
   app.get(pool, {
     schema: {
       tags,
+      summary: "List a powerpack's numbers",
       params: PoolParams,
       querystring: ListQuery,
       response: { 200: ListBody(PoolNumber), ...errorResponses(401, 404) },
@@ -154,6 +155,7 @@ export function powerpackRoutes(app: TypedApp, context: ApiContext): void {
   app.get(`${pool}:number/`, {
     schema: {
       tags,
+      summary: 'Retrieve a number in a powerpack',
       params: PoolNumberParams,
       response: { 200: WithApiId(PoolNumber), ...errorResponses(401, 404) },
     },
@@ -168,6 +170,7 @@ export function powerpackRoutes(app: TypedApp, context: ApiContext): void {
   app.post(`${pool}:number/`, {
     schema: {
       tags,
+      summary: 'Add a number to a powerpack',
       params: PoolNumberParams,
       response: { 200: WithApiId(PoolNumber), ...errorResponses(400, 401, 404, 409) },
     },
@@ -194,6 +197,7 @@ export function powerpackRoutes(app: TypedApp, context: ApiContext): void {
   app.delete(`${pool}:number/`, {
     schema: {
       tags,
+      summary: 'Remove a number from a powerpack',
       params: PoolNumberParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },

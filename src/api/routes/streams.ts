@@ -197,6 +197,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
   app.post('/v1/Account/:auth_id/Call/:call_uuid/Stream/', {
     schema: {
       tags: ['Stream'],
+      summary: 'Start an audio stream on a call',
       params: CallParams,
       body: StartStreamBody,
       response: { 201: StreamStartedBody, ...errorResponses(400, 401, 404, 409, 422) },
@@ -239,6 +240,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
   app.get('/v1/Account/:auth_id/Call/:call_uuid/Stream/', {
     schema: {
       tags: ['Stream'],
+      summary: 'List the audio streams of a call',
       params: CallParams,
       querystring: ListQuery,
       response: { 200: ListBody(StreamListItem), ...errorResponses(400, 401, 404) },
@@ -264,6 +266,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
   app.get('/v1/Account/:auth_id/Call/:call_uuid/Stream/:stream_id/', {
     schema: {
       tags: ['Stream'],
+      summary: 'Retrieve an audio stream',
       params: StreamParams,
       response: { 200: WithApiId(StreamObject), ...errorResponses(401, 404) },
     },
@@ -282,6 +285,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
   app.delete('/v1/Account/:auth_id/Call/:call_uuid/Stream/:stream_id/', {
     schema: {
       tags: ['Stream'],
+      summary: 'Stop an audio stream',
       params: StreamParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },
@@ -298,6 +302,7 @@ export function streamRoutes(app: TypedApp, context: ApiContext): void {
   app.delete('/v1/Account/:auth_id/Call/:call_uuid/Stream/', {
     schema: {
       tags: ['Stream'],
+      summary: 'Stop every audio stream on a call',
       params: CallParams,
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },

@@ -87,6 +87,7 @@ export function tokenRoutes(app: TypedApp, { state, clock }: ApiContext): void {
   app.post('/v1/Account/:auth_id/JWT/Token/', {
     schema: {
       tags: ['Token'],
+      summary: 'Create a JWT access token',
       params: AuthIdParams,
       body: TokenRequest,
       response: {
