@@ -1,9 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import type * as plivo from 'plivo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { voxgateSdkClient } from '../../../src/sdk/plivo-client.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { officialSdk } from '../../support/official-sdk.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
@@ -39,12 +38,7 @@ beforeAll(async () => {
     scenario: 'carrier-answer.xml',
     variables: { rtp_port: String(media.port) },
   });
-  const { port } = gw.gateway.app.server.address() as AddressInfo;
-  sdk = voxgateSdkClient({
-    url: `http://127.0.0.1:${port}`,
-    authId: gw.main.id,
-    authToken: gw.main.token,
-  }) satisfies plivo.Client;
+  sdk = officialSdk(gw);
   account = `/v1/Account/${gw.main.id}`;
   await smsc.waitForBind();
 });
