@@ -1,8 +1,9 @@
 /**
- * A bridge for official SDKs that hard-code their API host (the Node SDK sends every voice
- * request, the Python SDK every request, to https://api.plivo.com whatever base URL it is
- * given). Both SDKs take an HTTPS proxy (Node: the `proxy` option or HTTPS_PROXY; Python:
- * `proxies=`); this is that proxy. For the hosts it is told to take it answers the tunnel
+ * A bridge for official SDKs that hard-code their API host: the Python SDK sends every
+ * request to https://api.plivo.com whatever it is given. (For the Node SDK use
+ * voxgateSdkClient, src/sdk/plivo-client.ts, which sends every request to voxgate with no
+ * proxy.) The SDKs take an HTTPS proxy (Python: `proxies=`; Node: the `proxy` option or
+ * HTTPS_PROXY); this is that proxy. For the hosts it is told to take it answers the tunnel
  * itself, presents a certificate for the host signed by a local certificate authority of its
  * own, and passes each request on to voxgate over plain HTTP. Tunnels to any other host are
  * refused: it is not an open proxy.

@@ -25,9 +25,10 @@ const MAX_PARAM_LENGTH = 100;
 
 /**
  * The HTTP server the REST API runs on, before any route: request ids, the trailing slash
- * optional, Ajv coercing form values, the error envelope (also for what the HTTP parser and
- * the router refuse), 405 with Allow, JSON and form bodies (any other type answers 415), the
- * OpenAPI document and its browsable reference at /docs, and a POST without a body read as an
+ * optional and a repeated slash read as one, Ajv coercing form values, the error envelope
+ * (also for what the HTTP parser and the router refuse), 405 with Allow, JSON and form bodies
+ * (any other type answers 415), the OpenAPI document and its browsable reference at /docs, and
+ * a POST without a body read as an
  * empty form.
  */
 export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
@@ -41,7 +42,13 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
     },
     genReqId: () => newUuid(),
     logController: new OneLinePerRequest(),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // The official Node SDK asks for its own account at `/v1/Account/{id}//` (its action
+      // '/' after the base URL's '/'); the public API answers a repeated slash as one.
+      ignoreDuplicateSlashes: true,
+      maxParamLength: MAX_PARAM_LENGTH,
+    },
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH),
     clientErrorHandler: (error, socket) => {
       if (answerClientError) answerClientError(error, socket);

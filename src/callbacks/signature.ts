@@ -93,8 +93,9 @@ export function signatureV3(authToken: string, request: SignedRequest, nonce: st
 }
 
 /**
- * The six signature headers for one request. A fresh nonce is drawn unless one is given, so
- * every attempt of a retried callback carries a new nonce.
+ * The signature headers for one request: the six values under both header prefixes. A fresh
+ * nonce is drawn unless one is given, so every attempt of a retried callback carries a new
+ * nonce.
  */
 export function signatureHeaders(
   request: SignedRequest,
@@ -119,12 +120,22 @@ export function signatureHeadersOf(
   const sameToken = tokens.accountToken === tokens.mainToken;
   const v2 = hmacBase64(tokens.accountToken, v2Message);
   const v3 = hmacBase64(tokens.accountToken, v3Message);
+  const maV2 = sameToken ? v2 : hmacBase64(tokens.mainToken, v2Message);
+  const maV3 = sameToken ? v3 : hmacBase64(tokens.mainToken, v3Message);
+  // wire-compat: the API documents name X-Service-Signature-*, existing applications of the
+  // public service read X-Plivo-Signature-*; both sets carry the same values.
   return {
     'X-Service-Signature-V2': v2,
-    'X-Service-Signature-Ma-V2': sameToken ? v2 : hmacBase64(tokens.mainToken, v2Message),
+    'X-Service-Signature-Ma-V2': maV2,
     'X-Service-Signature-V2-Nonce': nonce,
     'X-Service-Signature-V3': v3,
-    'X-Service-Signature-Ma-V3': sameToken ? v3 : hmacBase64(tokens.mainToken, v3Message),
+    'X-Service-Signature-Ma-V3': maV3,
     'X-Service-Signature-V3-Nonce': nonce,
+    'X-Plivo-Signature-V2': v2,
+    'X-Plivo-Signature-Ma-V2': maV2,
+    'X-Plivo-Signature-V2-Nonce': nonce,
+    'X-Plivo-Signature-V3': v3,
+    'X-Plivo-Signature-Ma-V3': maV3,
+    'X-Plivo-Signature-V3-Nonce': nonce,
   };
 }

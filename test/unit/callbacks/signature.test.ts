@@ -92,20 +92,33 @@ describe('V2 signature', () => {
   });
 });
 
+/** The six values under both header prefixes, as wire-compat.md asks. */
+function underBothPrefixes(values: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [suffix, value] of Object.entries(values)) {
+    headers[`X-Service-Signature-${suffix}`] = value;
+    headers[`X-Plivo-Signature-${suffix}`] = value;
+  }
+  return headers;
+}
+
 describe('signatureHeaders', () => {
   const request = { method: 'POST' as const, url: ANSWER, params: { CallUUID: 'abc' } };
   const tokens = { accountToken: TOKEN, mainToken: 'MAIN_ACCOUNT_TOKEN' };
 
   it('signs the plain headers with the account token and -Ma- with the main token', () => {
     const headers = signatureHeaders(request, tokens, NONCE);
-    expect(headers).toEqual({
-      'X-Service-Signature-V2': signatureV2(TOKEN, ANSWER, NONCE),
-      'X-Service-Signature-Ma-V2': signatureV2('MAIN_ACCOUNT_TOKEN', ANSWER, NONCE),
-      'X-Service-Signature-V2-Nonce': NONCE,
-      'X-Service-Signature-V3': signatureV3(TOKEN, request, NONCE),
-      'X-Service-Signature-Ma-V3': signatureV3('MAIN_ACCOUNT_TOKEN', request, NONCE),
-      'X-Service-Signature-V3-Nonce': NONCE,
-    });
+    expect(headers).toEqual(
+      underBothPrefixes({
+        V2: signatureV2(TOKEN, ANSWER, NONCE),
+        'Ma-V2': signatureV2('MAIN_ACCOUNT_TOKEN', ANSWER, NONCE),
+        'V2-Nonce': NONCE,
+        V3: signatureV3(TOKEN, request, NONCE),
+        'Ma-V3': signatureV3('MAIN_ACCOUNT_TOKEN', request, NONCE),
+        'V3-Nonce': NONCE,
+      }),
+    );
+    expect(Object.keys(headers)).toHaveLength(12);
     expect(headers['X-Service-Signature-V2']).not.toBe(headers['X-Service-Signature-Ma-V2']);
   });
 
@@ -115,14 +128,16 @@ describe('signatureHeaders', () => {
     for (const signed of [request, get]) {
       const v2 = signatureV2(TOKEN, signed.url, NONCE);
       const v3 = signatureV3(TOKEN, signed, NONCE);
-      expect(signatureHeaders(signed, own, NONCE)).toEqual({
-        'X-Service-Signature-V2': v2,
-        'X-Service-Signature-Ma-V2': v2,
-        'X-Service-Signature-V2-Nonce': NONCE,
-        'X-Service-Signature-V3': v3,
-        'X-Service-Signature-Ma-V3': v3,
-        'X-Service-Signature-V3-Nonce': NONCE,
-      });
+      expect(signatureHeaders(signed, own, NONCE)).toEqual(
+        underBothPrefixes({
+          V2: v2,
+          'Ma-V2': v2,
+          'V2-Nonce': NONCE,
+          V3: v3,
+          'Ma-V3': v3,
+          'V3-Nonce': NONCE,
+        }),
+      );
     }
   });
 
@@ -133,6 +148,7 @@ describe('signatureHeaders', () => {
     expect(first['X-Service-Signature-V3-Nonce']).toBe(first['X-Service-Signature-V2-Nonce']);
     expect(second['X-Service-Signature-V2-Nonce']).not.toBe(first['X-Service-Signature-V2-Nonce']);
     expect(second['X-Service-Signature-V3']).not.toBe(first['X-Service-Signature-V3']);
+    expect(first['X-Plivo-Signature-V3-Nonce']).toBe(first['X-Service-Signature-V3-Nonce']);
   });
 
   it('never puts a token in a header', () => {
