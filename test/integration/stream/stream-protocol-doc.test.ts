@@ -242,7 +242,7 @@ describe('docs/stream-protocol.md', () => {
   });
 
   it('names the signature headers the upgrade request carries, and only those', () => {
-    const named = new Set(DOC.match(/X-Service-Signature-[A-Za-z0-9-]*[A-Za-z0-9]/g));
+    const named = new Set(DOC.match(/X-(?:Service|Plivo)-Signature-[A-Za-z0-9-]*[A-Za-z0-9]/g));
     const sent = signatureHeaders(
       { method: 'GET', url: 'wss://ai.example.com/stream', params: {} },
       { accountToken: 'a'.repeat(40), mainToken: 'b'.repeat(40) },
