@@ -155,6 +155,37 @@ describe('the log lines of a call', () => {
   });
 });
 
+describe('the log lines of an inbound call', () => {
+  it('are arrived, answered and ended, with the caller and the number called', async () => {
+    const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
+      json: { app_name: 'desk', answer_url: `${app.baseUrl}/answer` },
+    });
+    const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
+      json: { numbers: '14155550199', carrier: 'c', region: 'r', app_id: application.body.app_id },
+    });
+    expect(added.status).toBeLessThan(300);
+    app.serve('/answer', { body: '<Response><Wait length="1"/><Hangup/></Response>' });
+    const call = carrier.uac.invite({
+      target: `sip:14155550199@127.0.0.1:${gw.gateway.sip.addresses.udp.port}`,
+      from: 'sip:+447400123456@127.0.0.1',
+      sdp: sdp(media.port),
+    });
+    const outcome = await call.outcome;
+    expect(outcome.answered).toBe(true);
+    const uuid = () => app.requestsTo('/answer')[0]?.params.CallUUID;
+    await until(() => uuid() !== undefined);
+    await until(() => linesOf(gw.logs, uuid()!).some((l) => l.msg === 'call ended'), 10_000);
+    const lines = linesOf(gw.logs, uuid()!);
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [30, 'call arrived'],
+      [30, 'call answered'],
+      [30, 'call ended'],
+    ]);
+    expect(lines[0]).toMatchObject({ direction: 'inbound', to: '14155550199' });
+    expect(lines[2]).toMatchObject({ hangupCauseCode: 4000, hangupSource: 'Answer XML' });
+  });
+});
+
 describe('POST Call/ without a carrier', () => {
   let bare: TestGateway;
   beforeAll(async () => {
