@@ -5,6 +5,7 @@ import { logDestination, logFormat, type LogFormat } from './log-output.js';
 import { describeBindFailure } from './port-clash.js';
 import { applyRealtimePriority } from './realtime-priority.js';
 import {
+  CredentialsFileError,
   readMainAccountFile,
   writeMainAccountFile,
   type MainAccountFile,
@@ -151,6 +152,11 @@ main().catch(async (error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`voxgate: configuration error: ${error.message}\n`);
     process.exit(2);
+  }
+  // What the operator can put right (the credentials file), without a stack.
+  if (error instanceof CredentialsFileError) {
+    process.stderr.write(`voxgate: failed to start: ${error.message}\n`);
+    process.exit(1);
   }
   if (error instanceof StoreUnavailable) {
     process.stderr.write(

@@ -16,6 +16,11 @@ export interface MainAccountFile {
 
 export const MAIN_ACCOUNT_FILE = 'main-account.env';
 
+/** The credentials file could not be made, written or read: the message says where and why. */
+export class CredentialsFileError extends Error {
+  override name = 'CredentialsFileError';
+}
+
 /**
  * Writes a generated main account's auth id and token, as `VOXGATE_AUTH_ID=` and
  * `VOXGATE_AUTH_TOKEN=` lines (an env file), to `main-account.env` in the data directory,
@@ -38,7 +43,7 @@ export async function writeMainAccountFile(
       ? await mkdtemp(join(tmpdir(), 'voxgate-'))
       : (await mkdir(resolve(dataDir), { recursive: true, mode: 0o700 }), resolve(dataDir));
   } catch (error) {
-    throw new Error(
+    throw new CredentialsFileError(
       `could not make a directory for the generated main account's credentials: ${(error as Error).message}`,
     );
   }
@@ -54,7 +59,7 @@ export async function writeMainAccountFile(
     await rename(staging, path);
   } catch (error) {
     await rm(staging, { force: true });
-    throw new Error(
+    throw new CredentialsFileError(
       `could not write the generated main account's credentials to ${path}: ${(error as Error).message}`,
     );
   }
@@ -81,14 +86,14 @@ export async function readMainAccountFile(dataDir: string | null): Promise<KeptC
     // Nothing there to adopt (a directory in its place fails the write, which says so).
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'EISDIR') return null;
-    throw new Error(
+    throw new CredentialsFileError(
       `could not read the main account's credentials in ${path}: ${(error as Error).message}`,
     );
   }
   const authId = /^VOXGATE_AUTH_ID=(MA[A-Z0-9]{18})$/m.exec(text)?.[1];
   const authToken = /^VOXGATE_AUTH_TOKEN=([A-Za-z0-9]{40})$/m.exec(text)?.[1];
   if (!authId || !authToken)
-    throw new Error(
+    throw new CredentialsFileError(
       `${path} holds no VOXGATE_AUTH_ID and VOXGATE_AUTH_TOKEN lines as the gateway wrote them: ` +
         'restore it, or remove it to have a new main account generated',
     );

@@ -1,5 +1,5 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,5 +115,21 @@ describe('a gateway process whose start fails', () => {
     });
     expect(res.status).toBe(200);
     expect(second.stdout() + second.stderr()).not.toContain(token);
+  });
+
+  it('refuses to start on a credentials file it cannot read, leaving the file as it is', async () => {
+    const dir = dataDir();
+    const credentials = join(dir, 'main-account.env');
+    writeFileSync(credentials, 'VOXGATE_AUTH_ID=MA123\n', { mode: 0o600 });
+    const gateway = await spawnGateway({ VOXGATE_DATA_DIR: dir });
+    started.push(gateway);
+    expect(await exitOf(gateway)).toBe(1);
+    expect(gateway.stderr()).toBe(
+      `voxgate: failed to start: ${credentials} holds no VOXGATE_AUTH_ID and VOXGATE_AUTH_TOKEN ` +
+        'lines as the gateway wrote them: restore it, or remove it to have a new main account ' +
+        'generated\n',
+    );
+    expect(gateway.stdout()).not.toContain('generated the main account');
+    expect(readFileSync(credentials, 'utf8')).toBe('VOXGATE_AUTH_ID=MA123\n');
   });
 });
