@@ -6,7 +6,7 @@ import { ConfigError, readFileDefaults } from './config/config.js';
  * VOXGATE_LOG_FORMAT: how log lines are written to stdout.
  *
  *   json    one JSON object per line (pino's own): what a log collector or `jq` reads
- *   pretty  one readable line per entry (pino-pretty: time, level, message, then the fields)
+ *   pretty  one readable line per entry (pino-pretty): time, level, message, then its fields
  *
  * Unset: pretty when stdout is a terminal, json otherwise (a container, a pipe, a file). The
  * level is VOXGATE_LOG_LEVEL (config.ts); the lines and fields are the same in both forms.
@@ -42,6 +42,8 @@ export function logDestination(
     sync: true,
     destination: 1,
     ignore: 'pid,hostname',
+    // A call is three entries: on a terminal each stays one line, its fields after the message.
+    singleLine: true,
     translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
   });
 }

@@ -132,12 +132,17 @@ describe('the start of a gateway process', () => {
     const gateway = await spawnGateway({ VOXGATE_DATA_DIR: '', VOXGATE_LOG_FORMAT: 'pretty' });
     started.push(gateway);
     await gateway.healthy();
-    await until(() => /\] INFO: started\n/.test(gateway.stdout()));
+    await until(() => /\] INFO: started \{/.test(gateway.stdout()));
     const out = gateway.stdout();
     expect(out.split('\n').filter((l) => l.startsWith('{'))).toEqual([]);
-    expect(out).toMatch(/\] INFO: listening\n/);
-    expect(out).toContain(`port: ${gateway.port}`);
-    expect(out).toContain('setting: "VOXGATE_HTTP_PORT"');
-    expect(out).toMatch(/\] INFO: started\n/);
+    // One line per entry: time, level and message, then its fields.
+    expect(out).toMatch(
+      new RegExp(
+        `^\\[[\\d-]+ [\\d:.]+\\] INFO: listening \\{"listener":"http","protocol":"tcp",` +
+          `"address":"127.0.0.1","port":${gateway.port},"setting":"VOXGATE_HTTP_PORT"\\}$`,
+        'm',
+      ),
+    );
+    expect(out).toMatch(/^\[[\d-]+ [\d:.]+\] INFO: started \{"node":/m);
   });
 });
