@@ -53,6 +53,7 @@ import { systemScheduler, type Scheduler } from './core/scheduler.js';
 import type { DocumentStore } from './state/document-store.js';
 import { EmbeddedStore } from './state/embedded-store.js';
 import { ensureMainAccount, restoreMainAccount, type MainAccount } from './state/main-account.js';
+import type { KeptCredentials } from './state/main-account.js';
 import { waitForStore } from './state/store-readiness.js';
 import { RedisStore } from './state/redis-store.js';
 import { SecretBox, parseSecretKey } from './state/secret-box.js';
@@ -74,6 +75,8 @@ export interface GatewayOptions {
    * ensureMainAccount); the process entry writes it to a file. Nothing is done without it.
    */
   keepGeneratedCredentials?: (account: { authId: string; authToken: string }) => Promise<void>;
+  /** The credentials an earlier start wrote (main-account.env): adopted, never replaced. */
+  keptCredentials?: KeptCredentials | null;
   /** The operator asked this node to drain (POST /operator/v1/Node/Drain/): as SIGTERM. */
   onDrainRequested?: () => void;
   /**
@@ -171,6 +174,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       ? { authId: config.authId, authToken: config.authToken }
       : null,
     options.keepGeneratedCredentials,
+    options.keptCredentials,
   );
 
   const app = await buildHttpApp({

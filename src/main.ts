@@ -1,8 +1,20 @@
 import { buildGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { StoreUnavailable } from './core/errors.js';
+import { logDestination, logFormat, type LogFormat } from './log-output.js';
+import { describeBindFailure } from './port-clash.js';
 import { applyRealtimePriority } from './realtime-priority.js';
-import { writeMainAccountFile, type MainAccountFile } from './state/main-account-file.js';
+import {
+  CredentialsFileError,
+  readMainAccountFile,
+  writeMainAccountFile,
+  type MainAccountFile,
+} from './state/main-account-file.js';
+import { logStartupSummary } from './startup-summary.js';
+import type { MainAccount } from './state/main-account.js';
+
+/** Undone when the start fails: a file naming an account that ends with this process. */
+let undoOnFailedStart: (() => Promise<void>) | null = null;
 
 /**
  * A rejection nothing observes is a bug, and the state it leaves is unknown: the process ends, as
@@ -17,8 +29,11 @@ process.on('unhandledRejection', (reason: unknown) => {
 
 async function main(): Promise<void> {
   let config;
+  let format: LogFormat;
+  const terminal = process.stdout.isTTY === true;
   try {
     config = loadConfig();
+    format = logFormat(process.env, terminal);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`voxgate: configuration error: ${error.message}\n`);
@@ -31,12 +46,20 @@ async function main(): Promise<void> {
     config.realtimePriority === null ? null : applyRealtimePriority(config.realtimePriority);
   const written: { file?: MainAccountFile } = {};
   let requestDrain = (): void => undefined;
+  // VOXGATE_AUTH_ID/VOXGATE_AUTH_TOKEN win; otherwise what an earlier start handed out.
+  const kept = config.authId ? null : await readMainAccountFile(config.dataDir);
+  const inMemory = !config.redisUrl && config.dataDir === null;
   const gateway = await buildGateway(config, {
     keepGeneratedCredentials: async (account) => {
       written.file = await writeMainAccountFile(config.dataDir, account);
+      // In memory the account ends with the process, and so does the file that names it.
+      if (inMemory) undoOnFailedStart = () => written.file!.remove();
     },
+    keptCredentials: kept,
+    logStream: logDestination(format, terminal),
     onDrainRequested: () => requestDrain(),
   });
+  logKeptCredentials(gateway.app.log, gateway.mainAccount);
   if (priority?.applied) {
     gateway.app.log.info(
       { priority: priority.priority, threads: priority.threads },
@@ -61,7 +84,18 @@ async function main(): Promise<void> {
           : '\n'),
     );
   }
-  await gateway.listen();
+  try {
+    await gateway.listen();
+  } catch (error) {
+    const clash = describeBindFailure(config, error);
+    if (!clash) throw error;
+    // The setting to change, not a stack: nothing is wrong with the gateway.
+    process.stderr.write(`voxgate: failed to start: ${clash}\n`);
+    await undoOnFailedStart?.();
+    process.exit(1);
+  }
+  undoOnFailedStart = null;
+  await logStartupSummary(gateway, config, file?.path ?? kept?.path ?? null);
   let stopping = false;
   // SIGTERM (a deploy) and the operator's drain: no new work, running calls go on until they
   // end or VOXGATE_DRAIN_TIMEOUT, then the rest is hung up with records and callbacks; their
@@ -76,7 +110,7 @@ async function main(): Promise<void> {
     gateway.app.log.info({ signal }, 'shutting down');
     await gateway.close();
     // In memory the account ends with the process, and so does the file that names it.
-    if (file?.temporary && !config.redisUrl) await file.remove();
+    if (file && inMemory) await file.remove();
     process.exit(0);
   };
   const stopOn = (signal: string) =>
@@ -94,11 +128,35 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((error: unknown) => {
+/** Whether this start adopted main-account.env, or the store's main account passed it over. */
+function logKeptCredentials(
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
+  account: MainAccount,
+): void {
+  const { kept } = account;
+  if (kept?.outcome === 'restored')
+    log.info(
+      { authId: kept.authId, path: kept.path },
+      'the store lacked the main account of its credentials file (an earlier start failed): stored it from the file',
+    );
+  else if (kept?.outcome === 'passed-over')
+    log.warn(
+      { path: kept.path, file: kept.authId, store: account.authId },
+      "the credentials file names another main account than the store: the store's is used",
+    );
+}
+
+main().catch(async (error: unknown) => {
+  await undoOnFailedStart?.().catch(() => undefined);
   // A setting only the start can judge (VOXGATE_SECRET_KEY missing with Redis).
   if (error instanceof ConfigError) {
     process.stderr.write(`voxgate: configuration error: ${error.message}\n`);
     process.exit(2);
+  }
+  // What the operator can put right (the credentials file), without a stack.
+  if (error instanceof CredentialsFileError) {
+    process.stderr.write(`voxgate: failed to start: ${error.message}\n`);
+    process.exit(1);
   }
   if (error instanceof StoreUnavailable) {
     process.stderr.write(

@@ -16,7 +16,10 @@ export interface HttpAppOptions {
   logLevel: string;
   /** Log paths replaced by `[redacted]`. */
   redact?: string[];
-  /** Where logs go; stdout by default. */
+  /**
+   * Where logs go; pino's JSON on stdout by default. The process entry passes a pino-pretty
+   * stream for VOXGATE_LOG_FORMAT=pretty (src/log-output.ts, where the setting is declared).
+   */
   logStream?: DestinationStream;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { notFound } from '../core/errors.js';
+import { invalidParameter, notFound } from '../core/errors.js';
 import type { IncomingInvite } from '../sip/ua/incoming-invite.js';
 import { Call, type CallAccount, type CallServices } from './call.js';
 import type { CallLauncher, CallOwner } from './call-launcher.js';
@@ -57,6 +57,7 @@ export class CallEngine implements CallLauncher {
     request: OutboundCallRequest,
     sourceIp: string,
   ): Promise<{ requestUuid: string }> {
+    this.refuseUncarriedNumbers(request);
     if (request.parentCallUuid && request.errorIfParentNotFound) {
       await this.expectParent(owner, request.parentCallUuid, request.parentAuthId);
     }
@@ -70,6 +71,22 @@ export class CallEngine implements CallLauncher {
       this.placeCall(uuid, requestUuid, account, request, destination, sourceIp);
     }
     return { requestUuid };
+  }
+
+  /**
+   * A phone number is reached through the carrier (VOXGATE_CARRIER_URI), the one route to
+   * numbers there is (trunks carry inbound calls only): without it such a call could only end
+   * 5020 Routing Error, so the request is refused before any call of it is placed. SIP URIs
+   * (endpoints, SIP addresses) need no carrier.
+   */
+  private refuseUncarriedNumbers(request: OutboundCallRequest): void {
+    if (this.options.carrierUri) return;
+    const number = request.to.find((destination) => destination.kind === 'number');
+    if (number)
+      throw invalidParameter(
+        `to: ${number.number} is a phone number and no carrier is configured: set ` +
+          'VOXGATE_CARRIER_URI to the SIP URI calls to phone numbers go to (SIP URIs need none)',
+      );
   }
 
   /**
@@ -231,7 +248,12 @@ export class CallEngine implements CallLauncher {
     });
     this.track(call, owner, requestUuid);
     if (target === null) {
-      void leg.hangup({ cause: hangupCause('Routing Error'), source: 'Service', status: 'failed' });
+      void leg.hangup({
+        cause: hangupCause('Routing Error'),
+        source: 'Service',
+        status: 'failed',
+        reason: 'no carrier for a phone number (VOXGATE_CARRIER_URI)',
+      });
     }
   }
 
@@ -292,7 +314,12 @@ export class CallEngine implements CallLauncher {
     const leg = new InboundLeg(this.options.legs, uuid, invite);
     void this.admit(leg, invite).catch((error: Error) => {
       this.options.services.log.warn({ err: error, callUuid: uuid }, 'inbound call failed');
-      void leg.hangup({ cause: hangupCause('Internal Error'), source: 'Error', status: 'failed' });
+      void leg.hangup({
+        cause: hangupCause('Internal Error'),
+        source: 'Error',
+        status: 'failed',
+        reason: `the inbound call failed: ${error.message}`,
+      });
     });
   }
 
@@ -360,6 +387,7 @@ export class CallEngine implements CallLauncher {
           cause: hangupCause('Internal Error'),
           source: 'Error',
           status: 'failed',
+          reason: `the trunk call failed: ${error.message}`,
         });
       });
     } else call.startApplication();

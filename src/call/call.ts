@@ -12,6 +12,7 @@ import { AnswerApp, type AppStart } from './app/answer-app.js';
 import type { AppCall, HttpMethod } from './app/app-call.js';
 import { DigitCollector } from './app/digit-collector.js';
 import type { RateDeck } from './billing/rate-deck.js';
+import { logCallAnswered, logCallEnded, logCallStarted } from './call-log.js';
 import { hangupCause } from './hangup-causes.js';
 import type { CallLeg, DigitSource } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
@@ -170,6 +171,7 @@ export class Call implements AppCall {
       onStream: (streamId, news) => this.streams.news(streamId, news),
     };
     services.watcher?.started(this);
+    logCallStarted(services.log, this);
     // A leg that ended before its call was made (a CANCEL during routing) still gets its
     // record and its hangup callback.
     if (leg.result) void this.ended(leg.result);
@@ -363,6 +365,7 @@ export class Call implements AppCall {
     if (this.sessionStart === null)
       this.sessionStart = this.leg.times.answer ?? this.services.scheduler.now();
     this.services.watcher?.answered(this);
+    logCallAnswered(this.services.log, this);
     const limit = this.init.timeLimit;
     if (limit) {
       this.timers.push(
@@ -391,6 +394,7 @@ export class Call implements AppCall {
   private async ended(end: LegEnd): Promise<void> {
     for (const timer of this.timers) timer.cancel();
     this.digits.close();
+    logCallEnded(this.services.log, this, end);
     const { init, leg } = this;
     await this.streams.callEnded();
     try {

@@ -3,6 +3,7 @@ import { createSocket } from 'node:dgram';
 import { connect as netConnect, isIPv6, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { WebSocket } from 'ws';
+import type { SipTransport } from '../config/listeners.js';
 import { hostPort } from './port-binding.js';
 
 export const PROBE_TIMEOUT_MS = 2000;
@@ -28,8 +29,6 @@ export async function voxgateHealth(host: string, port: number): Promise<string 
     return null;
   }
 }
-
-export type SipTransport = 'udp' | 'tcp' | 'tls' | 'ws' | 'wss';
 
 /** Whether a SIP server answers an OPTIONS on this transport within the probe timeout. */
 export function answersSip(transport: SipTransport, host: string, port: number): Promise<boolean> {

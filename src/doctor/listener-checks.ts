@@ -1,62 +1,8 @@
 import type { Config } from '../config/config.js';
+import { gatewayListeners, type Listener } from '../config/listeners.js';
 import { fail, ok, type CheckResult } from './check-result.js';
-import { answersSip, voxgateHealth, type SipTransport } from './gateway-probes.js';
+import { answersSip, voxgateHealth } from './gateway-probes.js';
 import { hostPort, reachableHost, tryBind } from './port-binding.js';
-
-/** A socket the gateway listens on, and the settings that place it. */
-interface Listener {
-  name: string;
-  protocol: 'tcp' | 'udp';
-  /** What is spoken on it: HTTP, or SIP over a transport. */
-  speaks: 'http' | SipTransport;
-  host: string;
-  port: number;
-  portSetting: string;
-  hostSetting: string;
-}
-
-/** The listeners `listen()` opens for this configuration. */
-export function gatewayListeners(config: Config): Listener[] {
-  const sip = (
-    name: string,
-    protocol: 'tcp' | 'udp',
-    speaks: SipTransport,
-    port: number,
-    portSetting: string,
-  ): Listener => ({
-    name,
-    protocol,
-    speaks,
-    host: config.sipHost,
-    port,
-    portSetting,
-    hostSetting: 'VOXGATE_SIP_HOST',
-  });
-  const secure = config.sipTls !== null;
-  return [
-    {
-      name: 'http',
-      protocol: 'tcp',
-      speaks: 'http',
-      host: config.httpHost,
-      port: config.httpPort,
-      portSetting: 'VOXGATE_HTTP_PORT',
-      hostSetting: 'VOXGATE_HTTP_HOST',
-    },
-    sip('sip-udp', 'udp', 'udp', config.sipPort, 'VOXGATE_SIP_PORT'),
-    sip('sip-tcp', 'tcp', 'tcp', config.sipPort, 'VOXGATE_SIP_PORT'),
-    sip(
-      secure ? 'sip-wss' : 'sip-ws',
-      'tcp',
-      secure ? 'wss' : 'ws',
-      config.sipWsPort,
-      'VOXGATE_SIP_WS_PORT',
-    ),
-    ...(config.sipTls
-      ? [sip('sip-tls', 'tcp', 'tls', config.sipTls.port, 'VOXGATE_SIP_TLS_PORT')]
-      : []),
-  ];
-}
 
 /**
  * One line per listener: its port is free to bind, or a running voxgate answers on it (its

@@ -174,7 +174,7 @@ export class MessageIntake {
     }
     for (const { record } of messages) {
       this.options.metrics.accepted(record);
-      this.options.states.sendStatus(record);
+      this.options.states.accepted(record);
     }
     return messages.map((m) => m.record.message_uuid);
   }

@@ -1,3 +1,5 @@
+import type { MessageRecord } from '../state/records.js';
+
 /**
  * The `log` setting of a message (wire-compat-messaging.md): `true` keeps number and text;
  * `false` masks the number's last three digits and replaces the text with a marker;
@@ -45,4 +47,37 @@ export function parseLogSetting(value: unknown): LogSetting | null {
 export interface MessageLog {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/** What each state a message moves to is called in the log. */
+const STATE_LINES: Record<string, string> = {
+  queued: 'message accepted',
+  sent: 'message submitted to the carrier',
+  delivered: 'message delivered',
+  read: 'message read',
+  failed: 'message failed',
+  undelivered: 'message undelivered',
+};
+
+/**
+ * One line each time an outbound message moves on: accepted (queued), submitted to the carrier
+ * (sent), and its final state; a failed or undelivered one is a warning with its error code and
+ * why. Numbers are as the record keeps them (its `log` setting), and never its text.
+ */
+export function logMessageState(log: MessageLog, record: MessageRecord): void {
+  const line = STATE_LINES[record.message_state];
+  if (!line || record.message_direction !== 'outbound') return;
+  const fields: Record<string, unknown> = {
+    message_uuid: record.message_uuid,
+    type: record.message_type,
+    state: record.message_state,
+    from: record.from_number,
+    to: record.to_number,
+    units: record.units,
+    authId: record.subaccount ?? record.account,
+    ...(record.carrier ? { carrier: record.carrier } : {}),
+  };
+  if (record.message_state === 'failed' || record.message_state === 'undelivered')
+    log.warn({ ...fields, error_code: record.error_code, reason: record.error_message }, line);
+  else log.info(fields, line);
 }

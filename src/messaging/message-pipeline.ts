@@ -15,7 +15,6 @@ import type { MessageSender } from './new-message.js';
 import type { MessageLog } from './message-log.js';
 import { SentLedger, type SentEntry } from './sent-ledger.js';
 import { RefusedMessages } from './refused-messages.js';
-import { loggedNumber } from './message-log.js';
 import type { MessageMetrics } from './message-metrics.js';
 import type { MessageRateDeck } from './message-rate-deck.js';
 import { optOutId } from './opt-out.js';
@@ -425,16 +424,9 @@ export class MessagePipeline {
         updated_time: now,
         parts: current.parts.map((p) => ({ ...p, state: 'failed', error_code: code })),
       };
+      // Its warning (message-log.ts) names the code and the reason.
       await this.states.save(next, current);
       this.options.metrics.finished(next);
-      this.options.log.info(
-        {
-          message_uuid: entry.message_uuid,
-          to: loggedNumber(entry.dst, current.log as never),
-          code,
-        },
-        `message failed: ${reason}`,
-      );
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { CallbackDelivery } from '../callbacks/index.js';
 import type { MessageRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
-import type { MessageLog } from './message-log.js';
+import { logMessageState, type MessageLog } from './message-log.js';
 import { statusCallback } from './status-callback.js';
 
 /** A message's record moving on: each change of state is written, then told to the client. */
@@ -19,8 +19,17 @@ export class MessageStates {
     const changed = next.message_state !== current.message_state;
     const record = changed ? { ...next, callback_sequence: current.callback_sequence + 1 } : next;
     await this.state.messages.update(record, current);
-    if (changed) this.sendStatus(record);
+    if (changed) {
+      logMessageState(this.log, record);
+      this.sendStatus(record);
+    }
     return record;
+  }
+
+  /** A message just accepted (queued): its line, and its status callback. */
+  accepted(record: MessageRecord): void {
+    logMessageState(this.log, record);
+    this.sendStatus(record);
   }
 
   sendStatus(record: MessageRecord): void {

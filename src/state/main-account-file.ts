@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { KeptCredentials } from './main-account.js';
 
 /** Where a generated main account's credentials were written. */
 export interface MainAccountFile {
@@ -14,6 +15,11 @@ export interface MainAccountFile {
 }
 
 export const MAIN_ACCOUNT_FILE = 'main-account.env';
+
+/** The credentials file could not be made, written or read: the message says where and why. */
+export class CredentialsFileError extends Error {
+  override name = 'CredentialsFileError';
+}
 
 /**
  * Writes a generated main account's auth id and token, as `VOXGATE_AUTH_ID=` and
@@ -37,7 +43,7 @@ export async function writeMainAccountFile(
       ? await mkdtemp(join(tmpdir(), 'voxgate-'))
       : (await mkdir(resolve(dataDir), { recursive: true, mode: 0o700 }), resolve(dataDir));
   } catch (error) {
-    throw new Error(
+    throw new CredentialsFileError(
       `could not make a directory for the generated main account's credentials: ${(error as Error).message}`,
     );
   }
@@ -53,7 +59,7 @@ export async function writeMainAccountFile(
     await rename(staging, path);
   } catch (error) {
     await rm(staging, { force: true });
-    throw new Error(
+    throw new CredentialsFileError(
       `could not write the generated main account's credentials to ${path}: ${(error as Error).message}`,
     );
   }
@@ -62,4 +68,34 @@ export async function writeMainAccountFile(
     temporary,
     remove: () => rm(temporary ? dir : path, { recursive: temporary, force: true }),
   };
+}
+
+/**
+ * The credentials an earlier start wrote to `main-account.env` in the data directory, or null
+ * when there is none (or no data directory: a file of the in-memory store dies with its
+ * process). A file that is there but holds no valid pair stops the start: generating another
+ * account would replace credentials a user may have copied from it.
+ */
+export async function readMainAccountFile(dataDir: string | null): Promise<KeptCredentials | null> {
+  if (dataDir === null) return null;
+  const path = join(resolve(dataDir), MAIN_ACCOUNT_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    // Nothing there to adopt (a directory in its place fails the write, which says so).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR') return null;
+    throw new CredentialsFileError(
+      `could not read the main account's credentials in ${path}: ${(error as Error).message}`,
+    );
+  }
+  const authId = /^VOXGATE_AUTH_ID=(MA[A-Z0-9]{18})$/m.exec(text)?.[1];
+  const authToken = /^VOXGATE_AUTH_TOKEN=([A-Za-z0-9]{40})$/m.exec(text)?.[1];
+  if (!authId || !authToken)
+    throw new CredentialsFileError(
+      `${path} holds no VOXGATE_AUTH_ID and VOXGATE_AUTH_TOKEN lines as the gateway wrote them: ` +
+        'restore it, or remove it to have a new main account generated',
+    );
+  return { authId, authToken, path };
 }

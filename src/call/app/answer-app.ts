@@ -81,7 +81,12 @@ export class AnswerApp {
       }
     } catch (error) {
       this.call.log('the application failed', { err: error });
-      await this.end({ cause: hangupCause('Internal Error'), source: 'Error', status: 'failed' });
+      await this.end({
+        cause: hangupCause('Internal Error'),
+        source: 'Error',
+        status: 'failed',
+        reason: `the application failed: ${(error as Error).message}`,
+      });
     } finally {
       this.scheduledHangup?.cancel();
     }
@@ -268,6 +273,7 @@ export class AnswerApp {
       cause: hangupCause('Internal Error'),
       source: 'Error',
       status: 'failed',
+      reason: `${element} is not supported`,
     });
     return STOP;
   }

@@ -322,6 +322,7 @@ export abstract class CallLeg {
           cause: hangupCause('Internal Error'),
           source: 'Error',
           status: this.state === 'answered' ? 'completed' : 'failed',
+          reason: `the call's media worker ended (${event.cause})`,
         });
         return;
       default:

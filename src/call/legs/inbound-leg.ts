@@ -61,6 +61,7 @@ export class InboundLeg extends CallLeg {
           source: 'Error',
           status: 'failed',
           sipStatus: 500,
+          reason: `the offer's audio was not applied: ${error.message}`,
         });
       });
       return !this.isOver;

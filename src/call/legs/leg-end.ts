@@ -20,6 +20,11 @@ export interface LegEnd {
    * call answered 486 by the PBX); otherwise one follows from the cause.
    */
   sipStatus?: number;
+  /**
+   * Why, in words for the operator's log (the far end's answer, the error): never sent to a
+   * client, never stored.
+   */
+  reason?: string;
 }
 
 /** The leg was answered and then ended: `completed` whatever the cause. */
@@ -47,6 +52,7 @@ export function endOfFailedInvite(failure: InviteFailure, authenticated: boolean
     cause: hangupCause(name),
     source: 'Callee',
     status,
+    reason: failureReason(failure),
   });
   if (failure.kind === 'auth-failed') return callee('sip_auth_failed', 'failed');
   if (failure.kind === 'timeout') {
@@ -68,4 +74,17 @@ export function endOfFailedInvite(failure: InviteFailure, authenticated: boolean
   if (status === 403) return callee('Forbidden', 'failed');
   if (status >= 500 && status < 600) return callee('Destination Out Of Service', 'failed');
   return callee('Rejected', 'failed');
+}
+
+function failureReason(failure: InviteFailure): string {
+  switch (failure.kind) {
+    case 'auth-failed':
+      return `the far end refused the credentials (${failure.status} ${failure.reason})`;
+    case 'timeout':
+      return 'no final response to the INVITE';
+    case 'transport':
+      return `the INVITE could not be sent: ${failure.error.message}`;
+    default:
+      return `the far end answered ${failure.status} ${failure.reason}`;
+  }
 }

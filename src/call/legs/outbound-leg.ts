@@ -67,7 +67,12 @@ export class OutboundLeg extends CallLeg {
     leg.events = events;
     leg.start().catch((error: Error) => {
       env.log.warn({ err: error, callUuid: leg.uuid }, 'outbound call could not start');
-      leg.finish({ cause: hangupCause('Internal Error'), source: 'Error', status: 'failed' });
+      leg.finish({
+        cause: hangupCause('Internal Error'),
+        source: 'Error',
+        status: 'failed',
+        reason: `the call could not start: ${error.message}`,
+      });
     });
     return leg;
   }

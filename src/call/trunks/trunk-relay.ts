@@ -114,6 +114,9 @@ export async function relayToTrunk(call: Call, trunk: TrunkRecord, deps: TrunkDe
           source: 'Service',
           status: 'failed',
           sipStatus: allDeleted ? 404 : 503,
+          reason: allDeleted
+            ? `every origination URI of trunk ${trunk.trunk_id} was deleted`
+            : `no origination URI of trunk ${trunk.trunk_id} answered`,
         },
   );
 }

@@ -76,7 +76,10 @@ export class PortAllocator implements PairSource {
       }
       return { rtp, rtcp, port };
     }
-    throw new Error(`no free even port pair in ${this.range.min}-${this.range.max}`);
+    // Every pair in use (by calls or by other programs): the range is the setting to widen.
+    throw new Error(
+      `no free even port pair in ${this.range.min}-${this.range.max} (VOXGATE_RTP_PORTS)`,
+    );
   }
 
   /** Moves the walk to `port`, rounded up to even; tests aim it at ports they hold. */

@@ -81,9 +81,17 @@ describe('every URL parameter follows one rule', () => {
     expect((await gw.request('GET', `${base}/Call/?status=queued`)).body.calls).toEqual([]);
     expect((await gw.request('GET', `${base}/Call/?status=live`)).body.calls).toEqual([]);
     expect((await gw.request('GET', `${base}/Call/`)).body.meta.total_count).toBe(0);
-    // A call that is placed does leave a record here (it fails: there is no carrier).
+    // A call that is placed does leave a record here (it fails: its endpoint is not registered).
+    const endpoint = await gw.request('POST', `${base}/Endpoint/`, {
+      json: { username: 'desk', password: 'Desk-phone-9', alias: 'desk' },
+    });
+    expect(endpoint.status).toBe(201);
     const placed = await gw.request('POST', `${base}/Call/`, {
-      json: { from: NUMBER, to: '14155550111', answer_url: 'https://example.com/answer' },
+      json: {
+        from: NUMBER,
+        to: `sip:${endpoint.body.username}@127.0.0.1`,
+        answer_url: 'https://example.com/answer',
+      },
     });
     expect(placed.status).toBe(201);
     await until(async () => (await gw.request('GET', `${base}/Call/`)).body.meta.total_count === 1);
