@@ -75,6 +75,8 @@ export interface SmscServerOptions {
   password?: string;
   /** How message ids are written: hex (default), decimal, or hex with leading zeros. */
   ids?: 'hex' | 'decimal' | 'padded-hex';
+  /** The system_id the SMSC answers a bind with (its own name). */
+  smscId?: string;
 }
 
 /** smpp's session and PDUs, as far as an SMSC uses them. */
@@ -104,6 +106,7 @@ export abstract class SmscServer {
   protected readonly sockets = new Set<Socket>();
   protected readonly server: Session;
   protected readonly credentials: { systemId: string; password: string };
+  private readonly smscId: string;
   private readonly bindTypes = new WeakMap<Session, BindType>();
   private readonly ids: NonNullable<SmscServerOptions['ids']>;
   private nextId = 0x1a2b00;
@@ -114,6 +117,7 @@ export abstract class SmscServer {
       password: options.password ?? 'secret',
     };
     this.ids = options.ids ?? 'hex';
+    this.smscId = options.smscId ?? 'voxgate-smsc';
     this.server = smpp.createServer({}, (session: Session) => this.accept(session));
   }
 
@@ -206,7 +210,7 @@ export abstract class SmscServer {
     }
     this.binds++;
     this.bindTypes.set(session, type);
-    session.send(pdu.response({ system_id: 'voxgate-smsc' }));
+    session.send(pdu.response({ system_id: this.smscId }));
     this.sessions.add(session);
   }
 

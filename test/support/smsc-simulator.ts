@@ -43,7 +43,7 @@ export class SmscSimulator extends SmscServer {
   private readonly options: Required<Omit<SmscOptions, keyof SmscServerOptions>>;
 
   private constructor(options: SmscOptions) {
-    super(options);
+    super({ smscId: 'simulator', ...options });
     this.options = { autoReceipt: null, receiptStyle: 'both', receiptFirst: false, ...options };
   }
 
