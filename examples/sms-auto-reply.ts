@@ -5,7 +5,10 @@
  *
  *   npm run example:sms-auto-reply                        # HTTP on 127.0.0.1:8092
  *
- * Point an application's message_url at http://127.0.0.1:8092/message (README, Examples).
+ * Point an application's message_url at http://127.0.0.1:8092/message and its answer_url at
+ * http://127.0.0.1:8092/answer (the API requires an answer_url of every application; a call
+ * to the number hears that it takes text messages only). `npm run smsc` is an SMSC to try it
+ * with (README, SMS quickstart).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +21,12 @@ const log = (line: string) => console.log(`${now()} ${line}`);
 
 const server = createServer((request, response) => {
   const path = new URL(request.url ?? '/', 'http://local').pathname;
+  if (path === '/answer') {
+    response
+      .writeHead(200, { 'content-type': 'application/xml' })
+      .end('<Response><Speak>This number answers text messages only.</Speak></Response>');
+    return;
+  }
   if (path !== '/message') {
     response.writeHead(404).end();
     return;
@@ -42,7 +51,10 @@ const server = createServer((request, response) => {
 
 server.listen(port, host, () => {
   const { port: bound } = server.address() as AddressInfo;
-  log(`SMS auto-reply listening: message_url http://${host}:${bound}/message`);
+  log(
+    `SMS auto-reply listening: message_url http://${host}:${bound}/message, ` +
+      `answer_url http://${host}:${bound}/answer`,
+  );
 });
 process.once('SIGINT', () => process.exit(0));
 process.once('SIGTERM', () => process.exit(0));

@@ -2,6 +2,7 @@ import { isSipUri, type SipRequest, type SipResponse } from '../sip/message/inde
 import type { Flow } from '../sip/transport/flow.js';
 import type { RequestAuthenticator } from '../sip/ua/request-authenticator.js';
 import type { ApplicationRecord, TrunkRecord } from '../state/records.js';
+import { defaultApplication, numberApplication } from '../state/number-application.js';
 import type { State } from '../state/state.js';
 import type { HttpMethod } from './app/app-call.js';
 import type { CallAccount, CallUrls } from './call.js';
@@ -80,9 +81,7 @@ export async function routeInbound(
     if (!trunk) return { kind: 'refuse', status: 480, reason: 'Trunk Not Found' };
     return { kind: 'trunk', trunk, owner, from: caller, to: digits, callerName: from.displayName };
   }
-  const app =
-    (number.app_id ? await state.applications.get(number.account, number.app_id) : null) ??
-    (await defaultNumberApp(state, number.account, number.subaccount));
+  const app = await numberApplication(state, number);
   if (!app) return { kind: 'refuse', status: 480, reason: 'No Application' };
   return {
     kind: 'app',
@@ -113,7 +112,7 @@ async function routeEndpoint(
       aor.kind === 'endpoint' ? await state.endpoints.get(aor.account, aor.id) : null;
     const app =
       (endpoint?.app_id ? await state.applications.get(aor.account, endpoint.app_id) : null) ??
-      (await defaultApp(state, aor.account, aor.subaccount, 'default_endpoint_app'));
+      (await defaultApplication(state, aor.account, aor.subaccount, 'default_endpoint_app'));
     if (!app) return { kind: 'refuse', status: 480, reason: 'No Application' };
     return {
       kind: 'app',
@@ -147,24 +146,6 @@ async function routeEndpoint(
     };
   }
   return { kind: 'refuse', status: 404, reason: 'Not Found' };
-}
-
-async function defaultApp(
-  state: State,
-  account: string,
-  subaccount: string | null,
-  which: 'default_number_app' | 'default_endpoint_app',
-): Promise<ApplicationRecord | null> {
-  const apps = await state.applications.all(account);
-  return apps.find((a) => a[which] && a.subaccount === subaccount) ?? null;
-}
-
-async function defaultNumberApp(
-  state: State,
-  account: string,
-  subaccount: string | null,
-): Promise<ApplicationRecord | null> {
-  return defaultApp(state, account, subaccount, 'default_number_app');
 }
 
 function urlsOf(app: ApplicationRecord): CallUrls {

@@ -4,6 +4,7 @@ import { newUuid } from '../core/ids.js';
 import { countryOf } from '../core/phone-number.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { MessageRecord, NumberRecord } from '../state/records.js';
+import { numberApplication } from '../state/number-application.js';
 import type { State } from '../state/state.js';
 import { MessageLocks } from './message-locks.js';
 import type { MessageMetrics } from './message-metrics.js';
@@ -93,7 +94,7 @@ export class InboundMessages {
     extra: Record<string, string> = {},
   ) {
     const { state, callbacks, log } = this.options;
-    const app = number.app_id ? await state.applications.get(number.account, number.app_id) : null;
+    const app = await numberApplication(state, number);
     if (!app?.message_url) {
       log.info(
         { message_uuid: record.message_uuid, to: number.number },

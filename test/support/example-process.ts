@@ -13,23 +13,29 @@ export interface ExampleProcess {
   lines(pattern: RegExp): string[];
   /** Waits until a line matches `pattern` and returns it. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Types `line` and Enter on its input (started with `input: true`). */
+  type(line: string): void;
   /** Resolves with the exit code once it ends by itself. */
   exited: Promise<number | null>;
   stop(): Promise<void>;
 }
 
-/** Starts `examples/<name>.ts` with `args`, and with `env` over a copy of this process's. */
+/**
+ * Starts `examples/<name>.ts` with `args`, and with `env` over a copy of this process's; with
+ * `input`, its stdin is a pipe that `type()` writes to.
+ */
 export function startExample(
   name: string,
   args: string[] = [],
   env: Record<string, string> = {},
+  options: { input?: boolean } = {},
 ): ExampleProcess {
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('VOXGATE_')),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', `examples/${name}.ts`, ...args], {
     env: { ...clean, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   let text = '';
   child.stdout?.on('data', (d) => (text += String(d)));
@@ -41,6 +47,10 @@ export function startExample(
   return {
     child,
     output: () => text,
+    type: (line) => {
+      if (!child.stdin) throw new Error(`examples/${name}.ts was started without input`);
+      child.stdin.write(`${line}\n`);
+    },
     lines,
     exited,
     waitFor: async (pattern, timeoutMs = 15_000) => {

@@ -1,4 +1,4 @@
-// The `smpp` package ships no types; the SMSC simulator uses a small part of it.
+// The `smpp` package ships no types; the SMSC (smsc-server.ts) uses a small part of it.
 /* eslint-disable no-restricted-syntax, @typescript-eslint/no-explicit-any */
 declare module 'smpp' {
   const smpp: any;
