@@ -85,7 +85,10 @@ single() {
   compose -f "$running" up -d
   wait_healthy http://127.0.0.1:8080/health
   # The main account the first start generated, in the data volume, written as the image's user.
-  compose -f "$running" exec -T gateway sh -c 'id -u; stat -c "%U %a" /data/main-account.env'
+  local owner
+  owner=$(compose -f "$running" exec -T gateway sh -c 'echo $(id -un) $(stat -c "%U %a" /data/main-account.env)')
+  [ "$owner" = "node node 600" ] || { echo "smoke: user, file owner, mode: $owner" >&2; exit 1; }
+  step "single node: runs as node, main-account.env is node's, mode 600"
   compose -f "$running" exec -T gateway cat /data/main-account.env >"$work/account"
   local id token
   id=$(sed -n 's/^VOXGATE_AUTH_ID=//p' "$work/account")
