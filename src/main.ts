@@ -73,15 +73,17 @@ async function main(): Promise<void> {
   }
   const { file } = written;
   if (file) {
-    // Where the credentials are, never the token: a container's stdout is its log.
-    process.stdout.write(
-      `voxgate: generated the main account ${gateway.mainAccount.authId}; its auth id and token ` +
-        `are in ${file.path} (readable by this user only)` +
-        (file.temporary
-          ? config.redisUrl
-            ? '; there is no data directory: move the file somewhere safe\n'
-            : '; there is no data directory, so the account and the file last until the gateway stops\n'
-          : '\n'),
+    // Where the credentials are, never the token: a container's stdout is its log. A log line
+    // like every other, so a log shipper reading JSON loses nothing.
+    const note = file.temporary
+      ? config.redisUrl
+        ? '; there is no data directory: move the file somewhere safe'
+        : '; there is no data directory, so the account and the file last until the gateway stops'
+      : '';
+    gateway.app.log.info(
+      { authId: gateway.mainAccount.authId, credentials: file.path },
+      `generated the main account ${gateway.mainAccount.authId}; its auth id and token are in ` +
+        `${file.path} (readable by this user only)${note}`,
     );
   }
   try {

@@ -94,12 +94,15 @@ describe('the start of a gateway process', () => {
       mainAccount: id,
       credentials,
     });
-    // Every line before the summary is JSON, or the one plain notice of the generated account.
-    const plain = gateway
-      .stdout()
-      .split('\n')
-      .filter((l) => l !== '' && !l.startsWith('{'));
-    expect(plain).toEqual([expect.stringMatching(/^voxgate: generated the main account MA/)]);
+    // Every line is JSON, the notice of the generated account among them.
+    expect(
+      gateway
+        .stdout()
+        .split('\n')
+        .filter((l) => l !== '' && !l.startsWith('{')),
+    ).toEqual([]);
+    const notice = lines.find((l) => String(l.msg).startsWith('generated the main account MA'));
+    expect(notice?.credentials).toMatch(/main-account\.env$/);
     expect(await gateway.stop()).toBe(0);
     const everything = gateway.stdout() + gateway.stderr();
     for (const secret of ['Carrier-Secret-1', 'SmscSec2', 'Mmsc-Secret-3', token])
