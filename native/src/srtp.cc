@@ -239,7 +239,7 @@ int SrtpTransform::ProtectRtp(uint8_t* packet, size_t length, size_t capacity) {
   const int64_t index = NextIndex(stream.rtp, seq);
   // RFC 3711 3.3.1: an index is never used twice with one key (the keystream would repeat).
   if (!stream.rtp.Admits(index)) return kSrtpReplayed;
-  if (index > kMaxRtpIndex) return kSrtpMalformed;
+  if (index > kMaxRtpIndex) return kSrtpReplayed;
   uint8_t* tag = packet + length;
   if (IsGcm()) {
     uint8_t iv[kSrtpGcmSaltLength];
