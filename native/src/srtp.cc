@@ -15,8 +15,8 @@ namespace {
 // the key can make us keep. The least recently used stream goes first.
 constexpr size_t kMaxStreams = 32;
 constexpr size_t kSha1Length = 20;
-// RFC 3711 3.3.1: "the sender ... MUST NOT" use an index past 2^48 (SRTP) or 2^31 (SRTCP)
-// with one master key.
+// RFC 3711 9.2: one master key protects at most 2^48 SRTP and 2^31 SRTCP packets; past that
+// only a new key may go on.
 constexpr int64_t kMaxRtpIndex = (int64_t{1} << 48) - 1;
 constexpr uint32_t kMaxRtcpIndex = 0x7fffffff;
 
@@ -216,7 +216,8 @@ bool SrtpTransform::GcmOpen(Keys& keys, const uint8_t* iv, const uint8_t* aad,
                                         static_cast<int>(length)) == 1) &&
       EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, kSrtpGcmTagLength, expected) == 1 &&
       EVP_DecryptFinal_ex(ctx, scratch_.data() + length, &written) == 1;
-  // RFC 7714 9.2: nothing of a packet whose tag fails is released; the caller's bytes stay.
+  // A packet whose tag fails releases nothing: the caller's bytes stay as they came, so it
+  // may try them with another context (a rekey) or log them.
   if (opened && length > 0) std::memcpy(data, scratch_.data(), length);
   return opened;
 }
@@ -279,7 +280,7 @@ int SrtpTransform::UnprotectRtp(uint8_t* packet, size_t length) {
   } else {
     uint8_t roc[4], full[kSha1Length];
     WriteU32(roc, static_cast<uint32_t>(index >> 16));
-    // RFC 3711 3.3: "authentication ... MUST be checked before ... decryption".
+    // RFC 3711 3.3, steps 5 and 6: the tag is verified before anything is decrypted.
     if (!Hmac(rtp_, packet, body, roc, 4, full) ||
         CRYPTO_memcmp(full, tag, rtp_tag_length_) != 0)
       return kSrtpAuthFailed;
