@@ -1,6 +1,7 @@
-// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; and what Node
-// lacks for sockets and threads: a socket option, a reader of many UDP sockets, a scheduling
-// call. Arguments are checked by the TypeScript wrappers (src/media/codec, src/media/net,
+// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; the SRTP and
+// SRTCP transform on Node's own OpenSSL; and what Node lacks for sockets and threads: a socket
+// option, a reader of many UDP sockets, a scheduling call. Arguments are checked by the
+// TypeScript wrappers (src/media/codec, src/media/net, src/media/srtp,
 // src/realtime-priority.ts); this side trusts them.
 #include <napi.h>
 
@@ -11,6 +12,7 @@
 #include "resampler.h"
 #include "scheduling.h"
 #include "socket-options.h"
+#include "srtp-context.h"
 
 namespace voxgate {
 
@@ -29,6 +31,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("NoiseSuppressor", NoiseSuppressor::Define(env));
   exports.Set("setSendBuffer", Napi::Function::New<SetSendBuffer>(env, "setSendBuffer"));
   exports.Set("DatagramReader", DatagramReader::Define(env));
+  exports.Set("SrtpContext", SrtpContext::Define(env));
+  exports.Set("deriveSrtpKey", Napi::Function::New<DeriveSrtpKeyJs>(env, "deriveSrtpKey"));
   exports.Set("setRoundRobin", Napi::Function::New<SetRoundRobin>(env, "setRoundRobin"));
   return exports;
 }

@@ -31,6 +31,33 @@ for (let round = 0; round < ROUNDS; round++) {
     suppressor.process(tenMs);
     suppressor.process(tenMs);
   }
+  // SRTP: each suite's contexts made, used both ways (refusals included) and dropped.
+  for (const [suite, saltLength, tag] of [
+    [0, 14, 10],
+    [1, 14, 4],
+    [2, 12, 16],
+  ]) {
+    const key = Buffer.alloc(16, round);
+    const salt = Buffer.alloc(saltLength, 7);
+    const sender = new addon.SrtpContext(suite, key, salt, true);
+    const receiver = new addon.SrtpContext(suite, key, salt, true);
+    const packet = Buffer.alloc(172 + tag);
+    packet[0] = 0x80;
+    packet.writeUInt16BE(round, 2);
+    packet.writeUInt32BE(0x1234 + (round % 40), 8);
+    const length = sender.protectRtp(packet, 172);
+    receiver.unprotectRtp(packet.subarray(0, length));
+    receiver.unprotectRtp(packet.subarray(0, length));
+    receiver.unprotectRtp(packet.subarray(0, 5));
+    const report = Buffer.alloc(28 + 4 + tag + 6);
+    report[0] = 0x80;
+    report[1] = 200;
+    const rtcpLength = sender.protectRtcp(report, 28);
+    receiver.unprotectRtcp(report.subarray(0, rtcpLength));
+    report[20] ^= 1;
+    receiver.unprotectRtcp(report.subarray(0, rtcpLength));
+    addon.deriveSrtpKey(key, salt, round % 6, 30);
+  }
   // Let the garbage collector finalise the native objects dropped this round.
   if (round % 50 === 49 && globalThis.gc) globalThis.gc();
 }

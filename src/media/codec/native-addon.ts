@@ -27,6 +27,36 @@ export interface NativeAddon {
     onBatch: (bytes: Buffer, meta: Int32Array, count: number) => void,
   ) => NativeDatagramReader;
   NoiseSuppressor: new (rate: number, level: number) => NativeNoiseSuppressor;
+  /**
+   * One direction's SRTP transform: suite 0 (AES_CM_128_HMAC_SHA1_80), 1 (_32) or 2
+   * (AEAD_AES_128_GCM), the master key and salt, and whether to derive the session keys from
+   * them (false: they are the session key and salt, as RFC 7714's vectors give them).
+   */
+  SrtpContext: new (
+    suite: number,
+    key: Uint8Array,
+    salt: Uint8Array,
+    derive: boolean,
+  ) => NativeSrtpContext;
+  /** The RFC 3711 4.3.1 key derivation PRF's first `length` bytes for `label`. */
+  deriveSrtpKey(
+    masterKey: Uint8Array,
+    masterSalt: Uint8Array,
+    label: number,
+    length: number,
+  ): Buffer;
+}
+
+/**
+ * In-place SRTP and SRTCP on a Uint8Array. Each returns the packet's new length, or -1 (tag
+ * mismatch), -2 (replayed, or too old for the window), -3 (malformed), -4 (no room for the
+ * tag). Protect reads the packet from buffer[0, length) and needs room behind it.
+ */
+export interface NativeSrtpContext {
+  protectRtp(buffer: Uint8Array, length: number): number;
+  unprotectRtp(packet: Uint8Array): number;
+  protectRtcp(buffer: Uint8Array, length: number): number;
+  unprotectRtcp(packet: Uint8Array): number;
 }
 
 export interface NativeDatagramReader {
