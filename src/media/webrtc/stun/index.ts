@@ -7,6 +7,7 @@ export {
   readUnknownAttributes,
   STUN_ATTRIBUTE,
   STUN_ERROR_REASON,
+  UNDERSTOOD_IN_BINDING,
   uint32Value,
   uint64Value,
   type StunErrorCode,
