@@ -14,9 +14,11 @@ export interface HeadlessBrowser {
 /**
  * Chromium without a window, on a fresh profile, with every call home it makes by itself
  * (component updates, sync, field trials, QUIC probes) turned off: what it asks for is what
- * the page asked for.
+ * the page asked for. `args` adds switches, such as the fake microphone of WebRTC tests.
  */
-export async function launchHeadlessBrowser(): Promise<HeadlessBrowser> {
+export async function launchHeadlessBrowser(
+  options: { args?: readonly string[] } = {},
+): Promise<HeadlessBrowser> {
   const profile = await mkdtemp(join(tmpdir(), 'voxgate-chromium-'));
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -30,6 +32,7 @@ export async function launchHeadlessBrowser(): Promise<HeadlessBrowser> {
       '--disable-component-update',
       '--disable-sync',
       `--user-data-dir=${profile}`,
+      ...(options.args ?? []),
     ],
   });
   return {

@@ -9,6 +9,7 @@ import {
 import { SdpParseError } from './sdp-parse-error.js';
 import type { OutgoingStream } from './sdp-writer.js';
 import type { SessionDescription } from './session-description.js';
+import { answeredTransport } from './webrtc-transport.js';
 
 export interface AcceptedAudio {
   readonly ok: true;
@@ -49,6 +50,12 @@ export function readAnswerStreams(
     throw new SdpParseError(`the answer put ${stream.kind} where the offer had audio`);
   }
   if (stream.port === 0) return { ok: false, reason: 'the answer rejected the audio stream' };
+  if (ours.transport !== undefined && stream.protocol.toUpperCase() !== ours.protocol) {
+    throw new SdpParseError(
+      `the answer has ${stream.protocol} where the offer had ${ours.protocol}`,
+    );
+  }
+  const transport = ours.transport === undefined ? null : answeredTransport(stream);
   const codecs = ours.payloads.filter((payload) => codecOf(payload) !== null);
   const codec = stream.payloads.find((payload) => codecOf(payload) !== null);
   if (codec === undefined || !codecs.some((offeredCodec) => sameFormat(offeredCodec, codec))) {
@@ -71,6 +78,7 @@ export function readAnswerStreams(
       // What the peer will receive and send, narrowed to what we offered to do.
       direction: answerDirection(peerDirection(stream), ours.direction ?? 'sendrecv'),
       heldByPeer: isHeldByPeer(stream),
+      ...(transport === null ? {} : { transport }),
     },
   };
 }

@@ -1,31 +1,43 @@
 import type { PayloadFormat } from './session-description.js';
 
 /** The audio codecs the media plane can carry. */
-export type AudioCodec = 'PCMU' | 'PCMA' | 'L16/8000' | 'L16/16000';
+export type AudioCodec = 'PCMU' | 'PCMA' | 'L16/8000' | 'L16/16000' | 'opus';
 
 interface CodecFormat {
   readonly encoding: string;
   readonly clockRate: number;
+  readonly channels: number;
   /** The payload type voxgate puts in its own offers. */
   readonly offerPayloadType: number;
 }
 
 const CODEC_FORMATS: Readonly<Record<AudioCodec, CodecFormat>> = {
-  PCMU: { encoding: 'PCMU', clockRate: 8000, offerPayloadType: 0 },
-  PCMA: { encoding: 'PCMA', clockRate: 8000, offerPayloadType: 8 },
+  PCMU: { encoding: 'PCMU', clockRate: 8000, channels: 1, offerPayloadType: 0 },
+  PCMA: { encoding: 'PCMA', clockRate: 8000, channels: 1, offerPayloadType: 8 },
   // RFC 3551 4.5.11: L16 at 8 or 16 kHz has no static payload type; these are dynamic.
-  'L16/8000': { encoding: 'L16', clockRate: 8000, offerPayloadType: 97 },
-  'L16/16000': { encoding: 'L16', clockRate: 16000, offerPayloadType: 96 },
+  'L16/8000': { encoding: 'L16', clockRate: 8000, channels: 1, offerPayloadType: 97 },
+  'L16/16000': { encoding: 'L16', clockRate: 16000, channels: 1, offerPayloadType: 96 },
+  // RFC 7587 7: opus is always written opus/48000/2, whatever is sent; 111 as browsers use.
+  opus: { encoding: 'opus', clockRate: 48000, channels: 2, offerPayloadType: 111 },
 };
 
-export const AUDIO_CODECS: readonly AudioCodec[] = ['PCMU', 'PCMA', 'L16/8000', 'L16/16000'];
+export const AUDIO_CODECS: readonly AudioCodec[] = [
+  'PCMU',
+  'PCMA',
+  'L16/8000',
+  'L16/16000',
+  'opus',
+];
 export const DEFAULT_AUDIO_CODECS: readonly AudioCodec[] = ['PCMU', 'PCMA'];
+/** What a WebRTC leg offers and accepts by default: opus first, as browsers expect. */
+export const DEFAULT_WEBRTC_CODECS: readonly AudioCodec[] = ['opus', 'PCMU', 'PCMA'];
 
 export const TELEPHONE_EVENT = 'telephone-event';
 /** Payload types of telephone-event in voxgate's offers, by clock rate. */
 export const TELEPHONE_EVENT_PAYLOAD_TYPES: ReadonlyMap<number, number> = new Map([
   [8000, 101],
   [16000, 102],
+  [48000, 110],
 ]);
 /** RFC 4733 3.2: the DTMF events 0-9, *, #, A-D and flash. */
 export const SUPPORTED_EVENTS = { first: 0, last: 16 } as const;
@@ -36,18 +48,23 @@ export function codecPayload(codec: AudioCodec): PayloadFormat {
     payloadType: format.offerPayloadType,
     encoding: format.encoding,
     clockRate: format.clockRate,
-    channels: 1,
+    channels: format.channels,
     fmtp: null,
   };
 }
 
 /** The codec a payload format carries, or null when voxgate cannot serve it. */
 export function codecOf(payload: PayloadFormat): AudioCodec | null {
-  if (payload.channels !== 1) return null;
   const encoding = payload.encoding.toUpperCase();
   for (const codec of AUDIO_CODECS) {
     const format = CODEC_FORMATS[codec];
-    if (format.encoding === encoding && format.clockRate === payload.clockRate) return codec;
+    if (
+      format.encoding.toUpperCase() === encoding &&
+      format.clockRate === payload.clockRate &&
+      format.channels === payload.channels
+    ) {
+      return codec;
+    }
   }
   return null;
 }

@@ -1,6 +1,17 @@
-export { AUDIO_CODECS, DEFAULT_AUDIO_CODECS, type AudioCodec } from './audio-codecs.js';
+export {
+  AUDIO_CODECS,
+  DEFAULT_AUDIO_CODECS,
+  DEFAULT_WEBRTC_CODECS,
+  type AudioCodec,
+} from './audio-codecs.js';
+export {
+  formatCandidate,
+  hostCandidate,
+  parseCandidate,
+  type SdpCandidate,
+} from './ice-candidate.js';
 export { answerDirection, reverseDirection, type MediaDirection } from './media-direction.js';
-export type { NegotiatedAudio } from './negotiated-audio.js';
+export type { NegotiatedAudio, NegotiatedTransport } from './negotiated-audio.js';
 export type { RejectedOffer } from './sdp-answerer.js';
 export type { RejectedAudio } from './answer-reading.js';
 export { SdpParseError } from './sdp-parse-error.js';
@@ -11,6 +22,7 @@ export {
   type AnswerReading,
   type OfferOptions,
   type SdpSessionOptions,
+  type WebrtcSessionOptions,
 } from './sdp-session.js';
 export { sessionChanges, type SessionChange } from './session-change.js';
 export {
@@ -20,4 +32,7 @@ export {
   type PayloadFormat,
   type SdpOrigin,
   type SessionDescription,
+  type StreamTransport,
 } from './session-description.js';
+export type { DtlsFingerprint, DtlsSetup } from './transport-lines.js';
+export { isWebrtcProfile, WEBRTC_PROFILE } from './webrtc-transport.js';

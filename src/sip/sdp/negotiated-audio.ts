@@ -1,5 +1,20 @@
+import type { SdpCandidate } from './ice-candidate.js';
 import type { MediaDirection } from './media-direction.js';
+import type { DtlsFingerprint } from './transport-lines.js';
 import { isNullAddress, type MediaStream, type PayloadFormat } from './session-description.js';
+
+/** What a WebRTC exchange settled beside the audio: the peer's ICE and DTLS parameters. */
+export interface NegotiatedTransport {
+  readonly mid: string | null;
+  /** The peer's credentials: its ufrag is the second half of the USERNAME of its checks. */
+  readonly remoteIce: { readonly ufrag: string; readonly pwd: string };
+  readonly remoteIceLite: boolean;
+  readonly remoteCandidates: readonly SdpCandidate[];
+  /** What the peer's DTLS certificate must hash to (RFC 8122). */
+  readonly remoteFingerprints: readonly DtlsFingerprint[];
+  /** voxgate's DTLS role: client when its side is a=setup:active, server when passive. */
+  readonly dtlsRole: 'client' | 'server';
+}
 
 /** What an offer/answer exchange settled for the audio stream, seen from voxgate's side. */
 export interface NegotiatedAudio {
@@ -19,16 +34,22 @@ export interface NegotiatedAudio {
   readonly direction: MediaDirection;
   /** The peer does not want to receive: it sent sendonly, inactive or a null address. */
   readonly heldByPeer: boolean;
+  /**
+   * Present on a WebRTC stream. Media then goes where ICE nominates, not to the c= address.
+   */
+  readonly transport?: NegotiatedTransport;
 }
 
 export const DEFAULT_PTIME = 20;
 
 /**
  * The direction a peer means for a stream. RFC 3264 8.4: a c= address of 0.0.0.0 (RFC 2543
- * hold) says the peer does not want to receive, so sendrecv reads as sendonly.
+ * hold) says the peer does not want to receive, so sendrecv reads as sendonly. Not with ICE:
+ * there c= carries the default candidate, and RFC 8840 4.3.1 writes 0.0.0.0 (port 9) when
+ * there is none yet.
  */
 export function peerDirection(stream: MediaStream): MediaDirection {
-  if (!isNullAddress(stream.address)) return stream.direction;
+  if (!isNullAddress(stream.address) || stream.transport?.ice) return stream.direction;
   if (stream.direction === 'sendrecv') return 'sendonly';
   if (stream.direction === 'recvonly') return 'inactive';
   return stream.direction;

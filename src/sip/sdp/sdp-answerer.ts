@@ -8,6 +8,14 @@ import {
 } from './negotiated-audio.js';
 import type { OutgoingStream } from './sdp-writer.js';
 import type { MediaStream, PayloadFormat, SessionDescription } from './session-description.js';
+import {
+  answerSetup,
+  isWebrtcProfile,
+  negotiatedTransport,
+  outgoingTransport,
+  unusableTransport,
+  type LocalTransport,
+} from './webrtc-transport.js';
 
 /** What voxgate offers or accepts for its one audio stream. */
 export interface LocalAudio {
@@ -18,12 +26,16 @@ export interface LocalAudio {
   readonly ptime: number;
   /** What voxgate wants: sendrecv normally, sendonly to hold the peer. */
   readonly direction: MediaDirection;
+  /** Set on a WebRTC leg: it then takes only WebRTC profiles, with ICE, DTLS and rtcp-mux. */
+  readonly transport?: LocalTransport;
 }
 
 export interface AcceptedAnswer {
   readonly ok: true;
   readonly streams: readonly OutgoingStream[];
   readonly audio: NegotiatedAudio;
+  /** RFC 8843 7.3: the answer's BUNDLE group holds the accepted mid, if the offer's did. */
+  readonly bundle: readonly string[] | null;
 }
 
 /** RFC 3261 21.4.26 / RFC 3264 6: an offer none of whose media voxgate can take: answer 488. */
@@ -45,6 +57,7 @@ function rejected(stream: MediaStream): OutgoingStream {
     payloads: [],
     ptime: null,
     direction: null,
+    ...(stream.transport === undefined ? {} : { mid: stream.transport.mid }),
   };
 }
 
@@ -65,22 +78,34 @@ function pickCodec(stream: MediaStream, local: LocalAudio): PayloadFormat | null
   return null;
 }
 
-function isServable(stream: MediaStream): boolean {
-  return stream.kind === 'audio' && stream.port !== 0 && stream.protocol === AUDIO_PROFILE;
+function isServable(stream: MediaStream, local: LocalAudio): boolean {
+  if (stream.kind !== 'audio' || stream.port === 0) return false;
+  return local.transport ? isWebrtcProfile(stream.protocol) : stream.protocol === AUDIO_PROFILE;
+}
+
+function webrtcSide(stream: MediaStream, local: LocalTransport) {
+  const setup = answerSetup(stream.transport?.setup ?? null);
+  return {
+    outgoing: { mid: stream.transport?.mid ?? null, transport: outgoingTransport(local, setup) },
+    transport: negotiatedTransport(stream.transport!, setup),
+  };
 }
 
 function acceptAudio(stream: MediaStream, codec: PayloadFormat, local: LocalAudio) {
   const event = local.telephoneEvent ? pickTelephoneEvent(stream, codec) : null;
   const direction = answerDirection(peerDirection(stream), local.direction);
   const payloads = event === null ? [codec] : [codec, event];
+  const webrtc = local.transport ? webrtcSide(stream, local.transport) : null;
   const outgoing: OutgoingStream = {
     kind: 'audio',
     port: local.port,
-    protocol: AUDIO_PROFILE,
+    // RFC 8829 5.3.1: the answer takes the offer's profile.
+    protocol: stream.protocol,
     formats: payloads.map((p) => String(p.payloadType)),
     payloads,
     ptime: local.ptime,
     direction,
+    ...webrtc?.outgoing,
   };
   const audio: NegotiatedAudio = {
     streamIndex: stream.index,
@@ -92,13 +117,15 @@ function acceptAudio(stream: MediaStream, codec: PayloadFormat, local: LocalAudi
     ptime: stream.ptime ?? DEFAULT_PTIME,
     direction,
     heldByPeer: isHeldByPeer(stream),
+    ...(webrtc === null ? {} : { transport: webrtc.transport }),
   };
   return { outgoing, audio };
 }
 
 /**
  * Answers an offer (RFC 3264 6): accepts the first audio stream with a codec voxgate serves,
- * rejects every other stream with port 0, and fails with 488 when no audio stream is left.
+ * rejects every other stream with port 0, and fails with 488 when no audio stream is left. A
+ * WebRTC leg (local.transport) takes only WebRTC audio with ICE, DTLS and rtcp-mux.
  */
 export function answerStreams(
   offer: SessionDescription,
@@ -106,10 +133,17 @@ export function answerStreams(
 ): AcceptedAnswer | RejectedOffer {
   let audio: NegotiatedAudio | null = null;
   let sawAudio = false;
+  let transportProblem: string | null = null;
   const streams: OutgoingStream[] = [];
   for (const stream of offer.streams) {
-    const codec = audio === null && isServable(stream) ? pickCodec(stream, local) : null;
-    sawAudio ||= audio === null && isServable(stream);
+    const servable = audio === null && isServable(stream, local);
+    sawAudio ||= servable;
+    let codec = servable ? pickCodec(stream, local) : null;
+    const problem = codec !== null && local.transport ? unusableTransport(stream) : null;
+    if (problem !== null) {
+      transportProblem ??= problem;
+      codec = null;
+    }
     if (codec === null) {
       streams.push(rejected(stream));
       continue;
@@ -119,10 +153,15 @@ export function answerStreams(
     streams.push(accepted.outgoing);
   }
   if (audio === null) {
-    const reason = sawAudio
-      ? `no common audio codec (voxgate serves ${local.codecs.join(', ')})`
-      : 'the offer has no RTP/AVP audio stream';
+    const profile = local.transport ? 'WebRTC (UDP/TLS/RTP/SAVPF)' : 'RTP/AVP';
+    const reason =
+      transportProblem ??
+      (sawAudio
+        ? `no common audio codec (voxgate serves ${local.codecs.join(', ')})`
+        : `the offer has no ${profile} audio stream`);
     return { ok: false, status: 488, reason };
   }
-  return { ok: true, streams, audio };
+  const mid = audio.transport?.mid ?? null;
+  const bundle = mid !== null && offer.bundle?.includes(mid) ? [mid] : null;
+  return { ok: true, streams, audio, bundle };
 }

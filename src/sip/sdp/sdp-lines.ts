@@ -1,6 +1,11 @@
 import { isMediaDirection, type MediaDirection } from './media-direction.js';
 import type { SdpOrigin } from './session-description.js';
 import { SdpParseError } from './sdp-parse-error.js';
+import {
+  emptyTransportLines,
+  readTransportAttribute,
+  type TransportLines,
+} from './transport-lines.js';
 
 const TYPED_LINE = /^([a-z])=(.*)$/;
 const ORIGIN = /^(\S+) (\d+) (\d+) IN (IP4|IP6) (\S+)$/;
@@ -34,6 +39,8 @@ export interface SdpMediaLines {
   rtcpPort: number | null;
   ptime: number | null;
   direction: MediaDirection | null;
+  /** ICE, DTLS, mid and rtcp-mux attributes of the section. */
+  readonly transport: TransportLines;
 }
 
 /** An SDP body's lines, checked and read in one pass. */
@@ -43,6 +50,8 @@ export interface SdpLines {
   /** The session-level c= address and direction attribute, null when absent. */
   readonly address: string | null;
   readonly direction: MediaDirection | null;
+  /** Session-level transport attributes (a=group, a=ice-lite, ICE and DTLS defaults). */
+  readonly transport: TransportLines;
   readonly media: readonly SdpMediaLines[];
 }
 
@@ -75,6 +84,7 @@ function readMedia(value: string, line: number): SdpMediaLines {
     rtcpPort: null,
     ptime: null,
     direction: null,
+    transport: emptyTransportLines(),
   };
 }
 
@@ -142,6 +152,7 @@ export function readSdpLines(text: string): SdpLines {
   let name = '';
   let address: string | null = null;
   let direction: MediaDirection | null = null;
+  const transport = emptyTransportLines();
   const media: SdpMediaLines[] = [];
   let current: SdpMediaLines | null = null;
   for (let index = 1; index < lines.length; index++) {
@@ -178,11 +189,13 @@ export function readSdpLines(text: string): SdpLines {
         if (isMediaDirection(flag)) {
           if (current === null) direction = flag;
           else current.direction = flag;
-        } else readAttribute(value, line, current);
+        } else if (!readTransportAttribute(value, line, current?.transport ?? transport)) {
+          readAttribute(value, line, current);
+        }
         break;
       }
     }
   }
   if (origin === null) throw new SdpParseError('SDP has no o= line');
-  return { origin, name, address, direction, media };
+  return { origin, name, address, direction, transport, media };
 }

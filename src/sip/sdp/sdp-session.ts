@@ -4,6 +4,7 @@ import { readAnswerStreams, type RejectedAudio } from './answer-reading.js';
 import {
   codecPayload,
   DEFAULT_AUDIO_CODECS,
+  DEFAULT_WEBRTC_CODECS,
   SUPPORTED_EVENTS,
   TELEPHONE_EVENT,
   TELEPHONE_EVENT_PAYLOAD_TYPES,
@@ -14,6 +15,16 @@ import { DEFAULT_PTIME, type NegotiatedAudio } from './negotiated-audio.js';
 import { SdpParseError } from './sdp-parse-error.js';
 import { writeSessionDescription, type OutgoingOrigin, type OutgoingStream } from './sdp-writer.js';
 import { parseSessionDescription, type SessionDescription } from './session-description.js';
+import { hostCandidate } from './ice-candidate.js';
+import type { DtlsFingerprint } from './transport-lines.js';
+import { outgoingTransport, WEBRTC_PROFILE, type LocalTransport } from './webrtc-transport.js';
+
+/** What makes a session a WebRTC one: voxgate's ICE credentials and DTLS fingerprint. */
+export interface WebrtcSessionOptions {
+  readonly ice: { readonly ufrag: string; readonly pwd: string };
+  /** The hash of the DTLS certificate the media side will present. */
+  readonly fingerprint: DtlsFingerprint;
+}
 
 export interface SdpSessionOptions {
   /** Address put in o= and c= (VOXGATE_PUBLIC_HOST). */
@@ -28,6 +39,12 @@ export interface SdpSessionOptions {
   /** The o= sess-id; a random one by default. */
   readonly sessionId?: string;
   readonly username?: string;
+  /**
+   * Makes this a WebRTC leg's session (a browser over WS/WSS): offers and answers carry
+   * UDP/TLS/RTP/SAVPF with ICE-lite, DTLS-SRTP, BUNDLE and rtcp-mux; the codecs then default
+   * to opus, PCMU and PCMA. The address must then be an IP address: it is the host candidate.
+   */
+  readonly webrtc?: WebrtcSessionOptions;
 }
 
 export interface OfferOptions {
@@ -48,6 +65,28 @@ export interface AcceptedOffer {
 export type AnswerOutcome = AcceptedOffer | RejectedOffer;
 export type AnswerReading = { readonly ok: true; readonly audio: NegotiatedAudio } | RejectedAudio;
 
+/** The mid of voxgate's one audio stream in its own offers. */
+const OFFER_MID = '0';
+const FINGERPRINT_VALUE = /^(?:[0-9A-F]{2}:)*[0-9A-F]{2}$/;
+
+function checkFingerprint(fingerprint: DtlsFingerprint): void {
+  if (!/^[a-z0-9-]+$/.test(fingerprint.algorithm) || !FINGERPRINT_VALUE.test(fingerprint.value)) {
+    throw new RangeError(
+      `Expected a fingerprint such as sha-256 with colon-separated upper-case hex but received "${fingerprint.algorithm} ${fingerprint.value}"`,
+    );
+  }
+}
+
+function localTransport(options: WebrtcSessionOptions, address: string, port: number) {
+  checkFingerprint(options.fingerprint);
+  const transport: LocalTransport = {
+    ice: options.ice,
+    fingerprint: options.fingerprint,
+    candidates: [hostCandidate(address, port)],
+  };
+  return transport;
+}
+
 function checkPort(port: number): void {
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new RangeError(`Expected an integer between 1 and 65535 for port but received ${port}`);
@@ -65,6 +104,7 @@ export class SdpSession {
   private local: LocalAudio;
   private pendingOffer: readonly OutgoingStream[] | null = null;
   private negotiated: NegotiatedAudio | null = null;
+  private readonly webrtc: WebrtcSessionOptions | null;
 
   constructor(options: SdpSessionOptions) {
     checkPort(options.port);
@@ -74,12 +114,17 @@ export class SdpSession {
     }
     this.origin = { username: options.username ?? 'voxgate', sessionId, address: options.address };
     this.version = Number(sessionId) % 1_000_000;
+    this.webrtc = options.webrtc ?? null;
+    const defaultCodecs = this.webrtc ? DEFAULT_WEBRTC_CODECS : DEFAULT_AUDIO_CODECS;
     this.local = {
       port: options.port,
-      codecs: options.codecs ?? DEFAULT_AUDIO_CODECS,
+      codecs: options.codecs ?? defaultCodecs,
       telephoneEvent: options.telephoneEvent ?? true,
       ptime: options.ptime ?? DEFAULT_PTIME,
       direction: 'sendrecv',
+      ...(this.webrtc && {
+        transport: localTransport(this.webrtc, options.address, options.port),
+      }),
     };
   }
 
@@ -96,10 +141,12 @@ export class SdpSession {
   /** Makes an offer (or a re-offer, for hold, resume or a port change). */
   createOffer(options: OfferOptions = {}): string {
     if (options.port !== undefined) checkPort(options.port);
+    const port = options.port ?? this.local.port;
     this.local = {
       ...this.local,
-      port: options.port ?? this.local.port,
+      port,
       direction: options.direction ?? 'sendrecv',
+      ...(this.webrtc && { transport: localTransport(this.webrtc, this.origin.address, port) }),
     };
     const payloads = this.local.codecs.map(codecPayload);
     if (this.local.telephoneEvent) {
@@ -113,14 +160,19 @@ export class SdpSession {
     const stream: OutgoingStream = {
       kind: 'audio',
       port: this.local.port,
-      protocol: 'RTP/AVP',
+      protocol: this.local.transport ? WEBRTC_PROFILE : 'RTP/AVP',
       formats: payloads.map((payload) => String(payload.payloadType)),
       payloads,
       ptime: this.local.ptime,
       direction: this.local.direction,
+      // RFC 8842 5.3: the offerer MUST use actpass.
+      ...(this.local.transport && {
+        mid: OFFER_MID,
+        transport: outgoingTransport(this.local.transport, 'actpass'),
+      }),
     };
     this.pendingOffer = [stream];
-    return this.write([stream]);
+    return this.write([stream], this.local.transport ? [OFFER_MID] : null);
   }
 
   /**
@@ -145,14 +197,17 @@ export class SdpSession {
     const outcome = answerStreams(offer, { ...this.local, direction });
     if (!outcome.ok) return outcome;
     this.negotiated = outcome.audio;
-    return { ok: true, sdp: this.write(outcome.streams), offer, audio: outcome.audio };
+    const sdp = this.write(outcome.streams, outcome.bundle);
+    return { ok: true, sdp, offer, audio: outcome.audio };
   }
 
-  private write(streams: readonly OutgoingStream[]): string {
+  private write(streams: readonly OutgoingStream[], bundle: readonly string[] | null): string {
     const sdp = writeSessionDescription({
       origin: { ...this.origin, sessionVersion: this.version },
       address: this.origin.address,
       streams,
+      bundle,
+      iceLite: this.webrtc !== null,
     });
     // RFC 3264 8: each new SDP of the session carries the previous version plus one.
     this.version += 1;

@@ -1,6 +1,8 @@
 import type { MediaDirection } from './media-direction.js';
 import { SdpParseError } from './sdp-parse-error.js';
-import { readSdpLines, type SdpMediaLines } from './sdp-lines.js';
+import { readSdpLines, type SdpLines, type SdpMediaLines } from './sdp-lines.js';
+import type { SdpCandidate } from './ice-candidate.js';
+import type { DtlsFingerprint, DtlsSetup } from './transport-lines.js';
 
 /** One RTP payload format of a media stream: its number, rtpmap and fmtp. */
 export interface PayloadFormat {
@@ -11,6 +13,24 @@ export interface PayloadFormat {
   readonly clockRate: number;
   readonly channels: number;
   readonly fmtp: string | null;
+}
+
+/**
+ * The WebRTC transport of a stream (RFC 8839 ICE, RFC 8842 DTLS, RFC 8843 BUNDLE, RFC 5761
+ * rtcp-mux), with session-level values applied where the section has none.
+ */
+export interface StreamTransport {
+  readonly mid: string | null;
+  readonly rtcpMux: boolean;
+  /** The peer's ICE ufrag and pwd; null when the stream has no ICE. */
+  readonly ice: { readonly ufrag: string; readonly pwd: string } | null;
+  readonly iceOptions: readonly string[];
+  /** The peer is an ICE-lite agent (a=ice-lite). */
+  readonly iceLite: boolean;
+  readonly candidates: readonly SdpCandidate[];
+  readonly endOfCandidates: boolean;
+  readonly fingerprints: readonly DtlsFingerprint[];
+  readonly setup: DtlsSetup | null;
 }
 
 /** One m= section, with the session-level defaults (c=, direction) applied. */
@@ -32,6 +52,8 @@ export interface MediaStream {
   readonly rtcpPort: number;
   readonly ptime: number | null;
   readonly direction: MediaDirection;
+  /** Present when the section or the session carries any WebRTC transport attribute. */
+  readonly transport?: StreamTransport;
 }
 
 export interface SdpOrigin {
@@ -46,6 +68,8 @@ export interface SessionDescription {
   readonly origin: SdpOrigin;
   readonly name: string;
   readonly streams: readonly MediaStream[];
+  /** The mids of the first a=group:BUNDLE (RFC 8843), null when there is none. */
+  readonly bundle: readonly string[] | null;
 }
 
 /** RFC 3551 table 4: static payload types a peer may use without an rtpmap. */
@@ -79,6 +103,33 @@ function readPayloads(media: SdpMediaLines): PayloadFormat[] {
   });
 }
 
+function streamTransport(
+  lines: SdpLines,
+  media: SdpMediaLines,
+  index: number,
+): StreamTransport | undefined {
+  const session = lines.transport;
+  const own = media.transport;
+  if (!own.seen && !session.seen) return undefined;
+  const ufrag = own.iceUfrag ?? session.iceUfrag;
+  const pwd = own.icePwd ?? session.icePwd;
+  // RFC 8839 5.4: ice-ufrag and ice-pwd come together.
+  if ((ufrag === null) !== (pwd === null)) {
+    throw new SdpParseError(`media stream ${index + 1} has only one of a=ice-ufrag and a=ice-pwd`);
+  }
+  return {
+    mid: own.mid,
+    rtcpMux: own.rtcpMux,
+    ice: ufrag === null || pwd === null ? null : { ufrag, pwd },
+    iceOptions: own.iceOptions.length > 0 ? own.iceOptions : session.iceOptions,
+    iceLite: session.iceLite || own.iceLite,
+    candidates: own.candidates,
+    endOfCandidates: own.endOfCandidates || session.endOfCandidates,
+    fingerprints: own.fingerprints.length > 0 ? own.fingerprints : session.fingerprints,
+    setup: own.setup ?? session.setup,
+  };
+}
+
 /**
  * Reads an SDP body (RFC 4566). Every line is checked, so that a broken body fails with an
  * SdpParseError naming the line, rather than being read leniently into something else.
@@ -92,6 +143,7 @@ export function parseSessionDescription(text: string): SessionDescription {
     if (address === null) {
       throw new SdpParseError(`media stream ${index + 1} has no connection (c=) line`);
     }
+    const transport = streamTransport(lines, media, index);
     return {
       index,
       kind: media.kind,
@@ -103,7 +155,9 @@ export function parseSessionDescription(text: string): SessionDescription {
       rtcpPort: media.rtcpPort ?? media.port + 1,
       ptime: media.ptime,
       direction: media.direction ?? lines.direction ?? 'sendrecv',
+      ...(transport === undefined ? {} : { transport }),
     };
   });
-  return { origin: lines.origin, name: lines.name, streams };
+  const bundle = lines.transport.groups.find((group) => group.semantics === 'BUNDLE');
+  return { origin: lines.origin, name: lines.name, streams, bundle: bundle?.mids ?? null };
 }
