@@ -140,12 +140,27 @@ describe('RFC 7714 section 16: AEAD_AES_128_GCM', () => {
   });
 
   it('derives GCM session keys from a 12-byte master salt zero-padded at its end', () => {
-    // RFC 7714 has no key derivation vector; this is the SRTP session salt libsrtp's
-    // convention gives for master key 00..0f and master salt 40..4b (label 2 in byte 7).
+    // RFC 7714 has no key derivation vector. RFC 3711 4.3.1 and 4.3.3, written out here with
+    // node:crypto: x = label (at byte 7) XOR the salt, zero-padded to 14 bytes; the session
+    // salt is the start of AES-CM(master key, IV = x * 2^16).
     const masterKey = hex('000102030405060708090a0b0c0d0e0f');
     const masterSalt = hex('404142434445464748494a4b');
-    expect(deriveSrtpKey(masterKey, masterSalt, SrtpLabel.rtpSalt, 12).toString('hex')).toBe(
-      '1fcd5d561e66dc49ec1c3ccb',
+    const x = Buffer.concat([masterSalt, Buffer.alloc(2)]);
+    x[7]! ^= SrtpLabel.rtpSalt;
+    const iv = Buffer.concat([x, Buffer.alloc(2)]);
+    const cipher = createCipheriv('aes-128-ctr', masterKey, iv);
+    const expected = cipher.update(Buffer.alloc(12));
+    expect(deriveSrtpKey(masterKey, masterSalt, SrtpLabel.rtpSalt, 12)).toEqual(expected);
+    // And not the salt an unpadded (or start-padded) 12-byte salt would give.
+    const shifted = Buffer.concat([Buffer.alloc(2), masterSalt]);
+    shifted[7]! ^= SrtpLabel.rtpSalt;
+    const wrong = createCipheriv(
+      'aes-128-ctr',
+      masterKey,
+      Buffer.concat([shifted, Buffer.alloc(2)]),
+    );
+    expect(deriveSrtpKey(masterKey, masterSalt, SrtpLabel.rtpSalt, 12)).not.toEqual(
+      wrong.update(Buffer.alloc(12)),
     );
   });
 });
