@@ -10,7 +10,9 @@
         "src/noise-suppressor.cc",
         "src/socket-options.cc",
         "src/datagram-reader.cc",
-        "src/scheduling.cc"
+        "src/scheduling.cc",
+        "src/dtls.cc",
+        "src/dtls-certificate.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],

@@ -1,10 +1,12 @@
-// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; and what Node
+// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; what Node
 // lacks for sockets and threads: a socket option, a reader of many UDP sockets, a scheduling
-// call. Arguments are checked by the TypeScript wrappers (src/media/codec, src/media/net,
+// call; and DTLS-SRTP over the OpenSSL Node embeds (src/media/dtls). Arguments are checked by the TypeScript wrappers (src/media/codec, src/media/net,
 // src/realtime-priority.ts); this side trusts them.
 #include <napi.h>
 
 #include "datagram-reader.h"
+#include "dtls-certificate.h"
+#include "dtls.h"
 #include "frame.h"
 #include "g711.h"
 #include "noise-suppressor.h"
@@ -30,6 +32,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setSendBuffer", Napi::Function::New<SetSendBuffer>(env, "setSendBuffer"));
   exports.Set("DatagramReader", DatagramReader::Define(env));
   exports.Set("setRoundRobin", Napi::Function::New<SetRoundRobin>(env, "setRoundRobin"));
+  exports.Set("generateDtlsCertificate",
+              Napi::Function::New<GenerateDtlsCertificate>(env, "generateDtlsCertificate"));
+  exports.Set("DtlsContext", DtlsContext::Define(env));
+  exports.Set("DtlsEndpoint", DtlsEndpoint::Define(env));
   return exports;
 }
 
