@@ -64,14 +64,14 @@ int BioRead(BIO* bio, char* out, int size) {
   return -1;
 }
 
-// What the DTLS code asks of a datagram BIO. Writes between two flushes are packed into one
-// datagram (OpenSSL keeps each datagram under the MTU by asking how much is pending).
+// What the DTLS code asks of a datagram BIO. OpenSSL sizes each record to fit what it is told
+// is pending under the MTU; records are packed into datagrams up to the MTU.
 long BioCtrl(BIO* bio, int cmd, long /*num*/, void* /*ptr*/) {
   DtlsEndpoint* endpoint = EndpointOf(bio);
   if (endpoint == nullptr) return 0;
   switch (cmd) {
     case BIO_CTRL_FLUSH:
-      endpoint->FlushOutput();
+      endpoint->MarkFlushed();
       return 1;
     case BIO_CTRL_WPENDING:
       return static_cast<long>(endpoint->OutputPending());
@@ -247,10 +247,13 @@ int DtlsEndpoint::ReadInput(char* out, int size) {
 }
 
 void DtlsEndpoint::WriteOutput(const char* data, int size) {
+  if (pending_.size() + static_cast<size_t>(size) > static_cast<size_t>(mtu_)) EndDatagram();
   pending_.append(data, static_cast<size_t>(size));
+  flushed_ = false;
 }
 
-void DtlsEndpoint::FlushOutput() {
+void DtlsEndpoint::EndDatagram() {
+  flushed_ = false;
   if (pending_.empty()) return;
   output_.push_back(std::move(pending_));
   pending_.clear();
@@ -334,7 +337,7 @@ void DtlsEndpoint::Fail(int ssl_error) {
 }
 
 Napi::Array DtlsEndpoint::TakeOutput(Napi::Env env) {
-  FlushOutput();
+  EndDatagram();
   auto out = Napi::Array::New(env, output_.size());
   for (size_t i = 0; i < output_.size(); i++) {
     out.Set(static_cast<uint32_t>(i),

@@ -45,9 +45,9 @@ class DtlsEndpoint : public Napi::ObjectWrap<DtlsEndpoint> {
   // The BIO's side: the datagram being fed, and datagrams written.
   int ReadInput(char* out, int size);
   void WriteOutput(const char* data, int size);
-  void FlushOutput();
+  void MarkFlushed() { flushed_ = true; }
   size_t InputPending() const { return input_size_; }
-  size_t OutputPending() const { return pending_.size(); }
+  size_t OutputPending() const { return flushed_ ? 0 : pending_.size(); }
   int mtu() const { return mtu_; }
 
   // Callbacks from OpenSSL (static trampolines in dtls.cc).
@@ -70,6 +70,7 @@ class DtlsEndpoint : public Napi::ObjectWrap<DtlsEndpoint> {
   bool Live() const;
   void Drive();
   void Fail(int ssl_error);
+  void EndDatagram();
   Napi::Array TakeOutput(Napi::Env env);
   void Release();
 
@@ -89,10 +90,13 @@ class DtlsEndpoint : public Napi::ObjectWrap<DtlsEndpoint> {
   bool fatal_alert_received_ = false;
   std::string alert_sent_;
   // Input: the one datagram being fed. Output: finished datagrams and the one being filled.
+  // A flush only tells OpenSSL that the next record starts a datagram: records are packed up
+  // to the MTU all the same (OpenSSL flushes after every message it retransmits).
   const char* input_ = nullptr;
   size_t input_size_ = 0;
   std::vector<std::string> output_;
   std::string pending_;
+  bool flushed_ = false;
 };
 
 }  // namespace voxgate

@@ -2,6 +2,7 @@ import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/sc
 import { checkIntegerInRange, checkUint8Array } from '../codec/argument-checks.js';
 import { addon, NativeDtlsState, type NativeDtlsEndpoint } from '../codec/native-addon.js';
 import type { DtlsContext } from './dtls-context.js';
+import { isWellFormedDtlsDatagram } from './dtls-records.js';
 import { DEFAULT_DTLS_HANDSHAKE_TIMEOUT_MS } from './dtls-settings.js';
 import {
   fingerprintCheck,
@@ -59,6 +60,8 @@ export type DtlsEndpointState = 'new' | 'handshaking' | 'connected' | 'failed' |
 
 export interface DtlsEndpointCounters {
   datagramsIn: number;
+  /** Datagrams dropped unread: a record in them is not well formed. */
+  malformed: number;
   datagramsOut: number;
   /** Datagrams sent again because a flight's timer ran out. */
   retransmitted: number;
@@ -78,7 +81,12 @@ const DEFAULT_MTU = 1200;
  */
 export class DtlsEndpoint {
   readonly role: DtlsRole;
-  readonly counters: DtlsEndpointCounters = { datagramsIn: 0, datagramsOut: 0, retransmitted: 0 };
+  readonly counters: DtlsEndpointCounters = {
+    datagramsIn: 0,
+    malformed: 0,
+    datagramsOut: 0,
+    retransmitted: 0,
+  };
   private native: NativeDtlsEndpoint | null;
   private readonly listener: DtlsListener;
   private readonly scheduler: Scheduler;
@@ -146,6 +154,10 @@ export class DtlsEndpoint {
     if (this.current === 'new') this.start();
     if (this.native === null) return;
     this.counters.datagramsIn++;
+    if (!isWellFormedDtlsDatagram(datagram)) {
+      this.counters.malformed++;
+      return;
+    }
     this.afterNative(this.native.feed(datagram), false);
   }
 
