@@ -12,6 +12,7 @@
         "src/datagram-reader.cc",
         "src/scheduling.cc",
         "src/dtls.cc",
+        "src/dtls-context.cc",
         "src/dtls-certificate.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

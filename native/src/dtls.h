@@ -11,6 +11,9 @@
 
 namespace voxgate {
 
+// `what`, and the reason of OpenSSL's last error if there is one; clears OpenSSL's errors.
+std::string OpenSslErrorText(const char* what);
+
 // One per thread: the certificate and key, cipher list and SRTP profiles every endpoint of the
 // thread uses.
 class DtlsContext : public Napi::ObjectWrap<DtlsContext> {
@@ -49,6 +52,10 @@ class DtlsEndpoint : public Napi::ObjectWrap<DtlsEndpoint> {
   size_t InputPending() const { return input_size_; }
   size_t OutputPending() const { return flushed_ ? 0 : pending_.size(); }
   int mtu() const { return mtu_; }
+
+  // The SSL_CTX's certificate verification: the peer's certificate against the fingerprints
+  // of the endpoint whose handshake it is.
+  static int VerifyCallback(X509_STORE_CTX* store, void* arg);
 
   // Callbacks from OpenSSL (static trampolines in dtls.cc).
   int VerifyPeer(X509_STORE_CTX* store);
