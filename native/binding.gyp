@@ -12,7 +12,10 @@
         "src/datagram-reader.cc",
         "src/scheduling.cc",
         "src/srtp.cc",
-        "src/srtp-context.cc"
+        "src/srtp-context.cc",
+        "src/dtls.cc",
+        "src/dtls-context.cc",
+        "src/dtls-certificate.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],

@@ -1,11 +1,14 @@
 // voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; the SRTP and
-// SRTCP transform on Node's own OpenSSL; and what Node lacks for sockets and threads: a socket
-// option, a reader of many UDP sockets, a scheduling call. Arguments are checked by the
-// TypeScript wrappers (src/media/codec, src/media/net, src/media/srtp,
+// SRTCP transform and DTLS-SRTP, both on the OpenSSL Node embeds; and what Node lacks for
+// sockets and threads: a socket option, a reader of many UDP sockets, a scheduling call.
+// Arguments are checked by the TypeScript wrappers (src/media/codec, src/media/net,
+// src/media/srtp, src/media/dtls,
 // src/realtime-priority.ts); this side trusts them.
 #include <napi.h>
 
 #include "datagram-reader.h"
+#include "dtls-certificate.h"
+#include "dtls.h"
 #include "frame.h"
 #include "g711.h"
 #include "noise-suppressor.h"
@@ -34,6 +37,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("SrtpContext", SrtpContext::Define(env));
   exports.Set("deriveSrtpKey", Napi::Function::New<DeriveSrtpKeyJs>(env, "deriveSrtpKey"));
   exports.Set("setRoundRobin", Napi::Function::New<SetRoundRobin>(env, "setRoundRobin"));
+  exports.Set("generateDtlsCertificate",
+              Napi::Function::New<GenerateDtlsCertificate>(env, "generateDtlsCertificate"));
+  exports.Set("DtlsContext", DtlsContext::Define(env));
+  exports.Set("DtlsEndpoint", DtlsEndpoint::Define(env));
   return exports;
 }
 

@@ -89,5 +89,59 @@ for (let round = 0; round < Math.ceil(ROUNDS / 20); round++) {
   if (round % 2 === 0) reader.close();
 }
 sender.close();
+
+// DTLS: certificates made, contexts and endpoints made and dropped; handshakes completed,
+// failed on a fingerprint mismatch, and abandoned half-way, some freed, some left to the GC.
+const hex = (fingerprint) => Buffer.from(fingerprint.replace(/:/g, ''), 'hex');
+const { X509Certificate } = await import('node:crypto');
+const PROFILES = 'SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80';
+const CIPHERS = 'ECDHE-ECDSA-AES128-GCM-SHA256';
+function dtlsPair(a, b, contextA, contextB, wrongFingerprint) {
+  const digestA = hex(new X509Certificate(a.cert).fingerprint256);
+  const digestB = wrongFingerprint
+    ? Buffer.alloc(32)
+    : hex(new X509Certificate(b.cert).fingerprint256);
+  const client = new addon.DtlsEndpoint(contextA, false, 1200, 1000, 'SHA256', [digestB]);
+  const server = new addon.DtlsEndpoint(contextB, true, 1200, 1000, 'SHA256', [digestA]);
+  return { client, server };
+}
+function run(client, server, flights) {
+  let toServer = client.start();
+  let toClient = [];
+  for (let i = 0; i < flights && (toServer.length || toClient.length); i++) {
+    const next = [];
+    for (const d of toServer) next.push(...server.feed(d));
+    toServer = [];
+    for (const d of toClient) toServer.push(...client.feed(d));
+    toClient = next;
+  }
+}
+for (let round = 0; round < Math.ceil(ROUNDS / 10); round++) {
+  const a = addon.generateDtlsCertificate('voxgate', 30);
+  const b = addon.generateDtlsCertificate('peer', 30);
+  const contextA = new addon.DtlsContext(a.cert, a.key, CIPHERS, PROFILES);
+  const contextB = new addon.DtlsContext(b.cert, b.key, CIPHERS, PROFILES);
+  const done = dtlsPair(a, b, contextA, contextB, false);
+  run(done.client, done.server, 10);
+  done.client.exportKeyingMaterial('EXTRACTOR-dtls_srtp', 56);
+  done.server.srtpProfile();
+  for (const d of done.client.close()) done.server.feed(d);
+  done.client.free();
+  const refused = dtlsPair(a, b, contextA, contextB, true);
+  run(refused.client, refused.server, 10);
+  refused.client.reason();
+  refused.server.free();
+  const abandoned = dtlsPair(a, b, contextA, contextB, false);
+  run(abandoned.client, abandoned.server, 1);
+  abandoned.client.timeoutMs();
+  abandoned.client.handleTimeout();
+  abandoned.server.feed(Buffer.from([22, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 1]));
+  try {
+    new addon.DtlsContext(a.cert, b.key, CIPHERS, PROFILES);
+  } catch {
+    // A key of another certificate: refused, and nothing kept.
+  }
+  if (round % 5 === 4 && globalThis.gc) globalThis.gc();
+}
 if (globalThis.gc) globalThis.gc();
 console.log(`leak-check: ${ROUNDS} rounds done`);

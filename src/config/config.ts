@@ -6,6 +6,11 @@ import { parseRedisTarget } from '../state/redis-target.js';
 import { parseSecretKey } from '../state/secret-box.js';
 import type { AccountLimits } from '../state/records.js';
 import { OUTBOUND_PROFILES, type OutboundProfile } from '../core/address-policy.js';
+import {
+  DtlsSettingError,
+  readDtlsSettings,
+  type DtlsSettings,
+} from '../media/dtls/dtls-settings.js';
 
 /**
  * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
@@ -49,6 +54,8 @@ export interface Config {
   rtpHost: string;
   /** Media worker threads (VOXGATE_MEDIA_WORKERS, default one less than the cores, at least 1). */
   mediaWorkers: number;
+  /** WebRTC's DTLS-SRTP: the certificate files and handshake timeout (media/dtls/dtls-settings.ts). */
+  dtls: DtlsSettings;
   /** SCHED_RR priority for every thread of the process (1-99); null leaves scheduling alone. */
   realtimePriority: number | null;
   publicHost: string;
@@ -406,6 +413,16 @@ function smppCarriers(env: Env, name: string): SmppCarrier[] {
   }
 }
 
+function dtls(env: Env): DtlsSettings {
+  try {
+    return readDtlsSettings(env);
+  } catch (error) {
+    if (error instanceof DtlsSettingError)
+      throw new ConfigError(error.variable, error.rule, error.value);
+    throw error;
+  }
+}
+
 function readableFile(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -549,6 +566,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     rtpHost: host(env, 'VOXGATE_RTP_HOST', host(env, 'VOXGATE_SIP_HOST', httpHost)),
     mediaWorkers: whole(env, 'VOXGATE_MEDIA_WORKERS', Math.max(1, availableParallelism() - 1), 1),
+    dtls: dtls(env),
     realtimePriority: realtimePriority(env, 'VOXGATE_REALTIME_PRIORITY'),
     publicHost: host(env, 'VOXGATE_PUBLIC_HOST', '127.0.0.1'),
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : '',

@@ -45,6 +45,27 @@ export interface NativeAddon {
     label: number,
     length: number,
   ): Buffer;
+  /** A self-signed ECDSA P-256 certificate (SHA-256 signature) and its key, both PEM. */
+  generateDtlsCertificate(commonName: string, days: number): { cert: string; key: string };
+  /** Throws with OpenSSL's reason when the PEMs, cipher list or profile list are refused. */
+  DtlsContext: new (
+    certPem: string,
+    keyPem: string,
+    ciphers: string,
+    srtpProfiles: string,
+  ) => NativeDtlsContext;
+  /**
+   * One DTLS 1.2 association: `server` false is the client. The peer's certificate must hash
+   * under `digest` (OpenSSL's name: SHA256, ...) to one of `expectedDigests`.
+   */
+  DtlsEndpoint: new (
+    context: NativeDtlsContext,
+    server: boolean,
+    mtu: number,
+    initialTimeoutMs: number,
+    digest: string,
+    expectedDigests: Uint8Array[],
+  ) => NativeDtlsEndpoint;
 }
 
 /**
@@ -57,6 +78,40 @@ export interface NativeSrtpContext {
   unprotectRtp(packet: Uint8Array): number;
   protectRtcp(buffer: Uint8Array, length: number): number;
   unprotectRtcp(packet: Uint8Array): number;
+}
+
+/** Opaque: the SSL_CTX of one thread. */
+export type NativeDtlsContext = object;
+
+/** States of a native DTLS endpoint (native/src/dtls.h). */
+export const NativeDtlsState = {
+  handshaking: 0,
+  connected: 1,
+  failedByPeerAlert: 2,
+  failedLocally: 3,
+  closedByPeer: 4,
+  closedLocally: 5,
+} as const;
+export type NativeDtlsState = (typeof NativeDtlsState)[keyof typeof NativeDtlsState];
+
+/** Each call that can make datagrams returns them, one Buffer a datagram, to send in order. */
+export interface NativeDtlsEndpoint {
+  start(): Buffer[];
+  feed(datagram: Uint8Array): Buffer[];
+  /** Retransmits the last flight if its timer is due (OpenSSL checks the time itself). */
+  handleTimeout(): Buffer[];
+  /** Milliseconds until handleTimeout is due; -1 when no timer runs. */
+  timeoutMs(): number;
+  /** close_notify when connected; the endpoint takes nothing more. */
+  close(): Buffer[];
+  /** Frees the OpenSSL objects now. */
+  free(): void;
+  state(): NativeDtlsState;
+  /** Why it failed or closed; '' otherwise. */
+  reason(): string;
+  srtpProfile(): string | null;
+  /** RFC 5705 exporter, no context; throws unless connected. */
+  exportKeyingMaterial(label: string, length: number): Buffer;
 }
 
 export interface NativeDatagramReader {

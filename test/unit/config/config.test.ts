@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       rtpPorts: { min: 20000, max: 29999 },
       rtpHost: '0.0.0.0',
       mediaWorkers: Math.max(1, availableParallelism() - 1),
+      dtls: { certificateFiles: null, handshakeTimeoutMs: 10_000 },
       realtimePriority: null,
       publicHost: '127.0.0.1',
       publicUrl: '',

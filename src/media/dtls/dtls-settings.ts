@@ -1,0 +1,73 @@
+import { constants, accessSync, statSync } from 'node:fs';
+
+/**
+ * The DTLS-SRTP settings, read once at start (config/config.ts reads the environment through
+ * this):
+ *
+ * - `VOXGATE_DTLS_CERT`, `VOXGATE_DTLS_KEY`: PEM files of the certificate voxgate presents in
+ *   DTLS handshakes and its private key, set together. Unset, a new self-signed ECDSA P-256
+ *   certificate is made at each start; its SHA-256 fingerprint goes in every SDP. A fixed
+ *   certificate keeps the fingerprint the same across restarts and nodes.
+ * - `VOXGATE_DTLS_HANDSHAKE_TIMEOUT`: seconds a DTLS handshake may take, retransmissions
+ *   included, before the call's media fails (10).
+ */
+export interface DtlsSettings {
+  certificateFiles: { certFile: string; keyFile: string } | null;
+  handshakeTimeoutMs: number;
+}
+
+export const DEFAULT_DTLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** A bad setting: the variable, the rule it breaks and the value given. */
+export class DtlsSettingError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly rule: string,
+    readonly value: string,
+  ) {
+    super(`${variable}=${JSON.stringify(value)} is invalid: ${rule}`);
+    this.name = 'DtlsSettingError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function readDtlsSettings(env: Env): DtlsSettings {
+  const certFile = env.VOXGATE_DTLS_CERT || null;
+  const keyFile = env.VOXGATE_DTLS_KEY || null;
+  if ((certFile === null) !== (keyFile === null)) {
+    throw new DtlsSettingError(
+      certFile === null ? 'VOXGATE_DTLS_CERT' : 'VOXGATE_DTLS_KEY',
+      'must be set together with the other of VOXGATE_DTLS_CERT and VOXGATE_DTLS_KEY',
+      '',
+    );
+  }
+  if (certFile !== null) readable('VOXGATE_DTLS_CERT', certFile);
+  if (keyFile !== null) readable('VOXGATE_DTLS_KEY', keyFile);
+  const rawTimeout = env.VOXGATE_DTLS_HANDSHAKE_TIMEOUT;
+  let handshakeTimeoutMs = DEFAULT_DTLS_HANDSHAKE_TIMEOUT_MS;
+  if (rawTimeout !== undefined && rawTimeout !== '') {
+    if (!/^\d+$/.test(rawTimeout) || Number(rawTimeout) < 1 || Number(rawTimeout) > 300) {
+      throw new DtlsSettingError(
+        'VOXGATE_DTLS_HANDSHAKE_TIMEOUT',
+        'must be a whole number of seconds from 1 to 300',
+        rawTimeout,
+      );
+    }
+    handshakeTimeoutMs = Number(rawTimeout) * 1000;
+  }
+  return {
+    certificateFiles: certFile && keyFile ? { certFile, keyFile } : null,
+    handshakeTimeoutMs,
+  };
+}
+
+function readable(variable: string, path: string): void {
+  try {
+    accessSync(path, constants.R_OK);
+    if (statSync(path).isFile()) return;
+  } catch {
+    // Reported below, as for a directory.
+  }
+  throw new DtlsSettingError(variable, 'must be the path of a readable PEM file', path);
+}
