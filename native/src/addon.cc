@@ -1,13 +1,14 @@
-// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; and what Node
-// lacks for sockets and threads: a socket option, a reader of many UDP sockets, a scheduling
-// call. Arguments are checked by the TypeScript wrappers (src/media/codec, src/media/net,
-// src/realtime-priority.ts); this side trusts them.
+// voxgate's native DSP: G.711, Opus, resampling, noise suppression and frame helpers; and what
+// Node lacks for sockets and threads: a socket option, a reader of many UDP sockets, a
+// scheduling call. Arguments are checked by the TypeScript wrappers (src/media/codec,
+// src/media/net, src/realtime-priority.ts); this side trusts them.
 #include <napi.h>
 
 #include "datagram-reader.h"
 #include "frame.h"
 #include "g711.h"
 #include "noise-suppressor.h"
+#include "opus.h"
 #include "resampler.h"
 #include "scheduling.h"
 #include "socket-options.h"
@@ -27,6 +28,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("energyDbfs", Napi::Function::New<EnergyDbfs>(env, "energyDbfs"));
   exports.Set("Resampler", Resampler::Define(env));
   exports.Set("NoiseSuppressor", NoiseSuppressor::Define(env));
+  exports.Set("OpusEncoder", OpusEncoderWrap::Define(env));
+  exports.Set("OpusDecoder", OpusDecoderWrap::Define(env));
+  exports.Set("opusPacketSamples",
+              Napi::Function::New<OpusPacketSamples>(env, "opusPacketSamples"));
+  exports.Set("opusErrorText", Napi::Function::New<OpusErrorText>(env, "opusErrorText"));
   exports.Set("setSendBuffer", Napi::Function::New<SetSendBuffer>(env, "setSendBuffer"));
   exports.Set("DatagramReader", DatagramReader::Define(env));
   exports.Set("setRoundRobin", Napi::Function::New<SetRoundRobin>(env, "setRoundRobin"));
