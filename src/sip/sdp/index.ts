@@ -1,4 +1,11 @@
-export { AUDIO_CODECS, DEFAULT_AUDIO_CODECS, type AudioCodec } from './audio-codecs.js';
+export {
+  AUDIO_CODECS,
+  DEFAULT_ANSWER_CODECS,
+  DEFAULT_AUDIO_CODECS,
+  OPUS_FMTP,
+  type AudioCodec,
+} from './audio-codecs.js';
+export { parseOpusParameters, type OpusParameters } from './opus-parameters.js';
 export { answerDirection, reverseDirection, type MediaDirection } from './media-direction.js';
 export type { NegotiatedAudio } from './negotiated-audio.js';
 export type { RejectedOffer } from './sdp-answerer.js';

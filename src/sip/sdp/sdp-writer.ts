@@ -34,7 +34,10 @@ function ipVersion(address: string): string {
 function writeStream(stream: OutgoingStream, lines: string[]): void {
   lines.push(`m=${stream.kind} ${stream.port} ${stream.protocol} ${stream.formats.join(' ')}`);
   for (const payload of stream.payloads) {
-    lines.push(`a=rtpmap:${payload.payloadType} ${payload.encoding}/${payload.clockRate}`);
+    const channels = payload.channels > 1 ? `/${payload.channels}` : '';
+    lines.push(
+      `a=rtpmap:${payload.payloadType} ${payload.encoding}/${payload.clockRate}${channels}`,
+    );
   }
   for (const payload of stream.payloads) {
     if (payload.fmtp !== null) lines.push(`a=fmtp:${payload.payloadType} ${payload.fmtp}`);
