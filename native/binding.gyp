@@ -8,6 +8,7 @@
         "src/frame.cc",
         "src/resampler.cc",
         "src/noise-suppressor.cc",
+        "src/opus.cc",
         "src/socket-options.cc",
         "src/datagram-reader.cc",
         "src/scheduling.cc",
@@ -26,9 +27,9 @@
         "-fexceptions",
         "-Wall",
         "-Wextra",
-        "<!@(pkg-config --cflags speexdsp webrtc-audio-processing)"
+        "<!@(pkg-config --cflags speexdsp webrtc-audio-processing opus)"
       ],
-      "libraries": ["<!@(pkg-config --libs speexdsp webrtc-audio-processing)"]
+      "libraries": ["<!@(pkg-config --libs speexdsp webrtc-audio-processing opus)"]
     }
   ]
 }

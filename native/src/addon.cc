@@ -1,9 +1,8 @@
-// voxgate's native DSP: G.711, resampling, noise suppression and frame helpers; the SRTP and
-// SRTCP transform and DTLS-SRTP, both on the OpenSSL Node embeds; and what Node lacks for
+// voxgate's native DSP: G.711, Opus, resampling, noise suppression and frame helpers; the SRTP
+// and SRTCP transform and DTLS-SRTP, both on the OpenSSL Node embeds; and what Node lacks for
 // sockets and threads: a socket option, a reader of many UDP sockets, a scheduling call.
 // Arguments are checked by the TypeScript wrappers (src/media/codec, src/media/net,
-// src/media/srtp, src/media/dtls,
-// src/realtime-priority.ts); this side trusts them.
+// src/media/srtp, src/media/dtls, src/realtime-priority.ts); this side trusts them.
 #include <napi.h>
 
 #include "datagram-reader.h"
@@ -12,6 +11,7 @@
 #include "frame.h"
 #include "g711.h"
 #include "noise-suppressor.h"
+#include "opus.h"
 #include "resampler.h"
 #include "scheduling.h"
 #include "socket-options.h"
@@ -32,6 +32,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("energyDbfs", Napi::Function::New<EnergyDbfs>(env, "energyDbfs"));
   exports.Set("Resampler", Resampler::Define(env));
   exports.Set("NoiseSuppressor", NoiseSuppressor::Define(env));
+  exports.Set("OpusEncoder", OpusEncoderWrap::Define(env));
+  exports.Set("OpusDecoder", OpusDecoderWrap::Define(env));
+  exports.Set("opusPacketSamples",
+              Napi::Function::New<OpusPacketSamples>(env, "opusPacketSamples"));
+  exports.Set("opusErrorText", Napi::Function::New<OpusErrorText>(env, "opusErrorText"));
   exports.Set("setSendBuffer", Napi::Function::New<SetSendBuffer>(env, "setSendBuffer"));
   exports.Set("DatagramReader", DatagramReader::Define(env));
   exports.Set("SrtpContext", SrtpContext::Define(env));

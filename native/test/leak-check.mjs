@@ -31,6 +31,20 @@ for (let round = 0; round < ROUNDS; round++) {
     suppressor.process(tenMs);
     suppressor.process(tenMs);
   }
+  for (const rate of [8000, 16000, 48000]) {
+    const encoder = new addon.OpusEncoder(rate, 24000, true, 10, round % 2 === 0, 5);
+    const decoder = new addon.OpusDecoder(rate);
+    const twentyMs = Int16Array.from({ length: rate / 50 }, (_, i) => (i % 40) * 200);
+    const packet = encoder.encode(twentyMs);
+    encoder.setBitrate(12000);
+    encoder.setPacketLoss(5);
+    decoder.decode(packet, 0, false);
+    decoder.decode(encoder.encode(twentyMs), rate / 50, true);
+    decoder.decode(null, rate / 50, false);
+    decoder.decode(Buffer.from([0xff, 0xff, 0xff]), 0, false);
+    addon.opusPacketSamples(packet, 48000);
+    addon.opusErrorText(-4);
+  }
   // SRTP: each suite's contexts made, used both ways (refusals included) and dropped.
   for (const [suite, saltLength, tag] of [
     [0, 14, 10],

@@ -1,6 +1,6 @@
 import type { AudioFormat } from '../media/pipeline/audio-format.js';
 import type { MediaSessionSpec, MediaSessionUpdate } from '../media/pipeline/session-spec.js';
-import type { NegotiatedAudio } from '../sip/sdp/index.js';
+import { parseOpusParameters, type NegotiatedAudio } from '../sip/sdp/index.js';
 
 /** What a leg's media starts as, before offer/answer settles: PCMU or PCMA at 8 kHz. */
 export const INITIAL_MEDIA: MediaSessionSpec = {
@@ -21,6 +21,7 @@ export const MEDIA_TIMEOUT_MS = 60_000;
  */
 export function mediaUpdateFrom(audio: NegotiatedAudio): MediaSessionUpdate {
   const encoding = audio.codec.encoding.toUpperCase();
+  if (encoding === 'OPUS') return { ...sessionUpdate(audio), formats: [opusFormat(audio)] };
   if (encoding !== 'PCMU' && encoding !== 'PCMA' && encoding !== 'L16') {
     throw new Error(`negotiated a codec the media plane does not carry: ${audio.codec.encoding}`);
   }
@@ -29,8 +30,32 @@ export function mediaUpdateFrom(audio: NegotiatedAudio): MediaSessionUpdate {
     payloadType: audio.codec.payloadType,
     rate: audio.codec.clockRate as AudioFormat['rate'],
   };
+  return { ...sessionUpdate(audio), formats: [format] };
+}
+
+/** The bitrate an Opus leg sends at: wideband speech, unless the peer wants less. */
+export const OPUS_BITRATE = 24000;
+
+/**
+ * An Opus leg runs at 16 kHz: the highest rate a stream carries and what speech recognisers
+ * take, so no stream pays for resampling; 8 kHz when the peer neither plays nor captures
+ * above it (RFC 7587 7.1's maxplaybackrate and sprop-maxcapturerate), since nothing above
+ * 4 kHz would ever flow. It sends FEC and DTX as the peer's fmtp asks.
+ */
+function opusFormat(audio: NegotiatedAudio): AudioFormat {
+  const peer = parseOpusParameters(audio.codec.fmtp);
+  const narrow = peer.maxPlaybackRate <= 8000 && peer.maxCaptureRate <= 8000;
+  const bitrate = Math.max(6000, Math.min(OPUS_BITRATE, peer.maxAverageBitrate ?? OPUS_BITRATE));
   return {
-    formats: [format],
+    encoding: 'opus',
+    payloadType: audio.codec.payloadType,
+    rate: narrow ? 8000 : 16000,
+    opus: { bitrate, fec: peer.useInbandFec, dtx: peer.useDtx },
+  };
+}
+
+function sessionUpdate(audio: NegotiatedAudio): MediaSessionUpdate {
+  return {
     telephoneEvent: audio.telephoneEvent
       ? { payloadType: audio.telephoneEvent.payloadType, rate: audio.telephoneEvent.clockRate }
       : null,

@@ -27,6 +27,19 @@ export interface NativeAddon {
     onBatch: (bytes: Buffer, meta: Int32Array, count: number) => void,
   ) => NativeDatagramReader;
   NoiseSuppressor: new (rate: number, level: number) => NativeNoiseSuppressor;
+  OpusEncoder: new (
+    rate: number,
+    bitrate: number,
+    fec: boolean,
+    lossPercent: number,
+    dtx: boolean,
+    complexity: number,
+  ) => NativeOpusEncoder;
+  OpusDecoder: new (rate: number) => NativeOpusDecoder;
+  /** Samples a packet holds at `rate`, or libopus's negative error code. */
+  opusPacketSamples(packet: Uint8Array, rate: number): number;
+  /** libopus's text for an error code. */
+  opusErrorText(code: number): string;
   /**
    * One direction's SRTP transform: suite 0 (AES_CM_128_HMAC_SHA1_80), 1 (_32) or 2
    * (AEAD_AES_128_GCM), the master key and salt, and whether to derive the session keys from
@@ -112,6 +125,21 @@ export interface NativeDtlsEndpoint {
   srtpProfile(): string | null;
   /** RFC 5705 exporter, no context; throws unless connected. */
   exportKeyingMaterial(label: string, length: number): Buffer;
+}
+
+export interface NativeOpusEncoder {
+  /** One frame (2.5 to 60 ms) in, one packet out; throws on a libopus failure. */
+  encode(pcm: Int16Array): Buffer;
+  setBitrate(bitsPerSecond: number): void;
+  setPacketLoss(percent: number): void;
+}
+
+export interface NativeOpusDecoder {
+  /**
+   * A packet's audio, or with `fec` the FEC copy it carries of the packet before it, or with
+   * a null packet `samples` of concealment; a negative number is libopus's error code.
+   */
+  decode(packet: Uint8Array | null, samples: number, fec: boolean): Int16Array | number;
 }
 
 export interface NativeDatagramReader {

@@ -132,6 +132,14 @@ export class JitterBuffer<P = Uint8Array> {
     return { kind: 'lost', seq: seq & 0xffff, ts };
   }
 
+  /**
+   * The payload the next pull plays, when it is held: after a pull said 'lost', the packet
+   * after the lost one (whose FEC data may rebuild it).
+   */
+  peekNext(): P | undefined {
+    return this.next === undefined ? undefined : this.held.get(this.next)?.payload;
+  }
+
   /** Forgets everything held; the next packet starts playout afresh. */
   restart(): void {
     this.held.clear();

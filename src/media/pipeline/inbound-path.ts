@@ -29,25 +29,39 @@ export interface InboundPacket {
   payload: Uint8Array;
 }
 
-export type InboundVerdict = 'queued' | 'duplicate' | 'late' | 'unknown-payload-type';
+export type InboundVerdict =
+  'queued' | 'duplicate' | 'late' | 'unknown-payload-type' | 'undecodable';
 
 export interface InboundStats extends JitterBufferStats {
   /** Packets of a payload type that was not negotiated. */
   unknownPayloadType: number;
-  /** Frames made up by concealment. */
+  /** Frames made up by concealment (or, for Opus, by the next packet's FEC data). */
   concealed: number;
+  /** Packets the decoder refused (a corrupt Opus packet); each is concealed. */
+  undecodable: number;
+  /** Lost Opus packets decoded from the FEC data of the packet after them. */
+  fecDecoded: number;
+}
+
+/** A packet in the jitter buffer: decoded already, or (Opus) waiting for its turn. */
+interface HeldAudio {
+  codec: PayloadCodec;
+  payload: Uint8Array;
+  pcm: Int16Array | null;
 }
 
 /**
  * The receiving half of a call leg: RTP audio packets in (any order, any packet length),
  * one 20 ms frame of 16-bit PCM at the call's rate out per tick, through the jitter buffer,
- * the decoder, loss concealment and, when asked, noise suppression and in-band DTMF
+ * the decoder, loss concealment (Opus's own, FEC first, for Opus) and, when asked, noise suppression and in-band DTMF
  * detection. Nothing is resampled here; whoever takes the audio at another rate does that.
  */
 export class InboundPath {
   readonly frameSamples: number;
   private readonly codecs = new Map<number, PayloadCodec>();
-  private readonly jitter: JitterBuffer<Int16Array>;
+  /** Decoders of their own for the packet tap, which hears packets as they arrive. */
+  private readonly arrivalCodecs = new Map<number, PayloadCodec>();
+  private readonly jitter: JitterBuffer<HeldAudio>;
   private readonly concealment = new LossConcealment();
   private readonly suppressor: NoiseSuppressor | null;
   private readonly detector: InbandDtmfDetector | null;
@@ -55,14 +69,17 @@ export class InboundPath {
   /** Decoded audio not yet handed out, at most one packet's worth beyond a frame. */
   private pending: Int16Array = new Int16Array(0);
   private lastPacketSamples: number;
+  private lastCodec: PayloadCodec | null = null;
   private unknownPayloadType = 0;
   private concealed = 0;
+  private undecodable = 0;
+  private fecDecoded = 0;
 
   constructor(private readonly options: InboundPathOptions) {
     this.frameSamples = options.rate / 50;
     this.lastPacketSamples = this.frameSamples;
     this.setFormats(options.formats);
-    this.jitter = new JitterBuffer<Int16Array>({
+    this.jitter = new JitterBuffer<HeldAudio>({
       frameSamples: this.frameSamples,
       ...options.jitter,
     });
@@ -83,17 +100,14 @@ export class InboundPath {
     this.detecting = on;
   }
 
-  /** The formats accepted from now on (a re-INVITE may change them; the rate stays). */
+  /**
+   * The formats accepted from now on (a re-INVITE may change them; the rate stays: a format
+   * at another rate is decoded to the call's, by Opus itself or through a resampler).
+   */
   setFormats(formats: readonly AudioFormat[]): void {
-    const codecs = formats.map(payloadCodec);
-    for (const codec of codecs) {
-      if (codec.format.rate !== this.options.rate) {
-        throw new RangeError(
-          `Expected formats at the call's rate of ${this.options.rate} Hz but ${codec.format.encoding}/${codec.format.payloadType} is at ${codec.format.rate} Hz`,
-        );
-      }
-    }
+    const codecs = formats.map((format) => payloadCodec(format, this.options.rate));
     this.codecs.clear();
+    this.arrivalCodecs.clear();
     for (const codec of codecs) this.codecs.set(codec.format.payloadType, codec);
   }
 
@@ -102,6 +116,8 @@ export class InboundPath {
       ...this.jitter.stats,
       unknownPayloadType: this.unknownPayloadType,
       concealed: this.concealed,
+      undecodable: this.undecodable,
+      fecDecoded: this.fecDecoded,
     };
   }
 
@@ -114,12 +130,18 @@ export class InboundPath {
       this.unknownPayloadType++;
       return 'unknown-payload-type';
     }
-    const payload = codec.decode(packet.payload);
-    this.onDecoded?.(payload, packet);
+    // Stateless codecs decode now; Opus waits for its turn, in sequence, so that a lost
+    // packet can be rebuilt from the next one's FEC data.
+    const pcm = codec.sequential ? null : this.decode(codec, packet.payload);
+    if (!codec.sequential && pcm === null) return 'undecodable';
+    if (this.onDecoded) {
+      const heard = pcm ?? this.decode(this.arrivalCodec(codec), packet.payload, false);
+      if (heard !== null) this.onDecoded(heard, packet);
+    }
     return this.jitter.push({
       sequenceNumber: packet.sequenceNumber,
       timestamp: packet.timestamp,
-      payload,
+      payload: { codec, payload: packet.payload, pcm },
     });
   }
 
@@ -151,13 +173,51 @@ export class InboundPath {
   private nextPacketAudio(): Int16Array | null {
     const out = this.jitter.pull();
     if (out.kind === 'empty') return null;
-    if (out.kind === 'lost') {
-      this.concealed++;
-      return this.concealment.conceal(this.lastPacketSamples);
+    if (out.kind === 'lost') return this.conceal();
+    const held = out.payload;
+    const pcm = held.pcm ?? this.decode(held.codec, held.payload);
+    if (pcm === null) return this.conceal();
+    if (pcm.length === 0) return null;
+    this.lastPacketSamples = pcm.length;
+    this.lastCodec = held.codec;
+    this.concealment.played(pcm);
+    return pcm;
+  }
+
+  /** The audio of a packet that is missing, or that its decoder refused. */
+  private conceal(): Int16Array {
+    this.concealed++;
+    const codec = this.lastCodec;
+    if (codec?.recover) {
+      const next = this.jitter.peekNext();
+      const carrier = next?.codec === codec ? next.payload : null;
+      try {
+        const pcm = codec.recover(this.lastPacketSamples, carrier);
+        if (carrier !== null) this.fecDecoded++;
+        return pcm;
+      } catch {
+        // A corrupt next packet: fall back to repeating the last frame.
+      }
     }
-    if (out.payload.length === 0) return null;
-    this.lastPacketSamples = out.payload.length;
-    this.concealment.played(out.payload);
-    return out.payload;
+    return this.concealment.conceal(this.lastPacketSamples);
+  }
+
+  /** A payload's audio, or null (counted once, by the path's own decoder) when refused. */
+  private decode(codec: PayloadCodec, payload: Uint8Array, count = true): Int16Array | null {
+    try {
+      return codec.decode(payload);
+    } catch {
+      if (count) this.undecodable++;
+      return null;
+    }
+  }
+
+  private arrivalCodec(codec: PayloadCodec): PayloadCodec {
+    let own = this.arrivalCodecs.get(codec.format.payloadType);
+    if (!own) {
+      own = payloadCodec(codec.format, this.options.rate);
+      this.arrivalCodecs.set(codec.format.payloadType, own);
+    }
+    return own;
   }
 }

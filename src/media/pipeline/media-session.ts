@@ -4,7 +4,13 @@ import { DtmfReceiver } from '../dtmf/dtmf-receiver.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { RtpPacket } from '../rtp/rtp-packet.js';
 import { RtpSession } from '../rtp/rtp-session.js';
-import { payloadCodec, type AudioFormat, type PayloadCodec } from './audio-format.js';
+import {
+  clockRateOf,
+  payloadCodec,
+  rtpUnits,
+  type AudioFormat,
+  type PayloadCodec,
+} from './audio-format.js';
 import { InboundPath } from './inbound-path.js';
 import { OutboundPath, type DigitOptions, type OutboundItem } from './outbound-path.js';
 import { SendPacer } from './send-pacer.js';
@@ -28,9 +34,15 @@ import {
  * outbound path (playout, digits, encode) sending on the worker's one 20 ms clock.
  */
 export class MediaSession {
-  readonly rate: AudioFormat['rate'];
-  private readonly inbound: InboundPath;
-  private readonly outbound: OutboundPath;
+  private callRate: AudioFormat['rate'];
+  private inbound: InboundPath;
+  private outbound: OutboundPath;
+  /**
+   * Whether the call's rate is fixed: once offer/answer has settled a codec, or anything
+   * plays, listens or is bridged. Until then a negotiated format at another rate (Opus at
+   * 16 kHz on a leg opened for PCMU) moves the whole session to it.
+   */
+  private rateSettled = false;
   private readonly taps = new Set<AudioTap>();
   private readonly outboundTaps = new Set<AudioTap>();
   private readonly digitTaps = new Set<(digit: ReceivedDtmf) => void>();
@@ -64,12 +76,12 @@ export class MediaSession {
 
   private constructor(
     private readonly rtp: RtpSession,
-    spec: MediaSessionSpec,
+    private readonly spec: MediaSessionSpec,
     env: MediaEnvironment,
     private readonly listener: MediaSessionListener,
   ) {
     const rate = spec.formats[0]!.rate;
-    this.rate = rate;
+    this.callRate = rate;
     const scheduler = env.scheduler;
     this.now = scheduler ? () => scheduler.now() : () => performance.now();
     this.sendCodec = payloadCodec(spec.formats[0]!);
@@ -77,15 +89,7 @@ export class MediaSession {
     this.telephoneEvent = spec.telephoneEvent ?? null;
     this.direction = spec.direction ?? 'sendrecv';
     this.digits = new DtmfReceiver(this.telephoneEvent?.rate ?? 8000);
-    this.inbound = new InboundPath({
-      rate,
-      formats: spec.formats,
-      noiseCancellationLevel: spec.noiseCancellationLevel,
-      onInbandDigit: spec.inbandDtmf
-        ? (digit) => this.digitHeard({ digit, source: 'inband' })
-        : undefined,
-    });
-    this.inbound.setInbandDetection(this.telephoneEvent === null);
+    this.inbound = this.inboundPath(spec, rate);
     this.outbound = new OutboundPath({
       rate,
       telephoneEventRate: this.telephoneEvent?.rate ?? null,
@@ -105,7 +109,7 @@ export class MediaSession {
     const rtp = await RtpSession.open(
       {
         allocator: env.allocator,
-        clockRate: spec.formats[0]!.rate,
+        clockRate: clockRateOf(spec.formats[0]!),
         cname: env.cname,
         scheduler: env.scheduler,
         mediaTimeoutMs: spec.mediaTimeoutMs ?? 0,
@@ -127,6 +131,11 @@ export class MediaSession {
     return session;
   }
 
+  /** The call's rate: what every frame heard and played is at. */
+  get rate(): AudioFormat['rate'] {
+    return this.callRate;
+  }
+
   get port(): number {
     return this.rtp.port;
   }
@@ -138,10 +147,14 @@ export class MediaSession {
   update(changes: MediaSessionUpdate): void {
     if (changes.formats) {
       if (changes.formats.length === 0) throw new Error('Expected at least one audio format');
-      const codec = payloadCodec(changes.formats[0]!);
+      const first = changes.formats[0]!;
+      if (!this.rateSettled && first.rate !== this.callRate) this.moveRate(first.rate);
+      this.rateSettled = true;
+      const codec = payloadCodec(first, this.callRate);
       this.inbound.setFormats(changes.formats);
       this.sendCodec = codec;
       this.formats = [...changes.formats];
+      this.rtp.setClockRate(codec.clockRate);
     }
     if (changes.telephoneEvent !== undefined) {
       this.telephoneEvent = changes.telephoneEvent;
@@ -158,6 +171,7 @@ export class MediaSession {
    */
   play(source: PlayoutSource, mode: PlayoutMode = 'mix', tag?: string): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
+    this.rateSettled = true;
     if (mode === 'replace') for (const entry of this.playing) entry.stopped = true;
     const entry = { stopped: false, source, tag };
     this.playing.add(entry);
@@ -189,6 +203,7 @@ export class MediaSession {
   /** Sends a digit string; see OutboundPath.sendDigits. */
   sendDigits(text: string, options?: DigitOptions): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
+    this.rateSettled = true;
     return this.outbound.sendDigits(text, options);
   }
 
@@ -200,6 +215,7 @@ export class MediaSession {
    */
   relayTo(target: MediaSession | null): void {
     if (target === this) throw new Error('Expected another session to relay to');
+    this.rateSettled = true;
     if (this.relayTarget) this.relayTarget.relayedInto--;
     this.relayTarget = target;
     if (target) target.relayedInto++;
@@ -207,6 +223,7 @@ export class MediaSession {
 
   /** Hands every frame heard to `tap` until the returned function is called. */
   addTap(tap: AudioTap): () => void {
+    this.rateSettled = true;
     this.taps.add(tap);
     return () => this.taps.delete(tap);
   }
@@ -216,12 +233,14 @@ export class MediaSession {
    * (while a digit is sent, or nothing plays), until the returned function is called.
    */
   addOutboundTap(tap: AudioTap): () => void {
+    this.rateSettled = true;
     this.outboundTaps.add(tap);
     return () => this.outboundTaps.delete(tap);
   }
 
   /** Hands `tap` each packet's audio as it arrives, until the returned function is called. */
   addPacketTap(tap: PacketTap): () => void {
+    this.rateSettled = true;
     this.packetTaps.add(tap);
     this.inbound.onDecoded = (pcm, packet) => {
       const arrivedAt = performance.now();
@@ -321,7 +340,7 @@ export class MediaSession {
         offset: this.rtp.sender.timestamp - packet.timestamp,
       };
     }
-    const samples = format.encoding === 'L16' ? packet.payload.length / 2 : packet.payload.length;
+    const samples = rtpUnits(format, packet.payload);
     this.rtp.send(packet.payload, {
       payloadType: format.payloadType,
       samples,
@@ -374,7 +393,8 @@ export class MediaSession {
     if (item.kind === 'audio') {
       this.rtp.send(this.encode(item.pcm), {
         payloadType: this.sendCodec.format.payloadType,
-        samples: item.pcm.length,
+        // RFC 7587 4.1: Opus timestamps count 48 kHz whatever rate the audio is coded at.
+        samples: (item.pcm.length * this.sendCodec.clockRate) / this.callRate,
         marker: this.marker,
       });
       this.marker = false;
@@ -384,7 +404,7 @@ export class MediaSession {
     if (packet.marker) this.eventTimestamp = this.rtp.sender.timestamp;
     this.rtp.send(packet.payload, {
       payloadType: this.telephoneEvent!.payloadType,
-      samples: this.outbound.frameSamples,
+      samples: this.sendCodec.clockRate / 50,
       marker: packet.marker,
       timestamp: this.eventTimestamp,
     });
@@ -392,15 +412,44 @@ export class MediaSession {
     this.marker = true;
   }
 
-  /** Encodes a frame; silence, most of what an idle leg sends, is encoded once per codec. */
+  /**
+   * Encodes a frame; silence, most of what an idle leg sends, is encoded once per codec,
+   * unless the codec holds state between frames (Opus).
+   */
   private encode(pcm: Int16Array): Uint8Array {
-    if (pcm !== this.outbound.playout.silence) return this.sendCodec.encode(pcm);
+    if (pcm !== this.outbound.playout.silence || this.sendCodec.sequential) {
+      return this.sendCodec.encode(pcm);
+    }
     if (this.silencePayload?.codec !== this.sendCodec) {
       // A copy of its own: an encoded frame is a slice of a shared pool, not to be kept.
       const payload = new Uint8Array(this.sendCodec.encode(pcm));
       this.silencePayload = { codec: this.sendCodec, payload };
     }
     return this.silencePayload.payload;
+  }
+
+  private inboundPath(spec: MediaSessionSpec, rate: AudioFormat['rate']): InboundPath {
+    const path = new InboundPath({
+      rate,
+      formats: spec.formats,
+      noiseCancellationLevel: spec.noiseCancellationLevel,
+      onInbandDigit: spec.inbandDtmf
+        ? (digit) => this.digitHeard({ digit, source: 'inband' })
+        : undefined,
+    });
+    path.setInbandDetection(this.telephoneEvent === null);
+    return path;
+  }
+
+  /** The first negotiated format is at another rate: both paths start again at it. */
+  private moveRate(rate: AudioFormat['rate']): void {
+    this.callRate = rate;
+    this.inbound = this.inboundPath({ ...this.spec, formats: this.formats }, rate);
+    this.outbound = new OutboundPath({
+      rate,
+      telephoneEventRate: this.telephoneEvent?.rate ?? null,
+    });
+    this.silencePayload = null;
   }
 
   private report<K extends keyof MediaSessionListener>(

@@ -148,6 +148,14 @@ export class RtpSession {
     return this.remoteRtcp;
   }
 
+  /**
+   * The clock rate of the media from now on (a codec with another clock was negotiated): for
+   * sender reports, and for the jitter of sources first heard after it.
+   */
+  setClockRate(clockRate: number): void {
+    this.sender.setClockRate(clockRate);
+  }
+
   /** The remote from SDP; RTCP defaults to the next port (RFC 3550 11). Undoes any latch. */
   setRemote(
     rtp: MediaAddress,
@@ -255,7 +263,7 @@ export class RtpSession {
     const now = this.scheduler.now();
     let source = this.sources.get(packet.ssrc);
     if (!source) {
-      source = new ReceiveStatistics(packet.ssrc, this.options.clockRate);
+      source = new ReceiveStatistics(packet.ssrc, this.sender.clockRate);
       this.sources.set(packet.ssrc, source);
     }
     const verdict = source.update(packet.sequenceNumber, packet.timestamp, now);

@@ -27,7 +27,7 @@ export interface RtpSendPosition {
  */
 export class RtpSendStream {
   readonly ssrc: number;
-  readonly clockRate: number;
+  private rate: number;
   private sequence: number;
   private nextTimestamp: number;
   private packets = 0;
@@ -40,7 +40,7 @@ export class RtpSendStream {
         `Expected a positive integer for clockRate but received ${options.clockRate}`,
       );
     const random = options.random ?? cryptoRandomUint32;
-    this.clockRate = options.clockRate;
+    this.rate = options.clockRate;
     this.ssrc = (options.ssrc ?? random()) >>> 0;
     this.sequence = (options.initialSequence ?? random()) & 0xffff;
     this.nextTimestamp = (options.initialTimestamp ?? random()) >>> 0;
@@ -68,6 +68,20 @@ export class RtpSendStream {
     return position;
   }
 
+  get clockRate(): number {
+    return this.rate;
+  }
+
+  /**
+   * A new clock rate, when offer/answer settled a codec with another clock (Opus's 48 kHz)
+   * than the one the session opened with; the running timestamp goes on from where it is.
+   */
+  setClockRate(clockRate: number): void {
+    if (!Number.isInteger(clockRate) || clockRate <= 0)
+      throw new RangeError(`Expected a positive integer for clockRate but received ${clockRate}`);
+    this.rate = clockRate;
+  }
+
   /** The timestamp the next packet gets by default. */
   get timestamp(): number {
     return this.nextTimestamp;
@@ -88,7 +102,7 @@ export class RtpSendStream {
   /** The RTP timestamp matching wallclock `nowMs`, for an SR (RFC 3550 6.4.1). */
   timestampAt(nowMs: number): number {
     if (!this.last) return this.nextTimestamp;
-    const elapsed = Math.round(((nowMs - this.last.atMs) * this.clockRate) / 1000);
+    const elapsed = Math.round(((nowMs - this.last.atMs) * this.rate) / 1000);
     return (this.last.timestamp + elapsed) >>> 0;
   }
 }

@@ -1,7 +1,9 @@
 export {
   AUDIO_CODECS,
+  DEFAULT_ANSWER_CODECS,
   DEFAULT_AUDIO_CODECS,
   DEFAULT_WEBRTC_CODECS,
+  OPUS_FMTP,
   type AudioCodec,
 } from './audio-codecs.js';
 export {
@@ -10,6 +12,7 @@ export {
   parseCandidate,
   type SdpCandidate,
 } from './ice-candidate.js';
+export { parseOpusParameters, type OpusParameters } from './opus-parameters.js';
 export { answerDirection, reverseDirection, type MediaDirection } from './media-direction.js';
 export type { NegotiatedAudio, NegotiatedTransport } from './negotiated-audio.js';
 export type { RejectedOffer } from './sdp-answerer.js';

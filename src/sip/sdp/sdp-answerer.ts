@@ -1,4 +1,10 @@
-import { codecOf, commonEvents, isTelephoneEvent, type AudioCodec } from './audio-codecs.js';
+import {
+  answerPayload,
+  codecOf,
+  commonEvents,
+  isTelephoneEvent,
+  type AudioCodec,
+} from './audio-codecs.js';
 import { answerDirection, type MediaDirection } from './media-direction.js';
 import {
   DEFAULT_PTIME,
@@ -22,6 +28,8 @@ export interface LocalAudio {
   readonly port: number;
   /** Codecs voxgate can serve, in its order of preference (used when it offers). */
   readonly codecs: readonly AudioCodec[];
+  /** Codecs voxgate takes when answering an offer (the offerer's order decides). */
+  readonly answerCodecs: readonly AudioCodec[];
   readonly telephoneEvent: boolean;
   readonly ptime: number;
   /** What voxgate wants: sendrecv normally, sendonly to hold the peer. */
@@ -73,7 +81,7 @@ function pickCodec(stream: MediaStream, local: LocalAudio): PayloadFormat | null
   // RFC 3264 6.1: the offerer lists formats in its order of preference; take the first we serve.
   for (const payload of stream.payloads) {
     const codec = codecOf(payload);
-    if (codec !== null && local.codecs.includes(codec)) return payload;
+    if (codec !== null && local.answerCodecs.includes(codec)) return payload;
   }
   return null;
 }
@@ -94,7 +102,9 @@ function webrtcSide(stream: MediaStream, local: LocalTransport) {
 function acceptAudio(stream: MediaStream, codec: PayloadFormat, local: LocalAudio) {
   const event = local.telephoneEvent ? pickTelephoneEvent(stream, codec) : null;
   const direction = answerDirection(peerDirection(stream), local.direction);
-  const payloads = event === null ? [codec] : [codec, event];
+  // The peer's fmtp says how it receives; ours (Opus's) says how voxgate does.
+  const answered = answerPayload(codec, codecOf(codec)!);
+  const payloads = event === null ? [answered] : [answered, event];
   const webrtc = local.transport ? webrtcSide(stream, local.transport) : null;
   const outgoing: OutgoingStream = {
     kind: 'audio',
@@ -157,7 +167,7 @@ export function answerStreams(
     const reason =
       transportProblem ??
       (sawAudio
-        ? `no common audio codec (voxgate serves ${local.codecs.join(', ')})`
+        ? `no common audio codec (voxgate serves ${local.answerCodecs.join(', ')})`
         : `the offer has no ${profile} audio stream`);
     return { ok: false, status: 488, reason };
   }

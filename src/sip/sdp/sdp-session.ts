@@ -3,6 +3,7 @@ import { answerStreams, type LocalAudio, type RejectedOffer } from './sdp-answer
 import { readAnswerStreams, type RejectedAudio } from './answer-reading.js';
 import {
   codecPayload,
+  DEFAULT_ANSWER_CODECS,
   DEFAULT_AUDIO_CODECS,
   DEFAULT_WEBRTC_CODECS,
   SUPPORTED_EVENTS,
@@ -31,7 +32,10 @@ export interface SdpSessionOptions {
   readonly address: string;
   /** The local RTP port. */
   readonly port: number;
-  /** Codecs in voxgate's order of preference; PCMU and PCMA by default. */
+  /**
+   * Codecs in voxgate's order of preference, offered and accepted; by default PCMU and PCMA
+   * are offered, and Opus is accepted too.
+   */
   readonly codecs?: readonly AudioCodec[];
   /** Offer and accept telephone-event (RFC 4733); true by default. */
   readonly telephoneEvent?: boolean;
@@ -119,6 +123,7 @@ export class SdpSession {
     this.local = {
       port: options.port,
       codecs: options.codecs ?? defaultCodecs,
+      answerCodecs: options.codecs ?? (this.webrtc ? DEFAULT_WEBRTC_CODECS : DEFAULT_ANSWER_CODECS),
       telephoneEvent: options.telephoneEvent ?? true,
       ptime: options.ptime ?? DEFAULT_PTIME,
       direction: 'sendrecv',

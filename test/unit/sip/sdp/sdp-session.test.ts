@@ -56,8 +56,52 @@ describe('answering an offer (RFC 3264 6)', () => {
       'PCMU',
     );
     expect(accepted(session().answer(ASTERISK)).audio.codec.encoding).toBe('PCMA');
+    // baresip puts Opus first: it gets Opus, with its own payload type.
     const fromBaresip = accepted(session().answer(BARESIP)).audio;
-    expect(fromBaresip.codec).toMatchObject({ encoding: 'PCMU', payloadType: 0 });
+    expect(fromBaresip.codec).toMatchObject({ encoding: 'opus', payloadType: 96, channels: 2 });
+    // Unless the session serves G.711 alone.
+    const g711 = accepted(session({ codecs: ['PCMU', 'PCMA'] }).answer(BARESIP)).audio;
+    expect(g711.codec).toMatchObject({ encoding: 'PCMU', payloadType: 0 });
+  });
+
+  it("answers Opus (RFC 7587 7) with opus/48000/2 and voxgate's own fmtp, keeping the peer's", () => {
+    const chrome = sdp(`
+v=0
+o=- 4611731400430051336 2 IN IP4 127.0.0.1
+s=-
+c=IN IP4 203.0.113.9
+t=0 0
+m=audio 9 RTP/AVP 111 63 9 0 8 13 110 126
+a=rtpmap:111 opus/48000/2
+a=fmtp:111 minptime=10;useinbandfec=1;usedtx=1;maxaveragebitrate=20000
+a=rtpmap:63 red/48000/2
+a=rtpmap:9 G722/8000
+a=rtpmap:0 PCMU/8000
+a=rtpmap:8 PCMA/8000
+a=rtpmap:13 CN/8000
+a=rtpmap:110 telephone-event/48000
+a=rtpmap:126 telephone-event/8000
+a=ptime:20
+`);
+    const answer = accepted(session().answer(chrome));
+    expect(answer.audio.codec).toMatchObject({
+      encoding: 'opus',
+      payloadType: 111,
+      clockRate: 48000,
+      fmtp: 'minptime=10;useinbandfec=1;usedtx=1;maxaveragebitrate=20000',
+    });
+    // The telephone-event at Opus's clock rate is the one taken.
+    expect(answer.audio.telephoneEvent).toMatchObject({ payloadType: 110, clockRate: 48000 });
+    expect(answer.sdp).toContain(
+      'm=audio 20000 RTP/AVP 111 110\r\n' +
+        'a=rtpmap:111 opus/48000/2\r\n' +
+        'a=rtpmap:110 telephone-event/48000\r\n' +
+        'a=fmtp:111 minptime=10;useinbandfec=1;maxplaybackrate=16000;sprop-maxcapturerate=16000\r\n' +
+        'a=fmtp:110 0-15\r\n',
+    );
+    // opus/48000 with one channel, as some peers write it, is Opus too.
+    const mono = chrome.replace('opus/48000/2', 'opus/48000');
+    expect(accepted(session().answer(mono)).audio.codec.encoding).toBe('opus');
   });
 
   it('takes L16 only when configured, with the offerer dynamic payload type', () => {
@@ -80,8 +124,9 @@ a=rtpmap:0 PCMU/8000
   it('keeps telephone-event with the offerer payload type, and its common events', () => {
     const answer = accepted(session().answer(BARESIP));
     expect(answer.audio.telephoneEvent).toMatchObject({ payloadType: 100, fmtp: '0-15' });
-    expect(answer.sdp).toContain('m=audio 20000 RTP/AVP 0 100\r\n');
-    expect(answer.sdp).toContain('a=rtpmap:100 telephone-event/8000\r\na=fmtp:100 0-15\r\n');
+    expect(answer.sdp).toContain('m=audio 20000 RTP/AVP 96 100\r\n');
+    expect(answer.sdp).toContain('a=rtpmap:100 telephone-event/8000\r\n');
+    expect(answer.sdp).toContain('a=fmtp:100 0-15\r\n');
     const fromSipp = accepted(session().answer(SIPP_UAC_PCAP));
     expect(fromSipp.audio.telephoneEvent).toMatchObject({ payloadType: 101, fmtp: '0-11,16' });
   });
@@ -97,7 +142,7 @@ a=rtpmap:0 PCMU/8000
     const answer = accepted(session().answer(BARESIP));
     const lines = answer.sdp.split('\r\n');
     expect(lines.filter((line) => line.startsWith('m='))).toEqual([
-      'm=audio 20000 RTP/AVP 0 100',
+      'm=audio 20000 RTP/AVP 96 100',
       'm=video 0 RTP/AVP 97',
     ]);
     expect(answer.audio.remoteRtcpPort).toBe(24851);

@@ -162,7 +162,8 @@ describe('answering a WebRTC offer', () => {
       'a=end-of-candidates',
       'a=rtpmap:111 opus/48000/2',
       'a=rtpmap:110 telephone-event/48000',
-      'a=fmtp:111 minptime=10;useinbandfec=1',
+      // voxgate's own receiving parameters (RFC 7587 7), not the offer's echoed.
+      'a=fmtp:111 minptime=10;useinbandfec=1;maxplaybackrate=16000;sprop-maxcapturerate=16000',
       'a=fmtp:110 0-15',
       'a=ptime:20',
       'a=sendrecv',
@@ -278,6 +279,7 @@ describe('offering to a WebRTC endpoint', () => {
       'a=rtpmap:8 PCMA/8000',
       'a=rtpmap:101 telephone-event/8000',
       'a=rtpmap:110 telephone-event/48000',
+      'a=fmtp:111 minptime=10;useinbandfec=1;maxplaybackrate=16000;sprop-maxcapturerate=16000',
       'a=fmtp:101 0-16',
       'a=fmtp:110 0-16',
       'a=ptime:20',

@@ -1,0 +1,157 @@
+/**
+ * What does Opus cost per 20 ms frame, against G.711, in the same run?
+ *
+ *   npm run bench:media-opus [-- --rounds 7 --round-ms 300 --warmup-ms 300]
+ *
+ * Times, on the noisy synthetic speech bench:media-dsp uses: mu-law encode and decode at 8 kHz
+ * (the native tables, as a call uses them); Opus encode at 16 kHz (mono, VoIP, 24 kbit/s,
+ * in-band FEC planned for 10 % loss) at complexity 0, 5 (voxgate's default), 9 and 10, and at
+ * 8 and 24 kHz at complexity 5; Opus decode at 16 kHz of a packet, of a lost packet from the
+ * next one's FEC data, and concealment of a lost one. Prints a table and writes
+ * bench/results/media-opus-*.json with the machine and its load.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { muLawDecode, muLawEncode } from '../../src/media/codec/g711.js';
+import { OpusDecoder, OpusEncoder, type OpusRate } from '../../src/media/codec/opus.js';
+import { convertRate } from '../../src/media/codec/resampler.js';
+import { describeMachine } from '../api/machine.js';
+import { describeRevision } from '../api/revision.js';
+import { median, timeCases, type TimedCase, type TimingPlan } from './frame-timing.js';
+import { frames, makeTestAudio } from './test-audio.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+const BITRATE = 24000;
+const LOSS_PERCENT = 10;
+
+function timingPlan(): TimingPlan {
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '7' },
+      'round-ms': { type: 'string', default: '300' },
+      'warmup-ms': { type: 'string', default: '300' },
+    },
+  });
+  const plan = {
+    rounds: Number(values.rounds),
+    roundMs: Number(values['round-ms']),
+    warmupMs: Number(values['warmup-ms']),
+  };
+  for (const [name, value] of Object.entries(plan)) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new Error(`Expected a positive integer for ${name} but received ${value}`);
+    }
+  }
+  return plan;
+}
+
+/** Hands out the clip's frames in a loop. */
+function cycle<T>(items: readonly T[]): () => T {
+  let i = 0;
+  return () => items[i++ % items.length]!;
+}
+
+function opusEncodeCase(pcm: Int16Array, rate: OpusRate, complexity: number): TimedCase {
+  const encoder = new OpusEncoder(rate, {
+    bitrate: BITRATE,
+    expectedLossPercent: LOSS_PERCENT,
+    complexity,
+  });
+  const next = cycle(frames(pcm, rate / 50));
+  return {
+    id: `opus encode ${rate / 1000}k c${complexity}`,
+    work: () => encoder.encode(next()).length,
+  };
+}
+
+function opusDecodeCases(pcm16k: Int16Array): TimedCase[] {
+  const encoder = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: LOSS_PERCENT });
+  const packets = frames(pcm16k, 320).map((frame) => encoder.encode(frame));
+  const decoder = new OpusDecoder(16000);
+  const plain = cycle(packets);
+  const fec = cycle(packets);
+  return [
+    { id: 'opus decode 16k', work: () => decoder.decode(plain()).length },
+    { id: 'opus decode 16k FEC', work: () => decoder.decodeFec(fec(), 320).length },
+    { id: 'opus conceal 16k', work: () => decoder.conceal(320).length },
+  ];
+}
+
+function cases(audio: ReturnType<typeof makeTestAudio>): TimedCase[] {
+  const pcm8k = audio.pcm[8000];
+  const pcm16k = audio.pcm[16000];
+  const pcm24k = convertRate(audio.pcm[48000], 48000, 24000);
+  const muLawFrames = frames(pcm8k, 160);
+  const codes = muLawFrames.map((frame) => new Uint8Array(muLawEncode(frame)));
+  const encodeNext = cycle(muLawFrames);
+  const decodeNext = cycle(codes);
+  return [
+    { id: 'mu-law encode 8k', work: () => muLawEncode(encodeNext()).length },
+    { id: 'mu-law decode 8k', work: () => muLawDecode(decodeNext()).length },
+    ...[0, 5, 9, 10].map((complexity) => opusEncodeCase(pcm16k, 16000, complexity)),
+    opusEncodeCase(pcm8k, 8000, 5),
+    opusEncodeCase(pcm24k, 24000, 5),
+    ...opusDecodeCases(pcm16k),
+  ];
+}
+
+/** Mean bytes per packet of the clip at each complexity, and what that makes in bit/s. */
+function packetSizes(pcm16k: Int16Array): Record<string, number> {
+  const sizes: Record<string, number> = {};
+  for (const complexity of [0, 5, 9, 10]) {
+    const encoder = new OpusEncoder(16000, {
+      bitrate: BITRATE,
+      expectedLossPercent: LOSS_PERCENT,
+      complexity,
+    });
+    const all = frames(pcm16k, 320).map((frame) => encoder.encode(frame).length);
+    sizes[`c${complexity}`] = Math.round(all.reduce((a, b) => a + b, 0) / all.length);
+  }
+  return sizes;
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+function main(): void {
+  const plan = timingPlan();
+  const audio = makeTestAudio();
+  const timed = cases(audio);
+  const timings = timeCases(timed, plan);
+  const results = timed.map((c) => {
+    const t = timings.get(c.id)!;
+    return {
+      id: c.id,
+      usPerFrame: round2(median(t.roundsUsPerFrame)),
+      roundsUsPerFrame: t.roundsUsPerFrame.map(round2),
+    };
+  });
+  const date = new Date().toISOString();
+  const run = {
+    benchmark: 'media-opus',
+    date,
+    machine: describeMachine(),
+    revision: describeRevision(ROOT),
+    loadAverageAfter: loadavg().map(round2),
+    plan,
+    audio: { description: audio.description, seconds: audio.seconds },
+    settings: { bitrate: BITRATE, expectedLossPercent: LOSS_PERCENT, fec: true, frameMs: 20 },
+    meanPacketBytes16k: packetSizes(audio.pcm[16000]),
+    cases: results,
+  };
+  console.log(`media-opus: µs per 20 ms frame (median of ${plan.rounds} rounds)`);
+  console.table(results.map((r) => ({ case: r.id, 'µs/frame': r.usPerFrame })));
+  console.log('mean Opus packet bytes at 16 kHz by complexity:', run.meanPacketBytes16k);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const stamp = date.replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
+  const json = `${JSON.stringify(run, null, 2)}\n`;
+  for (const name of [`media-opus-${stamp}.json`, 'media-opus-latest.json']) {
+    writeFileSync(join(RESULTS_DIR, name), json);
+    console.log(`wrote ${join('bench/results', name)}`);
+  }
+}
+
+main();

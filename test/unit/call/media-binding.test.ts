@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { mediaUpdateFrom } from '../../../src/call/media-binding.js';
+import { parseOpusParameters, type NegotiatedAudio } from '../../../src/sip/sdp/index.js';
+
+function negotiated(encoding: string, clockRate: number, fmtp: string | null): NegotiatedAudio {
+  return {
+    streamIndex: 0,
+    remoteAddress: '203.0.113.9',
+    remotePort: 40000,
+    remoteRtcpPort: 40001,
+    codec: { payloadType: 111, encoding, clockRate, channels: 2, fmtp },
+    telephoneEvent: null,
+    ptime: 20,
+    direction: 'sendrecv',
+    heldByPeer: false,
+  };
+}
+
+describe('the media an Opus answer settles', () => {
+  it('runs the leg at 16 kHz, sending FEC and DTX as the peer asked, within its bitrate', () => {
+    const update = mediaUpdateFrom(
+      negotiated('opus', 48000, 'minptime=10;useinbandfec=1;usedtx=1;maxaveragebitrate=20000'),
+    );
+    expect(update.formats).toEqual([
+      {
+        encoding: 'opus',
+        payloadType: 111,
+        rate: 16000,
+        opus: { bitrate: 20000, fec: true, dtx: true },
+      },
+    ]);
+  });
+
+  it('runs at 8 kHz for a peer that neither plays nor captures above it', () => {
+    const narrow = 'maxplaybackrate=8000;sprop-maxcapturerate=8000';
+    expect(mediaUpdateFrom(negotiated('opus', 48000, narrow)).formats?.[0]).toMatchObject({
+      rate: 8000,
+      opus: { bitrate: 24000, fec: false, dtx: false },
+    });
+    // Playing at 8 kHz but capturing wideband: what it sends is worth 16 kHz.
+    const half = 'maxplaybackrate=8000';
+    expect(mediaUpdateFrom(negotiated('opus', 48000, half)).formats?.[0]?.rate).toBe(16000);
+  });
+});
+
+describe('parseOpusParameters (RFC 7587 6.1)', () => {
+  it('reads every parameter, and takes the defaults for absent or unreadable ones', () => {
+    expect(
+      parseOpusParameters(
+        'maxplaybackrate=16000; sprop-maxcapturerate=12000;stereo=1;useinbandfec=1;usedtx=1;maxaveragebitrate=32000;cbr=1',
+      ),
+    ).toEqual({
+      maxPlaybackRate: 16000,
+      maxCaptureRate: 12000,
+      maxAverageBitrate: 32000,
+      stereo: true,
+      useInbandFec: true,
+      useDtx: true,
+    });
+    const defaults = {
+      maxPlaybackRate: 48000,
+      maxCaptureRate: 48000,
+      maxAverageBitrate: null,
+      stereo: false,
+      useInbandFec: false,
+      useDtx: false,
+    };
+    expect(parseOpusParameters(null)).toEqual(defaults);
+    expect(parseOpusParameters('maxplaybackrate=fast;stereo;=1;usedtx=2')).toEqual(defaults);
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { OpusEncoder } from '../../../../src/media/codec/opus.js';
+import { energyDbfs } from '../../../../src/media/codec/pcm-frame.js';
+import type { AudioFormat } from '../../../../src/media/pipeline/audio-format.js';
+import { InboundPath, type InboundPacket } from '../../../../src/media/pipeline/inbound-path.js';
+import { chunks, concat, powerAt, strongestFrequency, tone } from '../../../support/signal.js';
+
+const OPUS: AudioFormat = { encoding: 'opus', payloadType: 111, rate: 16000 };
+
+/** 20 ms Opus packets of `pcm` (16 kHz), their timestamps on the 48 kHz clock (RFC 7587 4.1). */
+function opusPackets(pcm: Int16Array): InboundPacket[] {
+  const encoder = new OpusEncoder(16000);
+  return [...chunks(pcm, [320])].map((frame, i) => ({
+    payloadType: 111,
+    sequenceNumber: (65500 + i) & 0xffff,
+    timestamp: (4_294_000_000 + i * 960) >>> 0,
+    payload: encoder.encode(frame),
+  }));
+}
+
+/**
+ * Pushes a packet and pulls a frame every 20 ms, the packets `lead` ahead of the pulls (a
+ * jitter buffer that has filled); `skip` never arrive.
+ */
+function run(
+  path: InboundPath,
+  input: InboundPacket[],
+  skip = new Set<number>(),
+  lead = 0,
+): Int16Array[] {
+  const out: Int16Array[] = [];
+  for (let i = -lead; i < input.length + 10; i++) {
+    const pushed = i + lead;
+    if (pushed < input.length && !skip.has(pushed)) path.push(input[pushed]!);
+    if (i < 0) continue;
+    const frame = path.frame();
+    if (frame) out.push(frame);
+  }
+  return out;
+}
+
+describe('InboundPath with Opus', () => {
+  it('decodes Opus to 20 ms frames at 16 kHz, a tone kept, across the sequence wrap', () => {
+    const path = new InboundPath({ rate: 16000, formats: [OPUS] });
+    const frames = run(path, opusPackets(tone(16000, 1000, 1, 8000)));
+    expect(frames).toHaveLength(50);
+    for (const frame of frames) expect(frame.length).toBe(320);
+    expect(strongestFrequency(concat(frames).subarray(1600), 16000)).toBe(1000);
+    expect(path.stats).toMatchObject({ lost: 0, concealed: 0, undecodable: 0, fecDecoded: 0 });
+  });
+
+  it("rebuilds a lost packet from the next one's FEC data", () => {
+    // 1 kHz, then 500 Hz from packet 25, which is lost: only FEC knows it is 500 Hz.
+    const signal = concat([tone(16000, 1000, 0.5, 8000), tone(16000, 500, 0.5, 8000)]);
+    const path = new InboundPath({ rate: 16000, formats: [OPUS] });
+    const frames = run(path, opusPackets(signal), new Set([25]));
+    expect(frames).toHaveLength(50);
+    expect(path.stats).toMatchObject({ lost: 1, concealed: 1, fecDecoded: 1 });
+    const rebuilt = frames[25]!;
+    expect(strongestFrequency(rebuilt, 16000)).toBe(500);
+    expect(powerAt(rebuilt, 16000, 500)).toBeGreaterThan(10 * powerAt(rebuilt, 16000, 1000));
+  });
+
+  it('conceals with Opus PLC when the next packet is missing too, and rebuilds a corrupt packet', () => {
+    const packets = opusPackets(tone(16000, 1000, 1, 8000));
+    // Packet 30 arrives as garbage libopus refuses (a code 3 TOC with no frame count).
+    packets[30] = { ...packets[30]!, payload: new Uint8Array([0x0b]) };
+    const path = new InboundPath({ rate: 16000, formats: [OPUS] });
+    const frames = run(path, packets, new Set([20, 21]), 3);
+    expect(frames).toHaveLength(50);
+    // Packet 21 comes back from 22's FEC data, and the corrupt 30 from 31's.
+    expect(path.stats).toMatchObject({ lost: 2, concealed: 3, undecodable: 1, fecDecoded: 2 });
+    // The first of the two lost is Opus's concealment, carrying the tone on.
+    expect(strongestFrequency(frames[20]!, 16000)).toBe(1000);
+    expect(energyDbfs(frames[20]!)).toBeGreaterThan(-30);
+    expect(strongestFrequency(frames[30]!, 16000)).toBe(1000);
+  });
+
+  it('gives a packet tap each packet as it arrives, decoded by a decoder of its own', () => {
+    const path = new InboundPath({ rate: 16000, formats: [OPUS] });
+    const tapped: Int16Array[] = [];
+    path.onDecoded = (pcm) => tapped.push(pcm);
+    const frames = run(path, opusPackets(tone(16000, 700, 0.5, 8000)));
+    expect(tapped).toHaveLength(25);
+    expect(frames).toHaveLength(25);
+    expect(strongestFrequency(concat(tapped).subarray(1600), 16000)).toBe(700);
+    expect(strongestFrequency(concat(frames).subarray(1600), 16000)).toBe(700);
+  });
+});
