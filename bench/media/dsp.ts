@@ -15,7 +15,6 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
 import {
@@ -33,7 +32,7 @@ import {
   type MediaDspRun,
 } from './dsp-report.js';
 import { runFfmpegResample, type FfmpegResampleRun } from './ffmpeg-resample.js';
-import { median, timeCases, type TimingPlan } from './frame-timing.js';
+import { median, timeCases, timingPlanFromArgs, type TimingPlan } from './frame-timing.js';
 import { frames, makeTestAudio } from './test-audio.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -41,28 +40,10 @@ const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 /** The inbound path's budget per 20 ms frame. */
 const INBOUND_GOAL_US = 25;
 
-function timingPlan(): TimingPlan & { ffmpegFrames: number } {
-  const { values } = parseArgs({
-    options: {
-      rounds: { type: 'string', default: '7' },
-      'round-ms': { type: 'string', default: '300' },
-      'warmup-ms': { type: 'string', default: '300' },
-      'ffmpeg-frames': { type: 'string', default: '50000' },
-    },
-  });
-  const plan = {
-    rounds: Number(values.rounds),
-    roundMs: Number(values['round-ms']),
-    warmupMs: Number(values['warmup-ms']),
-    ffmpegFrames: Number(values['ffmpeg-frames']),
-  };
-  for (const [name, value] of Object.entries(plan)) {
-    if (!Number.isInteger(value) || value < 1) {
-      throw new Error(`Expected a positive integer for ${name} but received ${value}`);
-    }
-  }
-  return plan;
-}
+const timingPlan = (): TimingPlan & { ffmpegFrames: number } => {
+  const plan = timingPlanFromArgs({ roundMs: 300, warmupMs: 300 }, { 'ffmpeg-frames': 50000 });
+  return { ...plan, ffmpegFrames: plan.ffmpegFrames! };
+};
 
 function packageVersion(name: string): string {
   const require = createRequire(import.meta.url);

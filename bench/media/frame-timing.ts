@@ -1,3 +1,5 @@
+import { parseArgs } from 'node:util';
+
 export interface TimingPlan {
   /** Untimed running of every case first, so the JIT and the caches have settled. */
   warmupMs: number;
@@ -79,4 +81,33 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+const camel = (name: string): string =>
+  name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * The plan from `--rounds`, `--round-ms` and `--warmup-ms` (and any `extra` whole-number
+ * options, read into their camel-case names), each a positive integer.
+ */
+export function timingPlanFromArgs<Extra extends string = never>(
+  defaults: { rounds?: number; roundMs: number; warmupMs: number },
+  extra: Readonly<Record<Extra, number>> = {} as Record<Extra, number>,
+): TimingPlan & Record<string, number> {
+  const options: Record<string, { type: 'string'; default: string }> = {
+    rounds: { type: 'string', default: String(defaults.rounds ?? 7) },
+    'round-ms': { type: 'string', default: String(defaults.roundMs) },
+    'warmup-ms': { type: 'string', default: String(defaults.warmupMs) },
+  };
+  for (const [name, value] of Object.entries<number>(extra))
+    options[name] = { type: 'string', default: String(value) };
+  const { values } = parseArgs({ options });
+  const plan: Record<string, number> = {};
+  for (const name of Object.keys(options)) {
+    const value = Number(values[name]);
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error(`Expected a positive integer for ${name} but received ${values[name]}`);
+    plan[camel(name)] = value;
+  }
+  return plan as TimingPlan & Record<string, number>;
 }

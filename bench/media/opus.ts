@@ -14,13 +14,18 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { muLawDecode, muLawEncode } from '../../src/media/codec/g711.js';
 import { OpusDecoder, OpusEncoder, type OpusRate } from '../../src/media/codec/opus.js';
 import { convertRate } from '../../src/media/codec/resampler.js';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
-import { median, timeCases, type TimedCase, type TimingPlan } from './frame-timing.js';
+import {
+  median,
+  timeCases,
+  timingPlanFromArgs,
+  type TimedCase,
+  type TimingPlan,
+} from './frame-timing.js';
 import { frames, makeTestAudio } from './test-audio.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,26 +33,7 @@ const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const BITRATE = 24000;
 const LOSS_PERCENT = 10;
 
-function timingPlan(): TimingPlan {
-  const { values } = parseArgs({
-    options: {
-      rounds: { type: 'string', default: '7' },
-      'round-ms': { type: 'string', default: '300' },
-      'warmup-ms': { type: 'string', default: '300' },
-    },
-  });
-  const plan = {
-    rounds: Number(values.rounds),
-    roundMs: Number(values['round-ms']),
-    warmupMs: Number(values['warmup-ms']),
-  };
-  for (const [name, value] of Object.entries(plan)) {
-    if (!Number.isInteger(value) || value < 1) {
-      throw new Error(`Expected a positive integer for ${name} but received ${value}`);
-    }
-  }
-  return plan;
-}
+const timingPlan = (): TimingPlan => timingPlanFromArgs({ roundMs: 300, warmupMs: 300 });
 
 /** Hands out the clip's frames in a loop. */
 function cycle<T>(items: readonly T[]): () => T {

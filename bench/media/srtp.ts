@@ -17,7 +17,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { describeMachine, describeRunContext, type RunContext } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
 import { addon } from '../../src/media/codec/native-addon.js';
@@ -27,7 +26,13 @@ import {
   SRTP_SUITES,
   type SrtpSuite,
 } from '../../src/media/srtp/srtp-suite.js';
-import { median, timeCases, type TimedCase, type TimingPlan } from './frame-timing.js';
+import {
+  median,
+  timeCases,
+  timingPlanFromArgs,
+  type TimedCase,
+  type TimingPlan,
+} from './frame-timing.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
@@ -50,26 +55,7 @@ interface SrtpCaseResult {
   roundsUsPerPacket: number[];
 }
 
-function timingPlan(): TimingPlan {
-  const { values } = parseArgs({
-    options: {
-      rounds: { type: 'string', default: '7' },
-      'round-ms': { type: 'string', default: '300' },
-      'warmup-ms': { type: 'string', default: '300' },
-    },
-  });
-  const plan = {
-    rounds: Number(values.rounds),
-    roundMs: Number(values['round-ms']),
-    warmupMs: Number(values['warmup-ms']),
-  };
-  for (const [name, value] of Object.entries(plan)) {
-    if (!Number.isInteger(value) || value < 1) {
-      throw new Error(`Expected a positive integer for ${name} but received ${value}`);
-    }
-  }
-  return plan;
-}
+const timingPlan = (): TimingPlan => timingPlanFromArgs({ roundMs: 300, warmupMs: 300 });
 
 function template(bytes: number): Buffer {
   const packet = Buffer.alloc(bytes, 0x55);

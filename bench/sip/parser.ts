@@ -10,13 +10,13 @@
  */
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
 import { DRACHTIO_CONTENDER } from './drachtio-contender.js';
 import { runParserCases, type ParserCase, type TimingPlan } from './parser-cases.js';
 import { reportParserRun, type ParserRatio, type SipParserRun } from './parser-report.js';
 import { SAMPLE_MESSAGES } from './sample-messages.js';
+import { timingPlanFromArgs } from '../media/frame-timing.js';
 import { SIPJS_CONTENDER } from './sipjs-contender.js';
 import { VOXGATE_CONTENDER } from './voxgate-contender.js';
 
@@ -25,26 +25,7 @@ const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 /** issue 3: at least three times the faster of sip.js and drachtio-srf. */
 const GOAL = 3;
 
-function timingPlan(): TimingPlan {
-  const { values } = parseArgs({
-    options: {
-      rounds: { type: 'string', default: '7' },
-      'round-ms': { type: 'string', default: '400' },
-      'warmup-ms': { type: 'string', default: '500' },
-    },
-  });
-  const plan = {
-    rounds: Number(values.rounds),
-    roundMs: Number(values['round-ms']),
-    warmupMs: Number(values['warmup-ms']),
-  };
-  for (const [name, value] of Object.entries(plan)) {
-    if (!Number.isInteger(value) || value < 1) {
-      throw new Error(`Expected a positive integer for ${name} but received ${value}`);
-    }
-  }
-  return plan;
-}
+const timingPlan = (): TimingPlan => timingPlanFromArgs({ roundMs: 400, warmupMs: 500 });
 
 function ratio(cases: ParserCase[], message: string): ParserRatio {
   const speed = (id: ParserCase['parser']) =>
