@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp } from '../../support/client-app.js';
 import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { makeTestCertificate } from '../../support/tls-certificate.js';
 
 /**
  * sip.js in a real headless Chromium against the in-process gateway over SIP/WebSocket
@@ -116,5 +117,42 @@ describe('sip.js in Chromium over WebSocket with a JWT access token', () => {
       .filter((entry) => entry.msg === 'INVITE refused');
     expect(refusals.map((entry) => entry.reason)).toEqual(['token does not allow outgoing calls']);
     expect(phone.consoleErrors).toEqual([]);
+  }, 30_000);
+});
+
+describe('sip.js in Chromium over secure WebSocket (WSS)', () => {
+  it('registers through a TLS listener with a token: the binding is WSS', async () => {
+    const certificate = await makeTestCertificate();
+    const secure = await startGateway({
+      listen: true,
+      env: {
+        VOXGATE_SIP_TLS_CERT: certificate.certPath,
+        VOXGATE_SIP_TLS_KEY: certificate.keyPath,
+        VOXGATE_SIP_TLS_PORT: '0',
+      },
+    });
+    try {
+      // The certificate is self-signed: the browser is told to trust it.
+      phone = await startBrowserPhone({ acceptInsecureCertificates: true });
+      const res = await secure.request('POST', `/v1/Account/${secure.main.id}/JWT/Token/`, {
+        json: { sub: 'browser-5', per: { voice: { incoming_allow: true } } },
+      });
+      const url = `wss://127.0.0.1:${secure.gateway.sip.addresses.ws.port}`;
+      expect((await phone.register(url, 'sip:browser-5@127.0.0.1', res.body.token)).status).toBe(
+        200,
+      );
+      const stored = await secure.gateway.state.registrations.get(
+        secure.main.id,
+        'token:browser-5',
+      );
+      expect(stored?.bindings).toHaveLength(1);
+      expect(stored?.bindings[0]).toMatchObject({ protocol: 'WSS' });
+      expect(phone.consoleErrors).toEqual([]);
+    } finally {
+      await phone?.close();
+      phone = null;
+      await secure.close();
+      await certificate.remove();
+    }
   }, 30_000);
 });
