@@ -1,0 +1,191 @@
+// The page side of browser-phone.ts: sip.js 0.21 in Chromium, bundled by esbuild and driven
+// from Node through page.evaluate on `window.phone`. Plain JavaScript, because the project's
+// TypeScript is compiled for Node without the DOM library.
+import { Inviter, Registerer, RegistererState, SessionState, UserAgent } from 'sip.js';
+
+const state = {
+  ua: null,
+  token: null,
+  registerer: null,
+  /** The call in progress (an Inviter or an answered Invitation), or null. */
+  session: null,
+  /** Incoming INVITEs not yet answered, oldest first. */
+  pending: [],
+  /** Every state the current call went through, in order. */
+  states: [],
+  /** The SDP this page offered in its last INVITE. */
+  offer: null,
+  /** The remote track's audio graph, built once media flows. */
+  analyser: null,
+};
+
+const bearer = (token) => [`Authorization: Bearer ${token}`];
+
+/** The status line of a final response, as the Node side reports it. */
+const final = (response) => ({
+  status: response.message.statusCode,
+  reason: response.message.reasonPhrase,
+});
+
+function follow(session) {
+  state.session = session;
+  state.states = [];
+  state.analyser = null;
+  session.stateChange.addListener((s) => state.states.push(s));
+}
+
+async function register(server, aor, token) {
+  state.token = token;
+  state.ua = new UserAgent({
+    uri: UserAgent.makeURI(aor),
+    transportOptions: { server },
+    logBuiltinEnabled: false,
+    // Without servers there is nothing to wait for but host candidates; sip.js's default
+    // (a public STUN server) costs its whole gathering timeout on a machine without network.
+    sessionDescriptionHandlerFactoryOptions: {
+      peerConnectionConfiguration: { iceServers: [] },
+      iceGatheringTimeout: 500,
+    },
+    delegate: { onInvite: (invitation) => state.pending.push(invitation) },
+  });
+  await state.ua.start();
+  state.registerer = new Registerer(state.ua, { extraHeaders: bearer(token) });
+  return new Promise((resolve) => {
+    void state.registerer.register({
+      requestDelegate: {
+        onAccept: (response) => resolve({ ...final(response), registered: true }),
+        onReject: (response) => resolve({ ...final(response), registered: false }),
+      },
+    });
+  });
+}
+
+async function call(target, token) {
+  const inviter = new Inviter(state.ua, UserAgent.makeURI(target), {
+    extraHeaders: bearer(token ?? state.token),
+  });
+  follow(inviter);
+  return new Promise((resolve, reject) => {
+    const done = (response, answered) => {
+      state.offer = inviter.request.body?.body ?? null;
+      resolve({ ...final(response), answered, offer: state.offer });
+    };
+    inviter
+      .invite({
+        requestDelegate: {
+          onAccept: (response) => done(response, true),
+          onReject: (response) => done(response, false),
+        },
+      })
+      .catch(reject);
+  });
+}
+
+/** Accepts the oldest incoming INVITE, waiting up to `timeoutMs` for one. */
+async function answer(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (state.pending.length === 0) {
+    if (Date.now() > deadline) throw new Error('no incoming call to answer');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const invitation = state.pending.shift();
+  follow(invitation);
+  await invitation.accept();
+  return { from: invitation.remoteIdentity.uri.toString(), offer: invitation.body ?? null };
+}
+
+async function hangUp() {
+  const session = state.session;
+  if (session === null) return;
+  if (session.state === SessionState.Established) await session.bye();
+  else if (session.state === SessionState.Establishing && session instanceof Inviter) {
+    await session.cancel();
+  } else if (session.state === SessionState.Initial && !(session instanceof Inviter)) {
+    await session.reject();
+  }
+}
+
+/** RFC 4733 events through the browser's RTCDTMFSender, or one SIP INFO (application/dtmf-relay). */
+async function sendDtmf(digit, via) {
+  const session = state.session;
+  if (session === null || session.state !== SessionState.Established) return false;
+  if (via === 'info') {
+    const content = `Signal=${digit}\r\nDuration=160`;
+    const body = { contentDisposition: 'render', contentType: 'application/dtmf-relay', content };
+    await session.info({ requestOptions: { body } });
+    return true;
+  }
+  return session.sessionDescriptionHandler.sendDtmf(digit, { duration: 160 });
+}
+
+/**
+ * An AnalyserNode on the remote track. Chromium pulls a remote WebRTC track into WebAudio only
+ * while the stream also plays in a media element, so a muted <audio> keeps it flowing.
+ */
+function remoteAnalyser() {
+  if (state.analyser !== null) return state.analyser;
+  const stream = state.session?.sessionDescriptionHandler?.remoteMediaStream;
+  if (!stream || stream.getAudioTracks().length === 0) throw new Error('no remote audio track');
+  const element = new Audio();
+  element.muted = true;
+  element.srcObject = stream;
+  void element.play();
+  const context = new AudioContext();
+  const node = context.createAnalyser();
+  node.fftSize = 8192;
+  node.smoothingTimeConstant = 0;
+  context.createMediaStreamSource(stream).connect(node);
+  state.analyser = { context, node, element };
+  return state.analyser;
+}
+
+/**
+ * Listens to the remote audio for `windowMs`: the frequency with the most energy summed over
+ * the window, and the mean RMS level in dBFS (-Infinity for digital silence).
+ */
+async function listen(windowMs) {
+  const { context, node } = remoteAnalyser();
+  await context.resume();
+  const spectrum = new Float32Array(node.frequencyBinCount);
+  const energy = new Float64Array(node.frequencyBinCount);
+  const samples = new Float32Array(node.fftSize);
+  let squares = 0;
+  let count = 0;
+  const end = performance.now() + windowMs;
+  while (performance.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    node.getFloatFrequencyData(spectrum);
+    for (let i = 0; i < spectrum.length; i++) energy[i] += 10 ** (spectrum[i] / 10);
+    node.getFloatTimeDomainData(samples);
+    for (const s of samples) squares += s * s;
+    count += samples.length;
+  }
+  let peak = 1;
+  for (let i = 2; i < energy.length; i++) if (energy[i] > energy[peak]) peak = i;
+  const rms = Math.sqrt(squares / Math.max(count, 1));
+  return {
+    dominantHz: (peak * context.sampleRate) / node.fftSize,
+    levelDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms),
+    sampleRate: context.sampleRate,
+  };
+}
+
+async function stop() {
+  await hangUp().catch(() => {});
+  if (state.registerer?.state === RegistererState.Registered) {
+    await state.registerer.unregister().catch(() => {});
+  }
+  await state.ua?.stop();
+}
+
+window.phone = {
+  register,
+  call,
+  answer,
+  hangUp,
+  sendDtmf,
+  listen,
+  stop,
+  states: () => [...state.states],
+  pending: () => state.pending.length,
+};

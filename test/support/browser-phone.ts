@@ -1,0 +1,190 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import type { Page } from 'puppeteer-core';
+import { launchHeadlessBrowser, type HeadlessBrowser } from './headless-browser.js';
+
+/**
+ * sip.js 0.21 in headless Chromium, a real WebRTC softphone: the page script
+ * (browser-phone-page.mjs) is bundled with sip.js by esbuild and served from 127.0.0.1 on a
+ * free port; the fake microphone plays a sine tone of `toneHz` from a WAV this harness writes.
+ * Every method runs in the page through page.evaluate.
+ */
+export interface BrowserPhoneOptions {
+  /** The tone the fake microphone plays (Hz). Default 1000. */
+  toneHz?: number;
+  /** Trusts any certificate, so a wss:// server may use a self-signed one. */
+  acceptInsecureCertificates?: boolean;
+}
+
+/** The final response to a REGISTER or INVITE, as the page saw it. */
+export interface FinalResponse {
+  status: number;
+  reason: string;
+}
+
+export interface CallOutcome extends FinalResponse {
+  /** A 2xx arrived: the session is (being) established. */
+  answered: boolean;
+  /** The SDP offer the browser sent in its INVITE. */
+  offer: string | null;
+}
+
+export interface RemoteAudio {
+  /** The frequency with the most energy over the window (Hz, to one FFT bin: ~5.9 Hz at 48 kHz). */
+  dominantHz: number;
+  /** Mean RMS level over the window in dBFS; -Infinity for digital silence. */
+  levelDbfs: number;
+  sampleRate: number;
+}
+
+export interface BrowserPhone {
+  page: Page;
+  /** Errors the page logged (console.error) or threw (uncaught), in order. */
+  consoleErrors: string[];
+  /**
+   * Starts a UserAgent on `wsUrl` (ws:// or wss://) and REGISTERs `aor` with
+   * `Authorization: Bearer <token>` (RFC 8898). Resolves with the 2xx; rejects with the status
+   * of a refusal.
+   */
+  register(wsUrl: string, aor: string, token: string): Promise<FinalResponse>;
+  /** INVITEs `target` with the bearer token (the registration's unless given): its final response. */
+  call(target: string, token?: string): Promise<CallOutcome>;
+  /** Accepts the oldest incoming INVITE, waiting up to `timeoutMs` for one. */
+  answer(timeoutMs?: number): Promise<{ from: string; offer: string | null }>;
+  /** BYE when established, CANCEL while ringing out, 486-style reject while ringing in. */
+  hangUp(): Promise<void>;
+  /** One digit as RFC 4733 events (`rtp`, the browser's RTCDTMFSender) or a SIP INFO. */
+  sendDtmf(digit: string, via?: 'rtp' | 'info'): Promise<boolean>;
+  /** Listens to the remote track for `windowMs` through a WebAudio AnalyserNode. */
+  listen(windowMs: number): Promise<RemoteAudio>;
+  /** Every SessionState the current call went through (Establishing, Established...). */
+  sessionStates(): Promise<string[]>;
+  /** Unregisters, stops the UserAgent, closes the browser and the page server. */
+  close(): Promise<void>;
+}
+
+const PAGE_SCRIPT = fileURLToPath(new URL('./browser-phone-page.mjs', import.meta.url));
+
+/** The page script with sip.js, as one browser bundle. */
+async function bundle(): Promise<string> {
+  const result = await build({
+    entryPoints: [PAGE_SCRIPT],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: 'chrome110',
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/** A mono 16-bit 48 kHz WAV of a sine at `hz`, -6 dBFS, two seconds (Chromium loops it). */
+function sineWav(hz: number): Buffer {
+  const rate = 48_000;
+  const samples = rate * 2;
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0);
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36);
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) {
+    wav.writeInt16LE(Math.round(16_384 * Math.sin((2 * Math.PI * hz * i) / rate)), 44 + i * 2);
+  }
+  return wav;
+}
+
+async function servePage(script: string): Promise<{ server: Server; url: string }> {
+  const html =
+    '<!doctype html><title>voxgate browser phone</title><script type="module" src="/phone.js"></script>';
+  const server = createServer((request, response) => {
+    const isScript = request.url === '/phone.js';
+    response.setHeader('content-type', isScript ? 'text/javascript' : 'text/html');
+    response.end(isScript ? script : html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+export async function startBrowserPhone(options: BrowserPhoneOptions = {}): Promise<BrowserPhone> {
+  const dir = await mkdtemp(join(tmpdir(), 'voxgate-browser-phone-'));
+  const wav = join(dir, 'tone.wav');
+  await writeFile(wav, sineWav(options.toneHz ?? 1000));
+  const { server, url } = await servePage(await bundle());
+  let chromium: HeadlessBrowser | null = null;
+  try {
+    chromium = await launchHeadlessBrowser({
+      args: [
+        '--use-fake-device-for-media-stream',
+        '--use-fake-ui-for-media-stream',
+        `--use-file-for-fake-audio-capture=${wav}`,
+        '--autoplay-policy=no-user-gesture-required',
+        ...(options.acceptInsecureCertificates ? ['--ignore-certificate-errors'] : []),
+      ],
+    });
+    const page = await chromium.browser.newPage();
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(String(error)));
+    await page.goto(url);
+    await page.waitForFunction('window.phone !== undefined', { timeout: 10_000 });
+    return phoneOn(page, consoleErrors, async () => {
+      await page.evaluate('window.phone.stop()').catch(() => {});
+      await chromium?.close();
+      await new Promise((resolve) => server.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    });
+  } catch (error) {
+    await chromium?.close();
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>): BrowserPhone {
+  // A call by name with JSON arguments: a function handed to page.evaluate would carry the
+  // test's transpiled source (and its helpers) into the page.
+  const run = <T>(method: string, ...args: unknown[]): Promise<T> =>
+    page.evaluate(
+      `window.phone[${JSON.stringify(method)}](...${JSON.stringify(args)})`,
+    ) as Promise<T>;
+  return {
+    page,
+    consoleErrors,
+    register: async (wsUrl, aor, token) => {
+      const outcome = await run<FinalResponse & { registered: boolean }>(
+        'register',
+        wsUrl,
+        aor,
+        token,
+      );
+      if (!outcome.registered) {
+        throw new Error(`REGISTER refused: ${outcome.status} ${outcome.reason}`);
+      }
+      return { status: outcome.status, reason: outcome.reason };
+    },
+    call: (target, token) => run('call', target, token ?? null),
+    answer: (timeoutMs = 10_000) => run('answer', timeoutMs),
+    hangUp: () => run('hangUp'),
+    sendDtmf: (digit, via = 'rtp') => run('sendDtmf', digit, via),
+    listen: (windowMs) => run('listen', windowMs),
+    sessionStates: () => run('states'),
+    close,
+  };
+}
