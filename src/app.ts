@@ -33,6 +33,7 @@ import { RecordRetention } from './call/record-retention.js';
 import { OwedRecords } from './call/owed-records.js';
 import { StateRegistrarDirectory } from './call/registrar-directory.js';
 import { MediaService } from './call/media-service.js';
+import { loadWebrtcSupport } from './call/webrtc-support.js';
 import { orphanedDialogsOf } from './call/orphaned-dialogs.js';
 import { SipService } from './call/sip-service.js';
 import { ConfigError, type Config } from './config/config.js';
@@ -244,8 +245,10 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     log: app.log,
   });
 
+  const webrtc = loadWebrtcSupport(config);
   const media = new MediaService({
     config,
+    webrtc,
     log: app.log,
     registry,
     outbound: () => {
@@ -304,7 +307,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       ...(directory ? { watcher: directory } : {}),
       log: app.log,
     },
-    legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log },
+    legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log, webrtc },
     carrierUri: config.carrierUri,
     trunks: {
       dns,

@@ -275,9 +275,12 @@ export class CallEngine implements CallLauncher {
   }
 
   /** A SIP URI's target: a registered endpoint's contact and flow, or the URI itself. */
-  sipTarget(
-    uri: string,
-  ): Promise<{ target: string; destination?: SipDestination; routeSet?: string[] } | null> {
+  sipTarget(uri: string): Promise<{
+    target: string;
+    destination?: SipDestination;
+    routeSet?: string[];
+    webrtc?: boolean;
+  } | null> {
     return resolveSipTarget(uri, {
       state: this.options.services.state,
       scheduler: this.options.services.scheduler,
@@ -289,6 +292,7 @@ export class CallEngine implements CallLauncher {
             target: resolved.target,
             destination: resolved.destination,
             routeSet: resolved.routeSet,
+            ...(resolved.webrtc && { webrtc: true }),
           },
     );
   }

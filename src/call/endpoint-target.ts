@@ -7,7 +7,14 @@ import { liveBindings } from './registrar-directory.js';
 
 /** Where a SIP URI destination is to be sent. */
 export type ResolvedTarget =
-  | { kind: 'uri'; target: string; destination?: Destination; routeSet?: string[] }
+  | {
+      kind: 'uri';
+      target: string;
+      destination?: Destination;
+      routeSet?: string[];
+      /** A browser: it registered over WebSocket, so it takes WebRTC media alone. */
+      webrtc?: boolean;
+    }
   /** The URI names one of our endpoints, and it has no live registration. */
   | { kind: 'unregistered' };
 
@@ -48,10 +55,15 @@ export async function resolveSipTarget(
   // to it, sent to the first proxy on it (the one that holds the client's flow), not to the
   // address the REGISTER came from.
   const path = newest.path ?? [];
-  if (path.length > 0) return { kind: 'uri', target, routeSet: path };
+  // RFC 7118 5: a client on WebSocket registers a Contact with transport=ws (or wss); such
+  // clients are browsers, whose media is WebRTC's (RFC 8827).
+  const webrtc =
+    /^WSS?$/i.test(newest.protocol) || /;transport=wss?(?=[;>]|$)/i.test(newest.contact);
+  if (path.length > 0) return { kind: 'uri', target, routeSet: path, ...(webrtc && { webrtc }) };
   return {
     kind: 'uri',
     target,
+    ...(webrtc && { webrtc }),
     destination: {
       protocol: newest.protocol as TransportProtocol,
       address: { address: newest.address, port: newest.port },

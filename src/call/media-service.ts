@@ -6,6 +6,7 @@ import type { MediaSessionSpec } from '../media/pipeline/session-spec.js';
 import { MediaWorkerPool, type SessionCommand } from '../media/worker/media-worker-pool.js';
 import type { Results, SessionEvent } from '../media/worker/protocol.js';
 import { MergedHistogram } from './merged-histogram.js';
+import type { WebrtcSupport } from './webrtc-support.js';
 
 export interface MediaLogger {
   warn(object: object, message: string): void;
@@ -22,6 +23,8 @@ export interface MediaServiceOptions {
   outbound?: () => OutboundGuardSettings;
   log: MediaLogger;
   registry: Registry;
+  /** The process's DTLS certificate, posted to each worker for its WebRTC legs. */
+  webrtc?: WebrtcSupport;
 }
 
 /** A session's events go to the call leg that opened it. */
@@ -42,6 +45,7 @@ export class MediaService {
   private readonly handlers = new Map<string, MediaEventHandler>();
   private readonly crashes: Counter;
   private readonly warnings: Counter;
+  private readonly drops: { srtp: Counter; ice: Counter };
   private readonly opening: Histogram;
   private readonly streamLatency: { inbound: MergedHistogram; playout: MergedHistogram };
 
@@ -53,6 +57,10 @@ export class MediaService {
         onLatency: (report) => {
           this.streamLatency.inbound.add(report.inbound);
           this.streamLatency.playout.add(report.playout);
+          for (const [reason, n] of Object.entries(report.drops?.srtp ?? {}))
+            this.drops.srtp.inc({ reason }, n);
+          for (const [reason, n] of Object.entries(report.drops?.ice ?? {}))
+            this.drops.ice.inc({ reason }, n);
         },
         onWorkerCrash: (error, sessions) => {
           this.crashes.inc();
@@ -65,6 +73,7 @@ export class MediaService {
           rtpPorts: config.rtpPorts,
           rtpHost: config.rtpHost,
           cname: `voxgate@${hostname()}`,
+          ...(options.webrtc && { dtls: options.webrtc.media }),
           // A getter: the worker's settings are copied (structured clone) as each one starts.
           get outbound() {
             return options.outbound?.();
@@ -94,6 +103,20 @@ export class MediaService {
       help: 'Media problems that did not end a call (socket errors, failed ticks)',
       registers: [registry],
     });
+    this.drops = {
+      srtp: new Counter({
+        name: 'voxgate_srtp_dropped_total',
+        help: 'SRTP and SRTCP packets of WebRTC legs dropped unplayed: auth (tag wrong), replay, malformed',
+        labelNames: ['reason'],
+        registers: [registry],
+      }),
+      ice: new Counter({
+        name: 'voxgate_ice_rejected_total',
+        help: 'STUN datagrams on WebRTC legs turned down by the ICE-lite agent, by reason',
+        labelNames: ['reason'],
+        registers: [registry],
+      }),
+    };
     this.opening = new Histogram({
       name: 'voxgate_media_session_open_seconds',
       help: "Time to open a leg's media session on a worker (its RTP ports bound), which a call waits for before its INVITE or answer",

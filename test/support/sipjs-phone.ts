@@ -35,16 +35,34 @@ export interface SipjsPhone {
   stop(): Promise<void>;
 }
 
-/** Answers with PCMU (and telephone-event when offered) at 127.0.0.1:port. */
+/**
+ * Answers with PCMU (and telephone-event when offered) at 127.0.0.1:port. voxgate offers a
+ * phone on WebSocket WebRTC's profile (it takes it for a browser): the answer then has that
+ * profile and its lines, with credentials and a fingerprint no media will ever use, since
+ * Node has no WebRTC (the call is set up; its media never connects).
+ */
 function answerTo(offer: string, port: number): string {
   const dtmf = /^a=rtpmap:(\d+) telephone-event\/8000/m.exec(offer)?.[1];
+  const webrtc = /^m=audio \d+ UDP\/TLS\/RTP\/SAVPF /m.test(offer);
+  const mid = /^a=mid:(\S+)/m.exec(offer)?.[1] ?? '0';
   return [
     'v=0',
     `o=sipjs ${Date.now()} 1 IN IP4 127.0.0.1`,
     's=-',
     'c=IN IP4 127.0.0.1',
     't=0 0',
-    `m=audio ${port} RTP/AVP 0${dtmf ? ` ${dtmf}` : ''}`,
+    ...(webrtc ? [`a=group:BUNDLE ${mid}`] : []),
+    `m=audio ${port} ${webrtc ? 'UDP/TLS/RTP/SAVPF' : 'RTP/AVP'} 0${dtmf ? ` ${dtmf}` : ''}`,
+    ...(webrtc
+      ? [
+          `a=mid:${mid}`,
+          'a=ice-ufrag:nodephone',
+          'a=ice-pwd:nodephonenodephonenodephone',
+          `a=fingerprint:sha-256 ${Array.from({ length: 32 }, () => 'AB').join(':')}`,
+          'a=setup:passive',
+          'a=rtcp-mux',
+        ]
+      : []),
     'a=rtpmap:0 PCMU/8000',
     ...(dtmf ? [`a=rtpmap:${dtmf} telephone-event/8000`, `a=fmtp:${dtmf} 0-15`] : []),
     'a=ptime:20',

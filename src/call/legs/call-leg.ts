@@ -21,7 +21,8 @@ import { hangupCause } from '../hangup-causes.js';
 import { INITIAL_MEDIA, MEDIA_TIMEOUT_MS, mediaUpdateFrom } from '../media-binding.js';
 import type { MediaService, OpenedMedia } from '../media-service.js';
 import type { SipService } from '../sip-service.js';
-import { endAfterAnswer, type LegEnd } from './leg-end.js';
+import { webrtcLegTransport, type WebrtcSupport } from '../webrtc-support.js';
+import { endAfterAnswer, endOfWebrtcTransport, type LegEnd } from './leg-end.js';
 
 export type LegDirection = 'inbound' | 'outbound';
 export type LegState = 'setup' | 'ringing' | 'early' | 'answered' | 'ended';
@@ -34,6 +35,8 @@ export interface LegEnvironment {
   publicHost: string;
   scheduler: Scheduler;
   log: { warn(object: object, message: string): void };
+  /** The process's DTLS certificate, for WebRTC legs; none are taken without it. */
+  webrtc?: WebrtcSupport;
 }
 
 /** How a digit arrived: RFC 4733 events, tones heard in the audio, or SIP INFO. */
@@ -190,11 +193,22 @@ export abstract class CallLeg {
     return this.env.media.send({ type: 'detectMachine', sessionId: this.uuid, settings });
   }
 
-  /** Opens the media session; its port goes into our SDP. */
-  protected async openMedia(near?: string): Promise<OpenedMedia> {
+  /**
+   * Opens the media session; its port goes into our SDP. A WebRTC leg (a browser) gets fresh
+   * ICE credentials and the process's fingerprint in its SDP, and ICE, DTLS-SRTP and rtcp-mux
+   * on its port; when it cannot have them, the reason is thrown as a WebrtcUnavailable.
+   */
+  protected async openMedia(near?: string, webrtc = false): Promise<OpenedMedia> {
+    const transport = webrtc ? webrtcLegTransport(this.env.webrtc, this.env.publicHost) : null;
+    if (typeof transport === 'string') throw new WebrtcUnavailable(transport);
     const opened = await this.env.media.open(
       this.uuid,
-      { ...INITIAL_MEDIA, inbandDtmf: true, mediaTimeoutMs: MEDIA_TIMEOUT_MS },
+      {
+        ...INITIAL_MEDIA,
+        inbandDtmf: true,
+        mediaTimeoutMs: MEDIA_TIMEOUT_MS,
+        ...(transport && { webrtc: transport.spec }),
+      },
       (event) => this.mediaEvent(event),
       near === undefined ? {} : { near },
     );
@@ -204,7 +218,11 @@ export abstract class CallLeg {
       this.mediaOpened = false;
       this.env.media.close(this.uuid, this.result?.cause.name);
     }
-    this.sdp = new SdpSession({ address: opened.address, port: opened.port });
+    this.sdp = new SdpSession({
+      address: opened.address,
+      port: opened.port,
+      ...(transport && { webrtc: transport.sdp }),
+    });
     return opened;
   }
 
@@ -314,6 +332,10 @@ export abstract class CallLeg {
       case 'mediaTimeout':
         void this.hangup(endAfterAnswer(hangupCause('Media Timeout'), 'Service'));
         return;
+      case 'transportFailed':
+        this.env.log.warn({ callUuid: this.uuid, reason: event.message }, 'WebRTC media ended');
+        void this.hangup(endOfWebrtcTransport(event, this.direction, this.state));
+        return;
       case 'ended':
         // The media worker died: the call cannot carry audio any more.
         this.mediaOpened = false;
@@ -337,4 +359,9 @@ export interface PlayOptions {
   mix?: boolean;
   /** Names what plays, so that stopPlayback(tag) can stop it alone. */
   tag?: string;
+}
+
+/** A WebRTC leg was asked for and cannot be had: the reason, for a 488 or the call's end. */
+export class WebrtcUnavailable extends Error {
+  override name = 'WebrtcUnavailable';
 }

@@ -1,7 +1,8 @@
 import type { IncomingInvite } from '../../sip/ua/incoming-invite.js';
 import { SdpParseError } from '../../sip/sdp/index.js';
 import { hangupCause } from '../hangup-causes.js';
-import { CallLeg, type LegEnvironment } from './call-leg.js';
+import { offersWebrtc } from '../webrtc-support.js';
+import { CallLeg, WebrtcUnavailable, type LegEnvironment } from './call-leg.js';
 import type { LegEnd } from './leg-end.js';
 
 /** The SIP final response that a cause turns into when an unanswered inbound call is refused. */
@@ -46,7 +47,12 @@ export class InboundLeg extends CallLeg {
     if (offer === null) {
       return this.refuse(488, 'An SDP offer is required');
     }
-    await this.openMedia();
+    try {
+      await this.openMedia(undefined, offersWebrtc(offer));
+    } catch (error) {
+      if (error instanceof WebrtcUnavailable) return this.refuse(488, error.message);
+      throw error;
+    }
     if (this.isOver) return false;
     try {
       const outcome = this.sdp!.answer(offer);

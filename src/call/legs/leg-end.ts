@@ -88,3 +88,23 @@ function failureReason(failure: InviteFailure): string {
       return `the far end answered ${failure.status} ${failure.reason}`;
   }
 }
+
+/**
+ * How a WebRTC leg ends when its transport does: consent lost (RFC 7675: the browser went
+ * away without a BYE, or never connected) is 6020 Media Timeout; the peer's DTLS close_notify
+ * is the peer hanging up, 4000 Normal Hangup; a failed DTLS handshake (a timeout, an alert, a
+ * certificate that is not the one its fingerprint names) is 5000 Network Error.
+ */
+export function endOfWebrtcTransport(
+  failure: { kind: 'consent-lost' | 'dtls-failed' | 'dtls-closed'; message: string },
+  direction: 'inbound' | 'outbound',
+  state: string,
+): LegEnd {
+  const status: CallStatus = state === 'answered' ? 'completed' : 'failed';
+  if (failure.kind === 'dtls-closed') {
+    const source = direction === 'inbound' ? 'Caller' : 'Callee';
+    return { cause: hangupCause('Normal Hangup'), source, status, reason: failure.message };
+  }
+  const cause = hangupCause(failure.kind === 'consent-lost' ? 'Media Timeout' : 'Network Error');
+  return { cause, source: 'Error', status, reason: failure.message };
+}

@@ -42,6 +42,8 @@ export interface RoutedTarget {
   target: string;
   destination?: Destination;
   routeSet?: readonly string[];
+  /** The target is a browser (it registered over WS or WSS): the offer is WebRTC's. */
+  webrtc?: boolean;
 }
 
 /**
@@ -109,6 +111,7 @@ export class OutboundLeg extends CallLeg {
       if (refused || this.pendingEnd) return this.finish(refused ?? this.pendingEnd!);
     }
     let { target, destination, routeSet } = this.options;
+    let webrtc = false;
     if (this.options.resolve) {
       const resolved = await this.options.resolve();
       if (resolved === null) {
@@ -119,9 +122,10 @@ export class OutboundLeg extends CallLeg {
         });
       }
       ({ target, destination, routeSet } = resolved);
+      webrtc = resolved.webrtc ?? false;
     }
     if (this.pendingEnd) return this.finish(this.pendingEnd);
-    await this.openMedia(this.options.near);
+    await this.openMedia(this.options.near, webrtc);
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     const offer = this.sdp!.createOffer();
     const { options } = this;

@@ -4,6 +4,8 @@ import { DtmfReceiver } from '../dtmf/dtmf-receiver.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { RtpPacket } from '../rtp/rtp-packet.js';
 import { RtpSession } from '../rtp/rtp-session.js';
+import { WebrtcTransport, type WebrtcFailure } from '../webrtc/webrtc-transport.js';
+import { systemScheduler } from '../../core/scheduler.js';
 import {
   clockRateOf,
   payloadCodec,
@@ -76,6 +78,7 @@ export class MediaSession {
 
   private constructor(
     private readonly rtp: RtpSession,
+    private readonly transport: WebrtcTransport | null,
     private readonly spec: MediaSessionSpec,
     env: MediaEnvironment,
     private readonly listener: MediaSessionListener,
@@ -106,6 +109,7 @@ export class MediaSession {
     // Checked before a port is taken, so a bad spec costs nothing.
     checkSessionSpec(spec);
     let session: MediaSession | undefined;
+    const transport = spec.webrtc ? webrtcTransport(spec, env, () => session) : null;
     const rtp = await RtpSession.open(
       {
         allocator: env.allocator,
@@ -113,6 +117,7 @@ export class MediaSession {
         cname: env.cname,
         scheduler: env.scheduler,
         mediaTimeoutMs: spec.mediaTimeoutMs ?? 0,
+        ...(transport && { secure: transport }),
       },
       {
         onPacket: (packet) => session?.receive(packet),
@@ -122,7 +127,7 @@ export class MediaSession {
       },
     );
     try {
-      session = new MediaSession(rtp, spec, env, listener);
+      session = new MediaSession(rtp, transport, spec, env, listener);
     } catch (error) {
       await rtp.close();
       throw error;
@@ -163,6 +168,7 @@ export class MediaSession {
     }
     if (changes.remote) this.rtp.setRemote(changes.remote);
     if (changes.direction) this.direction = changes.direction;
+    if (changes.webrtc) this.transport?.setPeer(changes.webrtc);
   }
 
   /**
@@ -282,6 +288,7 @@ export class MediaSession {
       foreign: this.rtp.counters.foreign,
       inbound: this.inbound.stats,
       relayDropped: this.relayDropped,
+      ...(this.transport && { webrtc: this.transport.stats }),
     };
   }
 
@@ -452,6 +459,11 @@ export class MediaSession {
     this.silencePayload = null;
   }
 
+  /** @internal the transport's end, told to the listener once. */
+  transportFailed(failure: WebrtcFailure): void {
+    if (!this.closed) this.report('onTransportFailed', failure);
+  }
+
   private report<K extends keyof MediaSessionListener>(
     event: K,
     ...args: Parameters<NonNullable<MediaSessionListener[K]>>
@@ -462,4 +474,24 @@ export class MediaSession {
       if (event !== 'onError') this.report('onError', error as Error);
     }
   }
+}
+
+/** A WebRTC leg's transport; bad credentials or a worker without a certificate throw here. */
+function webrtcTransport(
+  spec: MediaSessionSpec,
+  env: MediaEnvironment,
+  session: () => MediaSession | undefined,
+): WebrtcTransport {
+  const webrtc = env.webrtc;
+  if (!webrtc) throw new Error('this media worker has no DTLS certificate for WebRTC legs');
+  return new WebrtcTransport({
+    spec: spec.webrtc!,
+    context: webrtc.context,
+    scheduler: env.scheduler ?? systemScheduler,
+    ...(webrtc.handshakeTimeoutMs === undefined
+      ? {}
+      : { handshakeTimeoutMs: webrtc.handshakeTimeoutMs }),
+    ...(webrtc.tally && { tally: webrtc.tally }),
+    onFailed: (failure) => session()?.transportFailed(failure),
+  });
 }

@@ -1,4 +1,12 @@
 import type { Scheduler } from '../../core/scheduler.js';
+import type { DtlsContext } from '../dtls/dtls-context.js';
+import type {
+  WebrtcDropTally,
+  WebrtcFailure,
+  WebrtcPeer,
+  WebrtcTransportSpec,
+  WebrtcTransportStats,
+} from '../webrtc/webrtc-transport.js';
 import { noiseSuppressionLevel } from '../codec/noise-suppressor.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { FrameClock } from '../playout/frame-clock.js';
@@ -34,12 +42,20 @@ export interface MediaSessionSpec {
   inbandDtmf?: boolean;
   /** No RTP for this long raises onMediaTimeout (not while the peer is not meant to send). */
   mediaTimeoutMs?: number;
+  /**
+   * A WebRTC leg: ICE-lite, DTLS-SRTP and RTCP on the RTP port; `remote` is then unused (ICE
+   * selects where media goes).
+   */
+  webrtc?: WebrtcTransportSpec;
 }
 
 /** What a re-INVITE may change; the call's rate stays. */
 export type MediaSessionUpdate = Partial<
   Pick<MediaSessionSpec, 'formats' | 'telephoneEvent' | 'remote' | 'direction'>
->;
+> & {
+  /** A WebRTC leg's peer transport, once its SDP is in. */
+  webrtc?: Partial<WebrtcPeer>;
+};
 
 /** What a worker gives each of its sessions. */
 export interface MediaEnvironment {
@@ -47,6 +63,12 @@ export interface MediaEnvironment {
   clock: FrameClock;
   cname: string;
   scheduler?: Scheduler;
+  /** What WebRTC legs need: the worker's DTLS context (made on first use) and its tally. */
+  webrtc?: {
+    context: () => DtlsContext;
+    handshakeTimeoutMs?: number;
+    tally?: WebrtcDropTally;
+  };
 }
 
 export interface ReceivedDtmf {
@@ -60,6 +82,8 @@ export interface MediaSessionListener {
   onDigit?(digit: ReceivedDtmf): void;
   onMediaTimeout?(silentForMs: number): void;
   onLatched?(rtp: MediaAddress): void;
+  /** A WebRTC leg's transport ended (consent lost, DTLS failed or closed): the call ends. */
+  onTransportFailed?(failure: WebrtcFailure): void;
   onError?(error: Error): void;
 }
 
@@ -73,6 +97,8 @@ export interface MediaSessionStats {
   inbound: InboundStats;
   /** Relayed packets this leg could not send (an encoding it did not negotiate). */
   relayDropped: number;
+  /** A WebRTC leg's transport: ICE and DTLS states, SRTP drops. */
+  webrtc?: WebrtcTransportStats;
 }
 
 /** Audio heard on the leg, 20 ms at a time at the call's rate. */

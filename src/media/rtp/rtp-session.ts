@@ -32,6 +32,27 @@ export interface RtpSessionOptions {
   /** Send to where the peer's RTP comes from rather than where SDP says (symmetric RTP). */
   latching?: boolean;
   random?: RandomUint32;
+  /**
+   * A transport under RTP that secures it and carries RTCP on the RTP port (WebRTC): it
+   * takes every datagram of the RTP port, hands up what it unprotected, and says where media
+   * may go; the odd port is left unread. Latching is then off: the transport chooses.
+   */
+  secure?: SecureTransport;
+}
+
+/** What a secure transport (WebRTC's ICE, DTLS-SRTP and rtcp-mux) offers an RTP session. */
+export interface SecureTransport {
+  attach(links: {
+    send(datagram: Buffer, to: MediaAddress): void;
+    rtp(packet: Buffer, from: MediaAddress): void;
+    rtcp(packet: Buffer, from: MediaAddress): void;
+  }): void;
+  receive(datagram: Buffer, from: MediaAddress): void;
+  /** Where media may go now; undefined while it may not. */
+  readonly destination: MediaAddress | undefined;
+  protectRtp(packet: Buffer): Buffer;
+  protectRtcp(packet: Buffer): Buffer;
+  close(): void;
 }
 
 export interface RtpSendOptions {
@@ -84,6 +105,9 @@ export class RtpSession {
   private sentSinceReport = false;
   private readonly reportsAboutUs = new Map<number, ReceptionReport>();
   private readonly release: (() => void) | null;
+  private readonly secure: SecureTransport | null;
+  /** Where the RTP port's datagrams go: RTP itself, or the secure transport. */
+  private readonly take: (data: Buffer, from: MediaAddress) => void;
 
   private constructor(
     private readonly rtpSocket: Socket,
@@ -96,12 +120,25 @@ export class RtpSession {
     this.random = options.random ?? cryptoRandomUint32;
     this.sender = new RtpSendStream({ clockRate: options.clockRate, random: this.random });
     this.lastRtpAt = this.scheduler.now();
+    this.secure = options.secure ?? null;
+    const secure = this.secure;
+    if (secure) {
+      secure.attach({
+        send: (datagram, to) => rtpSocket.send(datagram, to.port, to.address),
+        rtp: (packet, from) => this.receiveRtp(packet, from),
+        rtcp: (packet, from) => this.receiveRtcp(packet, from),
+      });
+      this.take = (data, from) => secure.receive(data, from);
+    } else {
+      this.take = (data, from) => this.receiveRtp(data, from);
+      rtcpSocket.on('message', (data, from) => this.receiveRtcp(data, from));
+    }
     // RTP comes through the thread's datagram reader when the socket allows, else from Node.
+    const take = this.take;
     this.release = readThroughReader(rtpSocket, (data, port, address) =>
-      this.receiveRtp(data, { address, port }),
+      take(data, { address, port }),
     );
-    if (!this.release) rtpSocket.on('message', (data, from) => this.receiveRtp(data, from));
-    rtcpSocket.on('message', (data, from) => this.receiveRtcp(data, from));
+    if (!this.release) rtpSocket.on('message', (data, from) => take(data, from));
     rtpSocket.on('error', (error) => this.report('onError', error));
     rtcpSocket.on('error', (error) => this.report('onError', error));
     this.scheduleRtcp();
@@ -132,7 +169,7 @@ export class RtpSession {
   replayEarly(): void {
     const early = this.early;
     this.early = [];
-    for (const [data, from] of early) this.receiveRtp(data, from);
+    for (const [data, from] of early) this.take(data, from);
   }
 
   get rtcpPort(): number {
@@ -141,11 +178,11 @@ export class RtpSession {
 
   /** Where RTP goes now: the latched source once there is one, the SDP address before. */
   get destination(): MediaAddress | undefined {
-    return this.latched ?? this.remoteRtp;
+    return this.secure ? this.secure.destination : (this.latched ?? this.remoteRtp);
   }
 
   get rtcpDestination(): MediaAddress | undefined {
-    return this.remoteRtcp;
+    return this.secure ? this.secure.destination : this.remoteRtcp;
   }
 
   /**
@@ -180,7 +217,7 @@ export class RtpSession {
       payload,
     });
     this.sentSinceReport = true;
-    this.rtpSocket.send(data, to.port, to.address);
+    this.rtpSocket.send(this.secure ? this.secure.protectRtp(data) : data, to.port, to.address);
   }
 
   /** Receive statistics per remote SSRC. */
@@ -195,12 +232,13 @@ export class RtpSession {
 
   /** Sends an SR (or an RR when we have sent nothing since the last one) with SDES now. */
   sendReport(extra: RtcpPacket[] = []): Promise<void> {
-    const to = this.remoteRtcp;
+    const to = this.rtcpDestination;
     if (!to || this.closed) return Promise.resolve();
-    const data = this.buildReport(extra);
-    return new Promise((resolve) =>
-      this.rtcpSocket.send(data, to.port, to.address, () => resolve()),
-    );
+    const report = this.buildReport(extra);
+    // RFC 5761 4: with rtcp-mux, RTCP goes on the RTP port, SRTCP-protected (RFC 3711 3.4).
+    const data = this.secure ? this.secure.protectRtcp(report) : report;
+    const socket = this.secure ? this.rtpSocket : this.rtcpSocket;
+    return new Promise((resolve) => socket.send(data, to.port, to.address, () => resolve()));
   }
 
   /** Sends a BYE with a last report, stops the timers and closes both sockets. */
@@ -216,6 +254,7 @@ export class RtpSession {
       this.report('onError', error as Error);
     }
     this.closed = true;
+    this.secure?.close();
     this.release?.();
     await Promise.all([closeSocket(this.rtpSocket), closeSocket(this.rtcpSocket)]);
   }
@@ -274,7 +313,8 @@ export class RtpSession {
       this.armMediaTimeout();
     }
     // RFC 4961 / NAT: once a source is valid (A.1 probation passed), answer where it comes from.
-    if (!this.latched && (this.options.latching ?? true) && source.valid) this.latch(from);
+    if (!this.latched && (this.options.latching ?? this.secure === null) && source.valid)
+      this.latch(from);
     this.report('onPacket', packet, from);
   }
 
@@ -287,7 +327,7 @@ export class RtpSession {
     this.report('onLatched', from);
   }
 
-  private receiveRtcp(data: Buffer, info: RemoteInfo): void {
+  private receiveRtcp(data: Buffer, info: MediaAddress): void {
     if (this.closed) return;
     let packets: RtcpPacket[];
     try {

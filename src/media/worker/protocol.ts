@@ -6,6 +6,9 @@
  * concern.
  */
 import type { OutboundGuardSettings } from '../../core/outbound-guard.js';
+import type { DtlsCertificate } from '../dtls/dtls-certificate.js';
+import type { WebrtcFailure } from '../webrtc/webrtc-transport.js';
+import type { DropSnapshot } from './drop-counts.js';
 import type { SpeechVoice } from '../sources/speech.js';
 import type { MachineDetectionSettings, MachineVerdict } from '../pipeline/machine-classifier.js';
 import type { PlayoutMode } from '../playout/playout-queue.js';
@@ -28,6 +31,11 @@ export interface WorkerSettings {
   maxFileBytes?: number;
   /** The outbound policy Play's files and stream URLs go through; the default when absent. */
   outbound?: OutboundGuardSettings;
+  /**
+   * The process's DTLS certificate and handshake timeout, for WebRTC legs; without it a
+   * WebRTC session is refused.
+   */
+  dtls?: { certificate: DtlsCertificate; handshakeTimeoutMs: number };
 }
 
 /** Audio to play into a call leg. */
@@ -238,6 +246,8 @@ export type SessionEvent =
   /** Something went wrong that did not end the session (a socket error, a bad tap). */
   | { type: 'warning'; message: string }
   | { type: 'ended'; cause: string }
+  /** A WebRTC leg's transport ended: ICE consent lost, DTLS failed, or the peer closed it. */
+  | { type: 'transportFailed'; kind: WebrtcFailure['kind']; message: string }
   /** A stream fork's news: see StreamNews. */
   | ({ type: 'stream'; streamId: string } & StreamNews);
 
@@ -264,6 +274,8 @@ export type LatencyReport = {
   inbound: LatencySnapshot;
   /** playAudio received to its first sample sent as RTP. */
   playout: LatencySnapshot;
+  /** What WebRTC legs dropped (SRTP) or turned down (ICE), by reason, when anything was. */
+  drops?: DropSnapshot;
 };
 
 /** A quiet command failed. */

@@ -12,6 +12,8 @@ import { AudioFileSource } from '../sources/audio-file-source.js';
 import { SpeechRenderer } from '../sources/speech.js';
 import { StreamAudio, type StreamAudioOptions } from '../pipeline/stream-audio.js';
 import { LatencyCounts } from './latency-counts.js';
+import { DropCounts } from './drop-counts.js';
+import { DtlsContext } from '../dtls/dtls-context.js';
 import type {
   Command,
   DetectMachine,
@@ -63,6 +65,9 @@ export class WorkerSessions {
   /** Running stream forks, by session, then by stream. */
   private readonly forks = new Map<string, Map<string, ForkHandle>>();
   private readonly latency = { inbound: new LatencyCounts(), playout: new LatencyCounts() };
+  private readonly drops = new DropCounts();
+  /** Made from the process's certificate with the first WebRTC leg. */
+  private dtlsContext: DtlsContext | null = null;
   private readonly clock: FrameClock;
   private readonly allocator: PreboundPairs;
   private readonly speech = new SpeechRenderer();
@@ -100,9 +105,14 @@ export class WorkerSessions {
     this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes, guard: this.guard });
     if (reportLatency) {
       const { inbound, playout } = this.latency;
+      const drops = this.drops;
       setInterval(() => {
-        if (inbound.empty && playout.empty) return;
-        reportLatency({ inbound: inbound.take(), playout: playout.take() });
+        if (inbound.empty && playout.empty && drops.empty) return;
+        reportLatency({
+          inbound: inbound.take(),
+          playout: playout.take(),
+          ...(!drops.empty && { drops: drops.take() }),
+        });
       }, LATENCY_REPORT_MS).unref();
     }
   }
@@ -200,12 +210,15 @@ export class WorkerSessions {
         clock: this.clock,
         cname: this.settings.cname,
         scheduler: this.scheduler,
+        ...(this.settings.dtls && { webrtc: this.webrtcEnvironment(this.settings.dtls) }),
       },
       {
         onDigit: (digit) => this.emit(sessionId, { type: 'dtmf', ...digit }),
         onMediaTimeout: (silentForMs) =>
           this.emit(sessionId, { type: 'mediaTimeout', silentForMs }),
         onLatched: (rtp) => this.emit(sessionId, { type: 'latched', ...rtp }),
+        onTransportFailed: (failure) =>
+          this.emit(sessionId, { type: 'transportFailed', ...failure }),
         onError: (error) => this.emit(sessionId, { type: 'warning', message: error.message }),
       },
     );
@@ -216,6 +229,14 @@ export class WorkerSessions {
     }
     this.sessions.set(sessionId, session);
     return { sessionId, port: session.port, rtcpPort: session.rtcpPort };
+  }
+
+  private webrtcEnvironment(dtls: NonNullable<WorkerSettings['dtls']>) {
+    return {
+      context: () => (this.dtlsContext ??= new DtlsContext(dtls.certificate)),
+      handshakeTimeoutMs: dtls.handshakeTimeoutMs,
+      tally: this.drops,
+    };
   }
 
   private async play(command: Play): Promise<Results['play']> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endOfFailedInvite } from '../../../src/call/legs/leg-end.js';
+import { endOfFailedInvite, endOfWebrtcTransport } from '../../../src/call/legs/leg-end.js';
 import type { InviteFailure } from '../../../src/sip/ua/outgoing-invite.js';
 import type { SipResponse } from '../../../src/sip/message/index.js';
 
@@ -43,5 +43,30 @@ describe('endOfFailedInvite', () => {
       status,
       source: 'Callee',
     });
+  });
+});
+
+describe('endOfWebrtcTransport', () => {
+  it('ends a lost consent as 6020, a failed handshake as 5000, a close_notify as the peer hanging up', () => {
+    const lost = { kind: 'consent-lost', message: 'ICE consent lost' } as const;
+    expect(endOfWebrtcTransport(lost, 'inbound', 'answered')).toEqual({
+      cause: { code: 6020, name: 'Media Timeout' },
+      source: 'Error',
+      status: 'completed',
+      reason: 'ICE consent lost',
+    });
+    const failed = { kind: 'dtls-failed', message: 'DTLS handshake failed' } as const;
+    expect(endOfWebrtcTransport(failed, 'outbound', 'early')).toMatchObject({
+      cause: { code: 5000, name: 'Network Error' },
+      source: 'Error',
+      status: 'failed',
+    });
+    const closed = { kind: 'dtls-closed', message: 'the peer closed DTLS' } as const;
+    expect(endOfWebrtcTransport(closed, 'inbound', 'answered')).toMatchObject({
+      cause: { code: 4000, name: 'Normal Hangup' },
+      source: 'Caller',
+      status: 'completed',
+    });
+    expect(endOfWebrtcTransport(closed, 'outbound', 'answered').source).toBe('Callee');
   });
 });

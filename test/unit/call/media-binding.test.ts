@@ -69,3 +69,28 @@ describe('parseOpusParameters (RFC 7587 6.1)', () => {
     expect(parseOpusParameters('maxplaybackrate=fast;stereo;=1;usedtx=2')).toEqual(defaults);
   });
 });
+
+describe('the media a WebRTC exchange settles', () => {
+  it("hands the media session the peer's ufrag, fingerprints as text and our DTLS role", () => {
+    const update = mediaUpdateFrom({
+      ...negotiated('opus', 48000, null),
+      transport: {
+        mid: '0',
+        remoteIce: { ufrag: 'Brws', pwd: 'browserpasswordbrowserpw' },
+        remoteIceLite: false,
+        remoteCandidates: [],
+        remoteFingerprints: [
+          { algorithm: 'sha-256', value: 'AB:CD' },
+          { algorithm: 'sha-1', value: '01:02' },
+        ],
+        dtlsRole: 'client',
+      },
+    });
+    expect(update.webrtc).toEqual({
+      remoteUfrag: 'Brws',
+      remoteFingerprints: ['sha-256 AB:CD', 'sha-1 01:02'],
+      role: 'client',
+    });
+    expect(mediaUpdateFrom(negotiated('opus', 48000, null)).webrtc).toBeUndefined();
+  });
+});

@@ -1,0 +1,289 @@
+import type { Scheduler } from '../../core/scheduler.js';
+import type { DtlsContext } from '../dtls/dtls-context.js';
+import { DtlsEndpoint } from '../dtls/dtls-endpoint.js';
+import type { DtlsRole, SrtpKeys, SrtpProfile } from '../dtls/srtp-keys.js';
+import { SrtpContext, type SrtpDropReason } from '../srtp/srtp-context.js';
+import type { SrtpSuite } from '../srtp/srtp-suite.js';
+import { IceLiteAgent, type IceCredentials, type IceRejection } from './ice/index.js';
+import type { TransportAddress } from './stun/index.js';
+
+/** What the peer's SDP says of its transport; unknown until its offer or answer is in. */
+export interface WebrtcPeer {
+  /** Its a=ice-ufrag. */
+  remoteUfrag: string | null;
+  /** Its a=fingerprint values as text (`sha-256 AB:CD:...`). */
+  remoteFingerprints: string[];
+  /** Our DTLS role, from the a=setup exchange. */
+  role: DtlsRole | null;
+}
+
+/** A WebRTC leg's transport as a session spec carries it (a plain object, posted to workers). */
+export interface WebrtcTransportSpec extends Partial<WebrtcPeer> {
+  /** Ours, as written in our SDP. */
+  localIce: IceCredentials;
+  /** Consent is lost after this long without a valid check (RFC 7675: 30 s). */
+  consentTimeoutMs?: number;
+}
+
+/** Why a WebRTC leg's transport ended; each ends the call. */
+export type WebrtcFailure =
+  | { kind: 'consent-lost'; message: string }
+  | { kind: 'dtls-failed'; message: string }
+  | { kind: 'dtls-closed'; message: string };
+
+/** What the transport does not let through, counted for the whole worker (for /metrics). */
+export interface WebrtcDropTally {
+  srtp(reason: SrtpDropReason): void;
+  ice(reason: IceRejection): void;
+}
+
+/** What the RTP session below gives: its socket and where plaintext packets go. */
+export interface WebrtcLinks {
+  send(datagram: Buffer, to: TransportAddress): void;
+  rtp(packet: Buffer, from: TransportAddress): void;
+  rtcp(packet: Buffer, from: TransportAddress): void;
+}
+
+export interface WebrtcTransportOptions {
+  spec: WebrtcTransportSpec;
+  /** The worker's DTLS context (made on first use). */
+  context: () => DtlsContext;
+  scheduler: Scheduler;
+  handshakeTimeoutMs?: number;
+  tally?: WebrtcDropTally;
+  onFailed(failure: WebrtcFailure): void;
+}
+
+export interface WebrtcTransportStats {
+  ice: IceLiteAgent['state'];
+  dtls: DtlsEndpoint['state'] | 'waiting';
+  srtpDropped: Record<SrtpDropReason, number>;
+  /** SRTP or DTLS from elsewhere than the selected address, or SRTP before the keys. */
+  unexpected: number;
+}
+
+/** DTLS datagrams kept while the peer's fingerprint, our role or the selected pair is unknown. */
+const HELD_DTLS = 16;
+
+const SUITE_OF_PROFILE: Readonly<Partial<Record<SrtpProfile, SrtpSuite>>> = {
+  SRTP_AEAD_AES_128_GCM: 'AEAD_AES_128_GCM',
+  SRTP_AES128_CM_SHA1_80: 'AES_CM_128_HMAC_SHA1_80',
+  SRTP_AES128_CM_SHA1_32: 'AES_CM_128_HMAC_SHA1_32',
+};
+
+/**
+ * One WebRTC leg's transport on its one port (rtcp-mux, BUNDLE of one): the ICE-lite agent,
+ * the DTLS-SRTP endpoint once the peer's fingerprint and our role are known, and the SRTP
+ * contexts once it connects. Datagrams are told apart by their first byte (RFC 7983): STUN to
+ * the agent, DTLS to the endpoint, SRTP and SRTCP unprotected and handed up. Media goes only
+ * to the address ICE selected, only once DTLS has given the keys.
+ */
+export class WebrtcTransport {
+  private readonly agent: IceLiteAgent;
+  private readonly peer: WebrtcPeer;
+  private links: WebrtcLinks | null = null;
+  private dtls: DtlsEndpoint | null = null;
+  private inbound: SrtpContext | null = null;
+  private outbound: SrtpContext | null = null;
+  private held: { datagram: Buffer; from: TransportAddress }[] = [];
+  private unexpected = 0;
+  private over = false;
+
+  constructor(private readonly options: WebrtcTransportOptions) {
+    const { spec } = options;
+    this.peer = {
+      remoteUfrag: spec.remoteUfrag ?? null,
+      remoteFingerprints: spec.remoteFingerprints ?? [],
+      role: spec.role ?? null,
+    };
+    this.agent = new IceLiteAgent({
+      local: spec.localIce,
+      remoteUfrag: this.peer.remoteUfrag,
+      scheduler: options.scheduler,
+      ...(spec.consentTimeoutMs === undefined ? {} : { consentTimeoutMs: spec.consentTimeoutMs }),
+      delegate: {
+        onSelected: () => this.progress(),
+        onRejected: (reason) => options.tally?.ice(reason),
+        onConsentLost: (loss) =>
+          this.fail({
+            kind: 'consent-lost',
+            message: loss.wasConnected
+              ? `ICE consent lost: no valid check for ${loss.silentMs} ms (RFC 7675)`
+              : `ICE never connected: no check nominated a pair in ${loss.silentMs} ms`,
+          }),
+      },
+    });
+  }
+
+  attach(links: WebrtcLinks): void {
+    this.links = links;
+  }
+
+  /** The peer's transport as its SDP gave it (our offer's answer, or a re-INVITE). */
+  setPeer(peer: Partial<WebrtcPeer>): void {
+    if (peer.remoteUfrag) {
+      this.peer.remoteUfrag = peer.remoteUfrag;
+      this.agent.setRemoteUfrag(peer.remoteUfrag);
+    }
+    if (peer.remoteFingerprints && this.dtls === null)
+      this.peer.remoteFingerprints = [...peer.remoteFingerprints];
+    if (peer.role && this.dtls === null) this.peer.role = peer.role;
+    this.progress();
+  }
+
+  /** Where media goes: the selected address, once SRTP is keyed. */
+  get destination(): TransportAddress | undefined {
+    return this.outbound === null ? undefined : (this.agent.selected ?? undefined);
+  }
+
+  get stats(): WebrtcTransportStats {
+    return {
+      ice: this.agent.state,
+      dtls: this.dtls?.state ?? 'waiting',
+      srtpDropped: { ...(this.inbound?.dropped ?? { auth: 0, replay: 0, malformed: 0 }) },
+      unexpected: this.unexpected,
+    };
+  }
+
+  /** RFC 7983 9: the first byte tells STUN (0-3), DTLS (20-63) and RTP or RTCP (128-191). */
+  receive(datagram: Buffer, from: TransportAddress): void {
+    if (this.over) return;
+    const first = datagram[0]!;
+    if (first >= 128 && first <= 191) this.receiveSrtp(datagram, from);
+    else if (first <= 3) this.receiveStun(datagram, from);
+    else if (first >= 20 && first <= 63) this.receiveDtls(datagram, from);
+    else this.unexpected++;
+  }
+
+  protectRtp(packet: Buffer): Buffer {
+    return this.outbound!.protectRtp(packet);
+  }
+
+  protectRtcp(packet: Buffer): Buffer {
+    return this.outbound!.protectRtcp(packet);
+  }
+
+  /** Sends close_notify when connected, and stops the consent watch. */
+  close(): void {
+    if (this.over) return;
+    this.over = true;
+    this.agent.close();
+    this.dtls?.close();
+    this.held = [];
+  }
+
+  private receiveSrtp(datagram: Buffer, from: TransportAddress): void {
+    const inbound = this.inbound;
+    if (inbound === null || !isSelected(this.agent.selected, from)) {
+      this.unexpected++;
+      return;
+    }
+    // RFC 5761 4: with RTCP on the RTP port, a second byte of 192-223 (a payload type of
+    // 64-95 once the marker bit is masked) is RTCP.
+    const type = datagram.length > 1 ? datagram[1]! & 0x7f : 0;
+    const rtcp = type >= 64 && type <= 95;
+    const plain = rtcp ? inbound.unprotectRtcp(datagram) : inbound.unprotectRtp(datagram);
+    if (typeof plain === 'string') {
+      this.options.tally?.srtp(plain);
+      return;
+    }
+    if (rtcp) this.links?.rtcp(plain, from);
+    else this.links?.rtp(plain, from);
+  }
+
+  private receiveStun(datagram: Buffer, from: TransportAddress): void {
+    const response = this.agent.receive(datagram, from);
+    if (response !== null) this.links?.send(response, from);
+  }
+
+  private receiveDtls(datagram: Buffer, from: TransportAddress): void {
+    const selected = this.agent.selected;
+    if (this.dtls === null || selected === null) {
+      // A ClientHello may come before the answer reaches us or the peer's nomination does.
+      if (this.held.length < HELD_DTLS) this.held.push({ datagram: Buffer.from(datagram), from });
+      return;
+    }
+    if (!isSelected(selected, from)) {
+      this.unexpected++;
+      return;
+    }
+    this.dtls.feed(datagram);
+  }
+
+  /** Starts DTLS once the peer's fingerprint, our role and a selected pair are all known. */
+  private progress(): void {
+    if (this.over) return;
+    const { role, remoteFingerprints } = this.peer;
+    if (this.dtls === null && role !== null && remoteFingerprints.length > 0) {
+      this.dtls = this.endpoint(role, remoteFingerprints);
+    }
+    const selected = this.agent.selected;
+    if (this.dtls === null || selected === null) return;
+    if (this.dtls.role === 'client') this.dtls.start();
+    const held = this.held;
+    this.held = [];
+    for (const { datagram, from } of held) {
+      if (isSelected(selected, from)) this.dtls.feed(datagram);
+    }
+  }
+
+  private endpoint(role: DtlsRole, fingerprints: readonly string[]): DtlsEndpoint {
+    return new DtlsEndpoint({
+      context: this.options.context(),
+      role,
+      remoteFingerprints: fingerprints,
+      scheduler: this.options.scheduler,
+      ...(this.options.handshakeTimeoutMs === undefined
+        ? {}
+        : { handshakeTimeoutMs: this.options.handshakeTimeoutMs }),
+      listener: {
+        send: (datagram) => {
+          const to = this.agent.selected;
+          if (to !== null) this.links?.send(datagram, to);
+        },
+        onConnected: (keys) => this.keyed(keys),
+        onFailed: (failure) =>
+          this.fail({
+            kind: 'dtls-failed',
+            message: `DTLS handshake failed (${failure.kind}): ${failure.reason}`,
+          }),
+        onClosed: (reason) =>
+          this.fail({ kind: 'dtls-closed', message: `the peer closed DTLS (${reason})` }),
+      },
+    });
+  }
+
+  private keyed(keys: SrtpKeys): void {
+    const suite = SUITE_OF_PROFILE[keys.profile];
+    if (suite === undefined) {
+      this.fail({ kind: 'dtls-failed', message: `no SRTP suite for profile ${keys.profile}` });
+      return;
+    }
+    this.inbound = new SrtpContext({
+      suite,
+      masterKey: keys.remoteMasterKey,
+      masterSalt: keys.remoteMasterSalt,
+      direction: 'inbound',
+    });
+    this.outbound = new SrtpContext({
+      suite,
+      masterKey: keys.localMasterKey,
+      masterSalt: keys.localMasterSalt,
+      direction: 'outbound',
+    });
+  }
+
+  private fail(failure: WebrtcFailure): void {
+    if (this.over) return;
+    this.over = true;
+    this.agent.close();
+    // RFC 7675 5.1: without consent, sending stops; a failed endpoint has freed itself.
+    this.dtls?.close();
+    this.outbound = null;
+    this.options.onFailed(failure);
+  }
+}
+
+function isSelected(selected: TransportAddress | null, from: TransportAddress): boolean {
+  return selected !== null && selected.address === from.address && selected.port === from.port;
+}
