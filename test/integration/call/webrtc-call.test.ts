@@ -4,13 +4,21 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
-import { Inviter, SessionState, UserAgent, type SessionDescriptionHandler } from 'sip.js';
+import {
+  Inviter,
+  Registerer,
+  RegistererState,
+  SessionState,
+  UserAgent,
+  type Invitation,
+  type SessionDescriptionHandler,
+} from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { launchHeadlessBrowser, type HeadlessBrowser } from '../../support/headless-browser.js';
-import { StreamServer } from '../../support/stream-server.js';
+import { StreamServer, type StreamConnection } from '../../support/stream-server.js';
 import { strongestFrequency, tone } from '../../support/signal.js';
 import { until } from '../../support/wait.js';
 
@@ -19,11 +27,13 @@ import { until } from '../../support/wait.js';
  * credentials) carries the offer of headless Chromium's RTCPeerConnection, whose fake
  * microphone plays 700 Hz, in its INVITE; the endpoint's application forks the call to a
  * bidirectional 16 kHz stream. The stream server hears 700 Hz decoded from SRTP and Opus and
- * plays 500 Hz back, which the page hears. ICE, DTLS and SRTP are Chromium's and the gateway's.
+ * plays 500 Hz back, which the page hears. Then the gateway calls the same browser, registered
+ * over WebSocket, with a WebRTC offer of its own (a=setup:actpass: Chromium is then the DTLS
+ * client). ICE, DTLS and SRTP are Chromium's and the gateway's.
  */
 const PAGE_SCRIPT = `
 window.call = { states: [] };
-window.makeOffer = async () => {
+window.newConnection = async () => {
   const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
   const pc = new RTCPeerConnection({ iceServers: [] });
   for (const track of stream.getTracks()) pc.addTrack(track, stream);
@@ -40,7 +50,9 @@ window.makeOffer = async () => {
     window.call.analyser = { analyser, rate: context.sampleRate };
   };
   window.call.pc = pc;
-  await pc.setLocalDescription(await pc.createOffer());
+  return pc;
+};
+window.gathered = async (pc) => {
   await new Promise((resolve) => {
     if (pc.iceGatheringState === 'complete') return resolve();
     pc.addEventListener('icegatheringstatechange', () => {
@@ -48,6 +60,17 @@ window.makeOffer = async () => {
     });
   });
   return pc.localDescription.sdp;
+};
+window.makeOffer = async () => {
+  const pc = await window.newConnection();
+  await pc.setLocalDescription(await pc.createOffer());
+  return window.gathered(pc);
+};
+window.answerOffer = async (sdp) => {
+  const pc = await window.newConnection();
+  await pc.setRemoteDescription({ type: 'offer', sdp });
+  await pc.setLocalDescription(await pc.createAnswer());
+  return window.gathered(pc);
 };
 window.takeAnswer = (sdp) => window.call.pc.setRemoteDescription({ type: 'answer', sdp });
 window.peakHz = () => {
@@ -65,14 +88,24 @@ window.inboundRtp = async () => {
 };
 `;
 
-/** sip.js's descriptions are the page's: its offer out, the gateway's answer in. */
+/**
+ * sip.js's descriptions are the page's: its offer out and the gateway's answer in, or the
+ * gateway's offer in and its answer out.
+ */
 class PageDescriptions implements SessionDescriptionHandler {
+  /** The gateway's offer, while it waits for the page's answer. */
+  private offer: string | null = null;
+
   constructor(private readonly page: Page) {}
 
   close(): void {}
 
   async getDescription() {
-    const sdp = (await this.page.evaluate('window.makeOffer()')) as string;
+    const offer = this.offer;
+    this.offer = null;
+    const sdp = (await this.page.evaluate(
+      offer === null ? 'window.makeOffer()' : `window.answerOffer(${JSON.stringify(offer)})`,
+    )) as string;
     return { body: sdp, contentType: 'application/sdp' };
   }
 
@@ -81,7 +114,8 @@ class PageDescriptions implements SessionDescriptionHandler {
   }
 
   async setDescription(sdp: string): Promise<void> {
-    await this.page.evaluate(`window.takeAnswer(${JSON.stringify(sdp)})`);
+    if (/^a=setup:actpass/m.test(sdp)) this.offer = sdp;
+    else await this.page.evaluate(`window.takeAnswer(${JSON.stringify(sdp)})`);
   }
 
   sendDtmf(): boolean {
@@ -104,6 +138,43 @@ function wav(samples: Int16Array, rate: number): Buffer {
   header.write('data', 36);
   header.writeUInt32LE(samples.byteLength, 40);
   return Buffer.concat([header, Buffer.from(samples.buffer)]);
+}
+
+/**
+ * The stream hears the browser's 700 Hz (decoded from SRTP and Opus) and plays 500 Hz, which
+ * the page hears (WebAudio's peak) with the inbound-rtp stats to show for it.
+ */
+async function exchangeAudio(page: Page, ws: StreamConnection): Promise<void> {
+  await until(() => ws.of('start').length === 1, 10_000);
+  const back = tone(16000, 500, 3, 8000);
+  for (let at = 0; at < back.length; at += 1600) {
+    ws.send({
+      event: 'playAudio',
+      media: {
+        contentType: 'audio/x-l16',
+        sampleRate: 16000,
+        payload: Buffer.from(back.buffer, at * 2, 3200).toString('base64'),
+      },
+    });
+  }
+  await until(() => ws.payloads('inbound').length >= 150, 15_000);
+  const heardHz = (await page.evaluate('window.peakHz()')) as number;
+  const inboundRtp = (await page.evaluate('window.inboundRtp()')) as {
+    packetsReceived: number;
+    audioLevel: number;
+    totalAudioEnergy: number;
+  };
+
+  const heard = Buffer.concat(ws.payloads('inbound'));
+  const inbound = new Int16Array(heard.length >> 1);
+  for (let i = 0; i < inbound.length; i++) inbound[i] = heard.readInt16LE(i * 2);
+  const loud = inbound.findIndex((s) => Math.abs(s) > 1000);
+  expect(loud).toBeGreaterThanOrEqual(0);
+  expect(strongestFrequency(inbound.subarray(loud + 1600, loud + 17600), 16000, 10)).toBe(700);
+  expect(ws.violations).toEqual([]);
+  expect(Math.abs(heardHz - 500)).toBeLessThan(15);
+  expect(inboundRtp.packetsReceived).toBeGreaterThan(100);
+  expect(inboundRtp.totalAudioEnergy).toBeGreaterThan(0);
 }
 
 let gw: TestGateway;
@@ -194,37 +265,7 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
         50,
       );
 
-      const ws = await bot.connection(0);
-      await until(() => ws.of('start').length === 1, 10_000);
-      const back = tone(16000, 500, 3, 8000);
-      for (let at = 0; at < back.length; at += 1600) {
-        ws.send({
-          event: 'playAudio',
-          media: {
-            contentType: 'audio/x-l16',
-            sampleRate: 16000,
-            payload: Buffer.from(back.buffer, at * 2, 3200).toString('base64'),
-          },
-        });
-      }
-      await until(() => ws.payloads('inbound').length >= 150, 15_000);
-      const heardHz = (await page.evaluate('window.peakHz()')) as number;
-      const inboundRtp = (await page.evaluate('window.inboundRtp()')) as {
-        packetsReceived: number;
-        audioLevel: number;
-        totalAudioEnergy: number;
-      };
-
-      const heard = Buffer.concat(ws.payloads('inbound'));
-      const inbound = new Int16Array(heard.length >> 1);
-      for (let i = 0; i < inbound.length; i++) inbound[i] = heard.readInt16LE(i * 2);
-      const loud = inbound.findIndex((s) => Math.abs(s) > 1000);
-      expect(loud).toBeGreaterThanOrEqual(0);
-      expect(strongestFrequency(inbound.subarray(loud + 1600, loud + 17600), 16000, 10)).toBe(700);
-      expect(ws.violations).toEqual([]);
-      expect(Math.abs(heardHz - 500)).toBeLessThan(15);
-      expect(inboundRtp.packetsReceived).toBeGreaterThan(100);
-      expect(inboundRtp.totalAudioEnergy).toBeGreaterThan(0);
+      await exchangeAudio(page, await bot.connection(0));
 
       await inviter.bye();
       await until(() => app.requestsTo('/hangup').length > 0, 10_000);
@@ -234,6 +275,74 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
         HangupSource: 'Caller',
       });
     } finally {
+      await ua.stop().catch(() => undefined);
+      await page.close();
+    }
+  }, 60_000);
+
+  it('calls a browser registered over WebSocket with a WebRTC offer, and carries audio both ways', async () => {
+    app.serve('/answer-out', {
+      body:
+        '<Response>' +
+        `<Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-l16;rate=16000">${bot.url}</Stream>` +
+        '</Response>',
+    });
+    const page = await chromium.browser.newPage();
+    await page.goto(`http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`);
+    await page.evaluate(PAGE_SCRIPT);
+    const invitations: Invitation[] = [];
+    const ua = new UserAgent({
+      uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
+      transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
+      authorizationUsername: endpoint.username,
+      authorizationPassword: endpoint.password,
+      logBuiltinEnabled: false,
+      sessionDescriptionHandlerFactory: () => new PageDescriptions(page),
+      delegate: {
+        onInvite: (invitation) => {
+          invitations.push(invitation);
+          void invitation.accept().catch(() => undefined);
+        },
+      },
+    });
+    const registerer = new Registerer(ua);
+    try {
+      await ua.start();
+      const registered: RegistererState[] = [];
+      registerer.stateChange.addListener((state) => registered.push(state));
+      await registerer.register();
+      await until(() => registered.includes(RegistererState.Registered), 10_000, 20);
+      const index = bot.connections.length;
+      const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+        json: {
+          from: '+14155550100',
+          to: `sip:${endpoint.username}@127.0.0.1`,
+          answer_url: `${app.baseUrl}/answer-out`,
+          hangup_url: `${app.baseUrl}/hangup-out`,
+        },
+      });
+      expect(placed.status).toBe(201);
+      await until(() => invitations.length === 1, 10_000, 20);
+      const offer = invitations[0]!.request.body;
+      expect(offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+      expect(offer).toMatch(/^a=ice-lite/m);
+      expect(offer).toMatch(/^a=setup:actpass/m);
+      await until(
+        async () => ((await page.evaluate('window.call.states')) as string[]).includes('connected'),
+        15_000,
+        50,
+      );
+      await exchangeAudio(page, await bot.connection(index));
+
+      await invitations[0]!.bye();
+      await until(() => app.requestsTo('/hangup-out').length > 0, 10_000);
+      expect(app.requestsTo('/hangup-out')[0]!.params).toMatchObject({
+        CallStatus: 'completed',
+        HangupCauseCode: '4000',
+        HangupSource: 'Callee',
+      });
+    } finally {
+      await registerer.unregister().catch(() => undefined);
       await ua.stop().catch(() => undefined);
       await page.close();
     }
