@@ -1,3 +1,4 @@
+import { createSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +16,13 @@ import {
 } from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import {
+  attributeValue,
+  bindingRequest,
+  parseStunMessage,
+  readErrorCode,
+  STUN_ATTRIBUTE,
+} from '../../../src/media/webrtc/stun/index.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { launchHeadlessBrowser, type HeadlessBrowser } from '../../support/headless-browser.js';
@@ -177,6 +185,10 @@ async function exchangeAudio(page: Page, ws: StreamConnection): Promise<void> {
   expect(inboundRtp.totalAudioEnergy).toBeGreaterThan(0);
 }
 
+const REJECTED_LINE = 'voxgate_ice_rejected_total{reason="bad-integrity"} 1';
+
+const metrics = async () => (await gw.gateway.app.inject({ method: 'GET', url: '/metrics' })).body;
+
 let gw: TestGateway;
 let app: ClientApp;
 let bot: StreamServer;
@@ -266,6 +278,34 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
       );
 
       await exchangeAudio(page, await bot.connection(0));
+
+      // A check with the right names but signed with another password than the leg's, from
+      // elsewhere: answered 401 and counted on /metrics, the call going on.
+      const answer = (await page.evaluate('window.call.pc.remoteDescription.sdp')) as string;
+      const port = Number(/^m=audio (\d+) /m.exec(answer)![1]);
+      const ufrag = /^a=ice-ufrag:(\S+)/m.exec(answer)![1]!;
+      const offer = (await page.evaluate('window.call.pc.localDescription.sdp')) as string;
+      const browserUfrag = /^a=ice-ufrag:(\S+)/m.exec(offer)![1]!;
+      const stranger = createSocket('udp4');
+      const response = new Promise<Buffer>((resolve) => stranger.once('message', resolve));
+      stranger.send(
+        bindingRequest({
+          username: `${ufrag}:${browserUfrag}`,
+          key: Buffer.from('not-the-password-of-this-leg'),
+          priority: 1,
+          useCandidate: true,
+          role: 'controlling',
+          tieBreaker: 7n,
+        }),
+        port,
+        '127.0.0.1',
+      );
+      const refusal = parseStunMessage(await response);
+      expect(refusal.messageClass).toBe('error');
+      expect(readErrorCode(attributeValue(refusal, STUN_ATTRIBUTE.ERROR_CODE)!)?.code).toBe(401);
+      stranger.close();
+      await until(async () => (await metrics()).includes(REJECTED_LINE), 5000, 100);
+      expect(app.requestsTo('/hangup')).toHaveLength(0);
 
       await inviter.bye();
       await until(() => app.requestsTo('/hangup').length > 0, 10_000);
