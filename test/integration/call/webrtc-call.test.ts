@@ -387,4 +387,49 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
       await page.close();
     }
   }, 60_000);
+
+  it('ends the call 4000 from the caller when the browser closes its connection without a BYE', async () => {
+    app.reset();
+    app.serve('/answer', { body: '<Response><Wait length="30"/></Response>' });
+    const page = await chromium.browser.newPage();
+    await page.goto(`http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`);
+    await page.evaluate(PAGE_SCRIPT);
+    const ua = new UserAgent({
+      uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
+      transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
+      authorizationUsername: endpoint.username,
+      authorizationPassword: endpoint.password,
+      logBuiltinEnabled: false,
+      sessionDescriptionHandlerFactory: () => new PageDescriptions(page),
+    });
+    try {
+      await ua.start();
+      const inviter = new Inviter(ua, UserAgent.makeURI('sip:14155550123@127.0.0.1')!);
+      const states: SessionState[] = [];
+      inviter.stateChange.addListener((state) => states.push(state));
+      await inviter.invite();
+      await until(
+        async () => ((await page.evaluate('window.call.states')) as string[]).includes('connected'),
+        15_000,
+        50,
+      );
+      // RTCPeerConnection.close() sends DTLS close_notify; the SIP side says nothing.
+      await page.evaluate('window.call.pc.close()');
+      await until(() => app.requestsTo('/hangup').length > 0, 10_000);
+      expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({
+        CallStatus: 'completed',
+        HangupCauseCode: '4000',
+        HangupSource: 'Caller',
+      });
+      const ended = gw.logs.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(ended.filter((entry) => entry.msg === 'WebRTC media ended')).toEqual([
+        expect.objectContaining({ reason: expect.stringMatching(/^the peer closed DTLS/) }),
+      ]);
+      // The gateway's BYE ends the SIP side too.
+      await until(() => states.includes(SessionState.Terminated), 5000, 20);
+    } finally {
+      await ua.stop().catch(() => undefined);
+      await page.close();
+    }
+  }, 60_000);
 });
