@@ -1,6 +1,7 @@
 import type { Scheduler } from '../../core/scheduler.js';
+import type { DtlsContext } from '../dtls/dtls-context.js';
 import type {
-  WebrtcEnvironment,
+  WebrtcDropTally,
   WebrtcFailure,
   WebrtcPeer,
   WebrtcTransportSpec,
@@ -63,7 +64,11 @@ export interface MediaEnvironment {
   cname: string;
   scheduler?: Scheduler;
   /** What WebRTC legs need: the worker's DTLS context (made on first use) and its tally. */
-  webrtc?: WebrtcEnvironment;
+  webrtc?: {
+    context: () => DtlsContext;
+    handshakeTimeoutMs?: number;
+    tally?: WebrtcDropTally;
+  };
 }
 
 export interface ReceivedDtmf {

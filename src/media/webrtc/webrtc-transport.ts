@@ -44,19 +44,13 @@ export interface WebrtcLinks {
   rtcp(packet: Buffer, from: TransportAddress): void;
 }
 
-/** What a worker gives its WebRTC legs. */
-export interface WebrtcEnvironment {
-  /** The worker's DTLS context, made from the process's certificate on first use. */
-  context: () => DtlsContext;
-  handshakeTimeoutMs?: number;
-  tally?: WebrtcDropTally;
-}
-
 export interface WebrtcTransportOptions {
   spec: WebrtcTransportSpec;
-  /** Undefined in a worker without the process's certificate: the transport is refused. */
-  environment: WebrtcEnvironment | undefined;
+  /** The worker's DTLS context (made on first use). */
+  context: () => DtlsContext;
   scheduler: Scheduler;
+  handshakeTimeoutMs?: number;
+  tally?: WebrtcDropTally;
   onFailed(failure: WebrtcFailure): void;
 }
 
@@ -94,14 +88,9 @@ export class WebrtcTransport {
   private held: { datagram: Buffer; from: TransportAddress }[] = [];
   private unexpected = 0;
   private over = false;
-  private readonly environment: WebrtcEnvironment;
 
   constructor(private readonly options: WebrtcTransportOptions) {
     const { spec } = options;
-    if (!options.environment) {
-      throw new Error('this media worker has no DTLS certificate for WebRTC legs');
-    }
-    this.environment = options.environment;
     this.peer = {
       remoteUfrag: spec.remoteUfrag ?? null,
       remoteFingerprints: spec.remoteFingerprints ?? [],
@@ -114,7 +103,7 @@ export class WebrtcTransport {
       ...(spec.consentTimeoutMs === undefined ? {} : { consentTimeoutMs: spec.consentTimeoutMs }),
       delegate: {
         onSelected: () => this.progress(),
-        onRejected: (reason) => this.environment.tally?.ice(reason),
+        onRejected: (reason) => options.tally?.ice(reason),
         onConsentLost: (loss) =>
           this.fail({
             kind: 'consent-lost',
@@ -195,7 +184,7 @@ export class WebrtcTransport {
     const rtcp = type >= 64 && type <= 95;
     const plain = rtcp ? inbound.unprotectRtcp(datagram) : inbound.unprotectRtp(datagram);
     if (typeof plain === 'string') {
-      this.environment.tally?.srtp(plain);
+      this.options.tally?.srtp(plain);
       return;
     }
     if (rtcp) this.links?.rtcp(plain, from);
@@ -240,13 +229,13 @@ export class WebrtcTransport {
 
   private endpoint(role: DtlsRole, fingerprints: readonly string[]): DtlsEndpoint {
     return new DtlsEndpoint({
-      context: this.environment.context(),
+      context: this.options.context(),
       role,
       remoteFingerprints: fingerprints,
       scheduler: this.options.scheduler,
-      ...(this.environment.handshakeTimeoutMs === undefined
+      ...(this.options.handshakeTimeoutMs === undefined
         ? {}
-        : { handshakeTimeoutMs: this.environment.handshakeTimeoutMs }),
+        : { handshakeTimeoutMs: this.options.handshakeTimeoutMs }),
       listener: {
         send: (datagram) => {
           const to = this.agent.selected;
