@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monoWav } from '../examples/lib/wav.js';
 
 const TONE_HZ = 1000;
 const TONE_SECONDS = 4;
@@ -32,27 +33,10 @@ const seconds = Number(process.env.SMOKE_SECONDS ?? 12);
 
 /** A mono 16-bit WAV of a tone, at a rate the gateway has to convert. */
 function toneWav(): Buffer {
-  const samples = WAV_RATE * TONE_SECONDS;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0);
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20); // PCM
-  wav.writeUInt16LE(1, 22); // mono
-  wav.writeUInt32LE(WAV_RATE, 24);
-  wav.writeUInt32LE(WAV_RATE * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36);
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) {
-    wav.writeInt16LE(
-      Math.round(8000 * Math.sin((2 * Math.PI * TONE_HZ * i) / WAV_RATE)),
-      44 + i * 2,
-    );
-  }
-  return wav;
+  const pcm = Int16Array.from({ length: WAV_RATE * TONE_SECONDS }, (_, i) =>
+    Math.round(8000 * Math.sin((2 * Math.PI * TONE_HZ * i) / WAV_RATE)),
+  );
+  return monoWav(pcm, WAV_RATE);
 }
 
 /** Serves the answer document and the tone, counting what the gateway fetched. */

@@ -24,6 +24,7 @@ import { DialogLayer } from '../src/sip/dialog/dialog-layer.js';
 import { SipStack } from '../src/sip/sip-stack.js';
 import { InviteClient } from '../src/sip/ua/invite-client.js';
 import { flag, numberSetting, positional, setting } from './lib/settings.js';
+import { monoWav } from './lib/wav.js';
 
 const RATE = 8000;
 const FRAME = 160; // 20 ms of PCMU
@@ -114,23 +115,7 @@ function summary(samples: Int16Array): string {
   return `${best} Hz strongest, ${dbfs.toFixed(1)} dBFS`;
 }
 
-function wavFile(pcm: Int16Array): Buffer {
-  const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(RATE, 24);
-  header.writeUInt32LE(RATE * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
-}
+const wavFile = (pcm: Int16Array): Buffer => monoWav(pcm, RATE);
 
 async function main(): Promise<void> {
   const speech = source();

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Page } from 'puppeteer-core';
 import { launchHeadlessBrowser, type HeadlessBrowser } from './headless-browser.js';
+import { monoWav } from '../../examples/lib/wav.js';
 
 /**
  * sip.js 0.21 in headless Chromium, a real WebRTC softphone: the page script
@@ -87,24 +88,10 @@ async function bundle(): Promise<string> {
 /** A mono 16-bit 48 kHz WAV of a sine at `hz`, -6 dBFS, two seconds (Chromium loops it). */
 function sineWav(hz: number): Buffer {
   const rate = 48_000;
-  const samples = rate * 2;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0);
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20); // PCM
-  wav.writeUInt16LE(1, 22); // mono
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36);
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) {
-    wav.writeInt16LE(Math.round(16_384 * Math.sin((2 * Math.PI * hz * i) / rate)), 44 + i * 2);
-  }
-  return wav;
+  const pcm = Int16Array.from({ length: rate * 2 }, (_, i) =>
+    Math.round(16_384 * Math.sin((2 * Math.PI * hz * i) / rate)),
+  );
+  return monoWav(pcm, rate);
 }
 
 async function servePage(script: string): Promise<{ server: Server; url: string }> {
