@@ -2,7 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import { openRedis, type RedisClient } from '../state/redis-connection.js';
 import { parseRedisTarget } from '../state/redis-target.js';
 import { ReplicaWait } from '../state/replica-wait.js';
-import { withinStoreDeadline } from '../state/store-deadline.js';
+import { STORE_CALL_MS, withinStoreDeadline } from '../state/store-deadline.js';
 import type { RetryHandler, RetryQueue } from './retry-queue.js';
 
 export interface BullMqRetryQueueOptions {
@@ -17,7 +17,11 @@ export interface BullMqRetryQueueOptions {
   waitForReplicas?: boolean;
   /** How many due jobs one process handles at once. */
   concurrency?: number;
-  /** How long schedule() waits for Redis to take a job before it fails. */
+  /**
+   * How long schedule() waits for Redis to take a job before it fails: the store's bound on one
+   * operation by default, since a client's request (a message send) may wait on it after its
+   * store writes went through, and is promised an answer within the store's deadline.
+   */
   scheduleTimeoutMs?: number;
   /** Connection and worker errors; a repeated error is reported once until Redis is back. */
   onError?: (error: Error) => void;
@@ -73,7 +77,7 @@ export class BullMqRetryQueue<T> implements RetryQueue<T> {
       target.kind === 'cluster',
     );
     this.concurrency = options.concurrency ?? 20;
-    this.scheduleTimeoutMs = options.scheduleTimeoutMs ?? 5000;
+    this.scheduleTimeoutMs = options.scheduleTimeoutMs ?? STORE_CALL_MS;
     this.onError = options.onError ?? (() => undefined);
     this.rerun = options.rerun;
     // BullMQ's ESM build cannot load ioredis by itself (it needs `require`), so it is handed a
