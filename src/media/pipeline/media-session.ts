@@ -109,7 +109,15 @@ export class MediaSession {
     // Checked before a port is taken, so a bad spec costs nothing.
     checkSessionSpec(spec);
     let session: MediaSession | undefined;
-    const transport = spec.webrtc ? webrtcTransport(spec, env, () => session) : null;
+    // Bad credentials, or a worker without the certificate, throw before a port is taken.
+    const transport = spec.webrtc
+      ? new WebrtcTransport({
+          spec: spec.webrtc,
+          environment: env.webrtc,
+          scheduler: env.scheduler ?? systemScheduler,
+          onFailed: (failure) => session?.transportFailed(failure),
+        })
+      : null;
     const rtp = await RtpSession.open(
       {
         allocator: env.allocator,
@@ -474,24 +482,4 @@ export class MediaSession {
       if (event !== 'onError') this.report('onError', error as Error);
     }
   }
-}
-
-/** A WebRTC leg's transport; bad credentials or a worker without a certificate throw here. */
-function webrtcTransport(
-  spec: MediaSessionSpec,
-  env: MediaEnvironment,
-  session: () => MediaSession | undefined,
-): WebrtcTransport {
-  const webrtc = env.webrtc;
-  if (!webrtc) throw new Error('this media worker has no DTLS certificate for WebRTC legs');
-  return new WebrtcTransport({
-    spec: spec.webrtc!,
-    context: webrtc.context,
-    scheduler: env.scheduler ?? systemScheduler,
-    ...(webrtc.handshakeTimeoutMs === undefined
-      ? {}
-      : { handshakeTimeoutMs: webrtc.handshakeTimeoutMs }),
-    ...(webrtc.tally && { tally: webrtc.tally }),
-    onFailed: (failure) => session()?.transportFailed(failure),
-  });
 }

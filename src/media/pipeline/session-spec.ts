@@ -1,7 +1,6 @@
 import type { Scheduler } from '../../core/scheduler.js';
-import type { DtlsContext } from '../dtls/dtls-context.js';
 import type {
-  WebrtcDropTally,
+  WebrtcEnvironment,
   WebrtcFailure,
   WebrtcPeer,
   WebrtcTransportSpec,
@@ -64,11 +63,7 @@ export interface MediaEnvironment {
   cname: string;
   scheduler?: Scheduler;
   /** What WebRTC legs need: the worker's DTLS context (made on first use) and its tally. */
-  webrtc?: {
-    context: () => DtlsContext;
-    handshakeTimeoutMs?: number;
-    tally?: WebrtcDropTally;
-  };
+  webrtc?: WebrtcEnvironment;
 }
 
 export interface ReceivedDtmf {

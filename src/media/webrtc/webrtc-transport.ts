@@ -44,13 +44,19 @@ export interface WebrtcLinks {
   rtcp(packet: Buffer, from: TransportAddress): void;
 }
 
-export interface WebrtcTransportOptions {
-  spec: WebrtcTransportSpec;
-  /** The worker's DTLS context (made on first use). */
+/** What a worker gives its WebRTC legs. */
+export interface WebrtcEnvironment {
+  /** The worker's DTLS context, made from the process's certificate on first use. */
   context: () => DtlsContext;
-  scheduler: Scheduler;
   handshakeTimeoutMs?: number;
   tally?: WebrtcDropTally;
+}
+
+export interface WebrtcTransportOptions {
+  spec: WebrtcTransportSpec;
+  /** Undefined in a worker without the process's certificate: the transport is refused. */
+  environment: WebrtcEnvironment | undefined;
+  scheduler: Scheduler;
   onFailed(failure: WebrtcFailure): void;
 }
 
@@ -88,9 +94,14 @@ export class WebrtcTransport {
   private held: { datagram: Buffer; from: TransportAddress }[] = [];
   private unexpected = 0;
   private over = false;
+  private readonly environment: WebrtcEnvironment;
 
   constructor(private readonly options: WebrtcTransportOptions) {
     const { spec } = options;
+    if (!options.environment) {
+      throw new Error('this media worker has no DTLS certificate for WebRTC legs');
+    }
+    this.environment = options.environment;
     this.peer = {
       remoteUfrag: spec.remoteUfrag ?? null,
       remoteFingerprints: spec.remoteFingerprints ?? [],
@@ -103,7 +114,7 @@ export class WebrtcTransport {
       ...(spec.consentTimeoutMs === undefined ? {} : { consentTimeoutMs: spec.consentTimeoutMs }),
       delegate: {
         onSelected: () => this.progress(),
-        onRejected: (reason) => options.tally?.ice(reason),
+        onRejected: (reason) => this.environment.tally?.ice(reason),
         onConsentLost: (loss) =>
           this.fail({
             kind: 'consent-lost',
@@ -184,7 +195,7 @@ export class WebrtcTransport {
     const rtcp = type >= 64 && type <= 95;
     const plain = rtcp ? inbound.unprotectRtcp(datagram) : inbound.unprotectRtp(datagram);
     if (typeof plain === 'string') {
-      this.options.tally?.srtp(plain);
+      this.environment.tally?.srtp(plain);
       return;
     }
     if (rtcp) this.links?.rtcp(plain, from);
@@ -229,13 +240,13 @@ export class WebrtcTransport {
 
   private endpoint(role: DtlsRole, fingerprints: readonly string[]): DtlsEndpoint {
     return new DtlsEndpoint({
-      context: this.options.context(),
+      context: this.environment.context(),
       role,
       remoteFingerprints: fingerprints,
       scheduler: this.options.scheduler,
-      ...(this.options.handshakeTimeoutMs === undefined
+      ...(this.environment.handshakeTimeoutMs === undefined
         ? {}
-        : { handshakeTimeoutMs: this.options.handshakeTimeoutMs }),
+        : { handshakeTimeoutMs: this.environment.handshakeTimeoutMs }),
       listener: {
         send: (datagram) => {
           const to = this.agent.selected;

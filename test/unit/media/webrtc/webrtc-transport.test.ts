@@ -32,9 +32,11 @@ function setUp(scheduler = new ManualScheduler(Date.now())) {
   const heard = { rtp: [] as Buffer[], rtcp: [] as Buffer[] };
   const transport = new WebrtcTransport({
     spec: { localIce: local },
-    context: () => new DtlsContext(OURS),
+    environment: {
+      context: () => new DtlsContext(OURS),
+      tally: { srtp: (r) => tally.srtp.push(r), ice: (r) => tally.ice.push(r) },
+    },
     scheduler,
-    tally: { srtp: (r) => tally.srtp.push(r), ice: (r) => tally.ice.push(r) },
     onFailed: (failure) => failures.push(failure),
   });
   let peerKeys: SrtpKeys | null = null;
@@ -145,5 +147,21 @@ describe('a WebRTC leg transport', () => {
     expect(transport.destination).toBeUndefined();
     scheduler.advance(60_000);
     expect(failures).toHaveLength(1);
+  });
+
+  it('is refused in a worker without the certificate, and with credentials that are not ICE ones', () => {
+    const options = { scheduler: new ManualScheduler(), onFailed: () => undefined };
+    expect(
+      () => new WebrtcTransport({ ...options, spec: { localIce: local }, environment: undefined }),
+    ).toThrow('this media worker has no DTLS certificate for WebRTC legs');
+    const environment = { context: () => new DtlsContext(OURS) };
+    expect(
+      () =>
+        new WebrtcTransport({
+          ...options,
+          spec: { localIce: { ufrag: 'a:b', pwd: local.pwd } },
+          environment,
+        }),
+    ).toThrow('Expected 4 to 256 ice-chars for the local ufrag but received "a:b"');
   });
 });
