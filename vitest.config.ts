@@ -18,6 +18,7 @@ const SEQUENTIAL = [
   'test/integration/native/**/*.test.ts',
   'test/integration/realtime-priority.test.ts',
   'test/integration/call/webrtc-call.test.ts',
+  'test/integration/call/browser-phone-calls.test.ts',
 ];
 
 const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' as const };

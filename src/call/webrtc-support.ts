@@ -18,7 +18,11 @@ import {
  */
 export interface WebrtcSupport {
   /** For the media workers (posted to each as it starts). */
-  readonly media: { certificate: DtlsCertificate; handshakeTimeoutMs: number };
+  readonly media: {
+    certificate: DtlsCertificate;
+    handshakeTimeoutMs: number;
+    consentTimeoutMs: number;
+  };
   /** Our a=fingerprint. */
   readonly fingerprint: DtlsFingerprint;
 }
@@ -27,7 +31,11 @@ export interface WebrtcSupport {
 export function loadWebrtcSupport(config: Pick<Config, 'dtls'>): WebrtcSupport {
   const certificate = loadDtlsCertificate(config.dtls);
   return {
-    media: { certificate, handshakeTimeoutMs: config.dtls.handshakeTimeoutMs },
+    media: {
+      certificate,
+      handshakeTimeoutMs: config.dtls.handshakeTimeoutMs,
+      consentTimeoutMs: config.dtls.consentTimeoutMs,
+    },
     fingerprint: certificate.fingerprint,
   };
 }

@@ -1,7 +1,7 @@
 import { constants, accessSync, statSync } from 'node:fs';
 
 /**
- * The DTLS-SRTP settings, read once at start (config/config.ts reads the environment through
+ * The settings of WebRTC legs' transport (DTLS-SRTP and ICE consent), read once at start (config/config.ts reads the environment through
  * this):
  *
  * - `VOXGATE_DTLS_CERT`, `VOXGATE_DTLS_KEY`: PEM files of the certificate voxgate presents in
@@ -10,13 +10,18 @@ import { constants, accessSync, statSync } from 'node:fs';
  *   certificate keeps the fingerprint the same across restarts and nodes.
  * - `VOXGATE_DTLS_HANDSHAKE_TIMEOUT`: seconds a DTLS handshake may take, retransmissions
  *   included, before the call's media fails (10).
+ * - `VOXGATE_ICE_CONSENT_TIMEOUT`: seconds without a valid ICE check from a WebRTC peer before
+ *   its consent is lost and the call ends 6020 (RFC 7675 5.1: 30). A closed tab or a phone that
+ *   left the network sends no BYE; this is how long its call outlives it.
  */
 export interface DtlsSettings {
   certificateFiles: { certFile: string; keyFile: string } | null;
   handshakeTimeoutMs: number;
+  consentTimeoutMs: number;
 }
 
 export const DEFAULT_DTLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+export const DEFAULT_ICE_CONSENT_TIMEOUT_MS = 30_000;
 
 /** A bad setting: the variable, the rule it breaks and the value given. */
 export class DtlsSettingError extends Error {
@@ -44,22 +49,25 @@ export function readDtlsSettings(env: Env): DtlsSettings {
   }
   if (certFile !== null) readable('VOXGATE_DTLS_CERT', certFile);
   if (keyFile !== null) readable('VOXGATE_DTLS_KEY', keyFile);
-  const rawTimeout = env.VOXGATE_DTLS_HANDSHAKE_TIMEOUT;
-  let handshakeTimeoutMs = DEFAULT_DTLS_HANDSHAKE_TIMEOUT_MS;
-  if (rawTimeout !== undefined && rawTimeout !== '') {
-    if (!/^\d+$/.test(rawTimeout) || Number(rawTimeout) < 1 || Number(rawTimeout) > 300) {
-      throw new DtlsSettingError(
-        'VOXGATE_DTLS_HANDSHAKE_TIMEOUT',
-        'must be a whole number of seconds from 1 to 300',
-        rawTimeout,
-      );
-    }
-    handshakeTimeoutMs = Number(rawTimeout) * 1000;
-  }
   return {
     certificateFiles: certFile && keyFile ? { certFile, keyFile } : null,
-    handshakeTimeoutMs,
+    handshakeTimeoutMs: seconds(
+      env,
+      'VOXGATE_DTLS_HANDSHAKE_TIMEOUT',
+      DEFAULT_DTLS_HANDSHAKE_TIMEOUT_MS,
+    ),
+    consentTimeoutMs: seconds(env, 'VOXGATE_ICE_CONSENT_TIMEOUT', DEFAULT_ICE_CONSENT_TIMEOUT_MS),
   };
+}
+
+/** A whole number of seconds from 1 to 300, in ms; `fallbackMs` when unset. */
+function seconds(env: Env, variable: string, fallbackMs: number): number {
+  const raw = env[variable];
+  if (raw === undefined || raw === '') return fallbackMs;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 300) {
+    throw new DtlsSettingError(variable, 'must be a whole number of seconds from 1 to 300', raw);
+  }
+  return Number(raw) * 1000;
 }
 
 function readable(variable: string, path: string): void {

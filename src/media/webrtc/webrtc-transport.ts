@@ -49,6 +49,8 @@ export interface WebrtcEnvironment {
   /** The worker's DTLS context, made from the process's certificate on first use. */
   context: () => DtlsContext;
   handshakeTimeoutMs?: number;
+  /** Consent is lost after this long without a valid check, unless the leg's spec says. */
+  consentTimeoutMs?: number;
   tally?: WebrtcDropTally;
 }
 
@@ -111,7 +113,7 @@ export class WebrtcTransport {
       local: spec.localIce,
       remoteUfrag: this.peer.remoteUfrag,
       scheduler: options.scheduler,
-      ...(spec.consentTimeoutMs === undefined ? {} : { consentTimeoutMs: spec.consentTimeoutMs }),
+      ...consentTimeout(spec.consentTimeoutMs ?? options.environment.consentTimeoutMs),
       delegate: {
         onSelected: () => this.progress(),
         onRejected: (reason) => this.environment.tally?.ice(reason),
@@ -298,3 +300,6 @@ export class WebrtcTransport {
 function isSelected(selected: TransportAddress | null, from: TransportAddress): boolean {
   return selected !== null && selected.address === from.address && selected.port === from.port;
 }
+
+const consentTimeout = (ms: number | undefined) =>
+  ms === undefined ? {} : { consentTimeoutMs: ms };

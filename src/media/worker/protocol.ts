@@ -32,10 +32,10 @@ export interface WorkerSettings {
   /** The outbound policy Play's files and stream URLs go through; the default when absent. */
   outbound?: OutboundGuardSettings;
   /**
-   * The process's DTLS certificate and handshake timeout, for WebRTC legs; without it a
-   * WebRTC session is refused.
+   * The process's DTLS certificate, handshake and ICE consent timeouts, for WebRTC legs;
+   * without it a WebRTC session is refused.
    */
-  dtls?: { certificate: DtlsCertificate; handshakeTimeoutMs: number };
+  dtls?: { certificate: DtlsCertificate; handshakeTimeoutMs: number; consentTimeoutMs?: number };
 }
 
 /** Audio to play into a call leg. */

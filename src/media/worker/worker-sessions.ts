@@ -235,6 +235,7 @@ export class WorkerSessions {
     return {
       context: () => (this.dtlsContext ??= new DtlsContext(dtls.certificate)),
       handshakeTimeoutMs: dtls.handshakeTimeoutMs,
+      ...(dtls.consentTimeoutMs === undefined ? {} : { consentTimeoutMs: dtls.consentTimeoutMs }),
       tally: this.drops,
     };
   }

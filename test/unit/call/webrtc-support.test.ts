@@ -6,7 +6,7 @@ import {
 } from '../../../src/call/webrtc-support.js';
 
 const support = loadWebrtcSupport({
-  dtls: { certificateFiles: null, handshakeTimeoutMs: 10_000 },
+  dtls: { certificateFiles: null, handshakeTimeoutMs: 10_000, consentTimeoutMs: 30_000 },
 });
 
 const offer = (profile: string) =>

@@ -65,8 +65,13 @@ describe('the DTLS certificate', () => {
   });
 
   it('takes its settings through loadConfig, refusing bad values by name', () => {
-    expect(loadConfig({}).dtls).toEqual({ certificateFiles: null, handshakeTimeoutMs: 10_000 });
+    expect(loadConfig({}).dtls).toEqual({
+      certificateFiles: null,
+      handshakeTimeoutMs: 10_000,
+      consentTimeoutMs: 30_000,
+    });
     expect(loadConfig({ VOXGATE_DTLS_HANDSHAKE_TIMEOUT: '4' }).dtls.handshakeTimeoutMs).toBe(4000);
+    expect(loadConfig({ VOXGATE_ICE_CONSENT_TIMEOUT: '5' }).dtls.consentTimeoutMs).toBe(5000);
     const refusals: [Record<string, string>, string][] = [
       [
         { VOXGATE_DTLS_CERT: files.certPath },
@@ -79,6 +84,10 @@ describe('the DTLS certificate', () => {
       [
         { VOXGATE_DTLS_HANDSHAKE_TIMEOUT: '0' },
         'VOXGATE_DTLS_HANDSHAKE_TIMEOUT="0" is invalid: must be a whole number of seconds from 1 to 300',
+      ],
+      [
+        { VOXGATE_ICE_CONSENT_TIMEOUT: '2.5' },
+        'VOXGATE_ICE_CONSENT_TIMEOUT="2.5" is invalid: must be a whole number of seconds from 1 to 300',
       ],
     ];
     for (const [env, message] of refusals) {
