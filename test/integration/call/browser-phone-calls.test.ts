@@ -169,9 +169,18 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     expect(phone.consoleErrors).toEqual([]);
   }, 60_000);
 
-  it('ends 6020 on consent expiry when the browser vanishes without a BYE, with its record', async () => {
+  it('is spoken to by live call control, and ends 6020 on consent expiry when it vanishes without a BYE', async () => {
     app.serve('/answer', { body: '<Response><Wait length="60"/></Response>' });
     await browserCalls('sip:hold@127.0.0.1');
+    // Live control reaches a browser as it does a phone: silence, then the Speak it was sent.
+    const uuid = app.requestsTo('/answer')[0]!.params.CallUUID!;
+    expect((await phone.listen(600)).levelDbfs).toBeLessThan(-60);
+    const speak = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/${uuid}/Speak/`, {
+      json: { text: 'An agent will be with you shortly. Thank you for waiting.', loop: 'true' },
+    });
+    expect(speak.status).toBe(200);
+    expect((await phone.listen(1200)).levelDbfs).toBeGreaterThan(-45);
+
     const stopped = chromiumProcesses(phone);
     const vanishedAt = Date.now();
     signal(stopped, 'STOP');
