@@ -307,7 +307,15 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       ...(directory ? { watcher: directory } : {}),
       log: app.log,
     },
-    legs: { sip, media, publicHost: config.publicHost, scheduler, log: app.log, webrtc },
+    legs: {
+      sip,
+      media,
+      publicHost: config.publicHost,
+      scheduler,
+      log: app.log,
+      webrtc,
+      sipOpus: config.sipOpus,
+    },
     carrierUri: config.carrierUri,
     trunks: {
       dns,

@@ -54,6 +54,11 @@ export interface Config {
   rtpHost: string;
   /** Media worker threads (VOXGATE_MEDIA_WORKERS, default one less than the cores, at least 1). */
   mediaWorkers: number;
+  /**
+   * Plain SIP peers (not WebRTC) that offer Opus first get Opus; false keeps them on G.711
+   * (VOXGATE_SIP_OPUS, default true). WebRTC legs always prefer Opus.
+   */
+  sipOpus: boolean;
   /** WebRTC's DTLS-SRTP: the certificate files and handshake timeout (media/dtls/dtls-settings.ts). */
   dtls: DtlsSettings;
   /** SCHED_RR priority for every thread of the process (1-99); null leaves scheduling alone. */
@@ -283,9 +288,9 @@ function origins(env: Env, name: string): string[] | null {
   return [...new Set(list)];
 }
 
-function flag(env: Env, name: string): boolean {
+function flag(env: Env, name: string, fallback = false): boolean {
   const raw = env[name];
-  if (raw === undefined || raw === '') return false;
+  if (raw === undefined || raw === '') return fallback;
   if (raw !== 'true' && raw !== 'false') throw new ConfigError(name, 'must be true or false', raw);
   return raw === 'true';
 }
@@ -563,6 +568,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
       .filter(Boolean),
     sipWsOrigins: origins(env, 'VOXGATE_SIP_WS_ORIGINS'),
     sipTrace: flag(env, 'VOXGATE_SIP_TRACE'),
+    sipOpus: flag(env, 'VOXGATE_SIP_OPUS', true),
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     rtpHost: host(env, 'VOXGATE_RTP_HOST', host(env, 'VOXGATE_SIP_HOST', httpHost)),
     mediaWorkers: whole(env, 'VOXGATE_MEDIA_WORKERS', Math.max(1, availableParallelism() - 1), 1),

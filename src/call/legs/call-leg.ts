@@ -16,7 +16,7 @@ import type { Dialog } from '../../sip/dialog/dialog.js';
 import { snapshotOf, type DialogSnapshot } from '../../sip/dialog/dialog-snapshot.js';
 import type { OfferReply, SessionOffer } from '../../sip/dialog/dialog-delegate.js';
 import { responseTo } from '../../sip/transaction/response-to.js';
-import { SdpParseError, SdpSession } from '../../sip/sdp/index.js';
+import { DEFAULT_AUDIO_CODECS, SdpParseError, SdpSession } from '../../sip/sdp/index.js';
 import { hangupCause } from '../hangup-causes.js';
 import { INITIAL_MEDIA, MEDIA_TIMEOUT_MS, mediaUpdateFrom } from '../media-binding.js';
 import type { MediaService, OpenedMedia } from '../media-service.js';
@@ -37,6 +37,8 @@ export interface LegEnvironment {
   log: { warn(object: object, message: string): void };
   /** The process's DTLS certificate, for WebRTC legs; none are taken without it. */
   webrtc?: WebrtcSupport;
+  /** Whether a plain SIP peer's offer of Opus is taken (VOXGATE_SIP_OPUS); true by default. */
+  sipOpus?: boolean;
 }
 
 /** How a digit arrived: RFC 4733 events, tones heard in the audio, or SIP INFO. */
@@ -222,6 +224,7 @@ export abstract class CallLeg {
       address: opened.address,
       port: opened.port,
       ...(transport && { webrtc: transport.sdp }),
+      ...(!transport && this.env.sipOpus === false && { answerCodecs: DEFAULT_AUDIO_CODECS }),
     });
     return opened;
   }

@@ -37,6 +37,8 @@ export interface SdpSessionOptions {
    * are offered, and Opus is accepted too.
    */
   readonly codecs?: readonly AudioCodec[];
+  /** Codecs accepted in an offer when they differ from `codecs` (G.711 alone: no Opus). */
+  readonly answerCodecs?: readonly AudioCodec[];
   /** Offer and accept telephone-event (RFC 4733); true by default. */
   readonly telephoneEvent?: boolean;
   readonly ptime?: number;
@@ -123,7 +125,10 @@ export class SdpSession {
     this.local = {
       port: options.port,
       codecs: options.codecs ?? defaultCodecs,
-      answerCodecs: options.codecs ?? (this.webrtc ? DEFAULT_WEBRTC_CODECS : DEFAULT_ANSWER_CODECS),
+      answerCodecs:
+        options.answerCodecs ??
+        options.codecs ??
+        (this.webrtc ? DEFAULT_WEBRTC_CODECS : DEFAULT_ANSWER_CODECS),
       telephoneEvent: options.telephoneEvent ?? true,
       ptime: options.ptime ?? DEFAULT_PTIME,
       direction: 'sendrecv',

@@ -62,6 +62,12 @@ describe('answering an offer (RFC 3264 6)', () => {
     // Unless the session serves G.711 alone.
     const g711 = accepted(session({ codecs: ['PCMU', 'PCMA'] }).answer(BARESIP)).audio;
     expect(g711.codec).toMatchObject({ encoding: 'PCMU', payloadType: 0 });
+    // Or takes G.711 alone in offers while offering its default (VOXGATE_SIP_OPUS=false).
+    const optedOut = session({ answerCodecs: ['PCMU', 'PCMA'] });
+    expect(accepted(optedOut.answer(BARESIP)).audio.codec.encoding).toBe('PCMU');
+    expect(session({ answerCodecs: ['PCMU', 'PCMA'] }).createOffer()).toMatch(
+      /^m=audio \d+ RTP\/AVP 0 8 101\r$/m,
+    );
   });
 
   it("answers Opus (RFC 7587 7) with opus/48000/2 and voxgate's own fmtp, keeping the peer's", () => {
