@@ -207,7 +207,9 @@ export class CallEngine implements CallLauncher {
     const leg = OutboundLeg.dial(legs, {
       uuid,
       target: target ?? `sip:${to.replace(/^\+/, '')}@invalid`,
-      ...(destination.kind === 'sip' ? { resolve: () => this.sipTarget(destination.uri) } : {}),
+      ...(destination.kind === 'sip'
+        ? { resolve: () => this.sipTarget(destination.uri, owner) }
+        : {}),
       from: `sip:${request.from}@${legs.publicHost}`,
       fromDisplayName: request.callerName ?? undefined,
       headers,
@@ -275,7 +277,10 @@ export class CallEngine implements CallLauncher {
   }
 
   /** A SIP URI's target: a registered endpoint's contact and flow, or the URI itself. */
-  sipTarget(uri: string): Promise<{
+  sipTarget(
+    uri: string,
+    owner: CallAccount,
+  ): Promise<{
     target: string;
     destination?: SipDestination;
     routeSet?: string[];
@@ -285,6 +290,7 @@ export class CallEngine implements CallLauncher {
       state: this.options.services.state,
       scheduler: this.options.services.scheduler,
       domains: [this.options.legs.publicHost.toLowerCase()],
+      owner,
     }).then((resolved) =>
       resolved.kind === 'unregistered'
         ? null
@@ -403,7 +409,7 @@ export class CallEngine implements CallLauncher {
       services: this.options.services,
       legs: this.options.legs,
       numberTarget: (number) => this.targetOf({ kind: 'number', number }),
-      sipTarget: (uri) => this.sipTarget(uri),
+      sipTarget: (uri, owner) => this.sipTarget(uri, owner),
     };
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pause } from '../core/scheduler.js';
-import type { Call, CallServices } from './call.js';
+import type { Call, CallAccount, CallServices } from './call.js';
 import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
 import type { CallLeg, DigitSource, LegEnvironment } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
@@ -22,7 +22,7 @@ export interface DialDeps {
    */
   answerCaller?: () => void;
   /** A SIP URI's target (a registered endpoint's contact); null when it is not registered. */
-  sipTarget(uri: string): Promise<RoutedTarget | null>;
+  sipTarget(uri: string, owner: CallAccount): Promise<RoutedTarget | null>;
 }
 
 /** US ringback: 440 + 480 Hz, 2 s on, 4 s off, played to the caller while the B leg rings. */
@@ -230,7 +230,9 @@ function placeB(
     uuid,
     near: call.leg.uuid,
     target: requestUri ?? 'sip:unroutable@invalid',
-    ...(target.kind === 'User' ? { resolve: () => deps.sipTarget(target.uri) } : {}),
+    ...(target.kind === 'User'
+      ? { resolve: () => deps.sipTarget(target.uri, call.init.owner) }
+      : {}),
     from: `sip:${callerId.replace(/^sip:/, '').replace(/@.*$/, '')}@${deps.legs.publicHost}`,
     fromDisplayName: callerName ?? undefined,
     headers: outboundSipHeaders(

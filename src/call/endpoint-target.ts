@@ -3,7 +3,8 @@ import { isSipUri, parseUri } from '../sip/message/index.js';
 import type { Destination } from '../sip/transport/transport-layer.js';
 import type { TransportProtocol } from '../sip/transport/flow.js';
 import type { State } from '../state/state.js';
-import { liveBindings } from './registrar-directory.js';
+import type { BindingRecord } from '../state/records.js';
+import { liveBindings, liveTokenBindings } from './registrar-directory.js';
 
 /** Where a SIP URI destination is to be sent. */
 export type ResolvedTarget =
@@ -23,11 +24,19 @@ export type ResolvedTarget =
  * endpoint registered from: its newest live binding's contact, sent to the address and
  * connection the REGISTER came on (so NAT and WebSocket clients are reached), or through the
  * proxies of its Path when it registered through some (a load balancer in front of the
- * nodes). Any other URI is dialled as it is.
+ * nodes). A user that is no endpoint but the subject of an access token registered in the
+ * caller's account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same
+ * way. Any other URI is dialled as it is.
  */
 export async function resolveSipTarget(
   uri: string,
-  context: { state: State; scheduler: Scheduler; domains: readonly string[] },
+  context: {
+    state: State;
+    scheduler: Scheduler;
+    domains: readonly string[];
+    /** Who calls: the token clients it registered are reachable by their subject. */
+    owner?: { account: string; subaccount: string | null };
+  },
 ): Promise<ResolvedTarget> {
   let parsed;
   try {
@@ -41,13 +50,14 @@ export async function resolveSipTarget(
     space: 'sip_user',
     value: parsed.user,
   });
-  if (!endpoint) return { kind: 'uri', target: uri };
-  const bindings = await liveBindings(
-    context.state,
-    endpoint.account,
-    endpoint.endpoint_id,
-    context.scheduler.now(),
-  );
+  const now = context.scheduler.now();
+  let bindings: BindingRecord[];
+  if (endpoint) {
+    bindings = await liveBindings(context.state, endpoint.account, endpoint.endpoint_id, now);
+  } else if (context.owner !== undefined) {
+    bindings = await liveTokenBindings(context.state, context.owner, parsed.user, now);
+    if (bindings.length === 0) return { kind: 'uri', target: uri };
+  } else return { kind: 'uri', target: uri };
   const newest = bindings.at(-1);
   if (!newest) return { kind: 'unregistered' };
   const target = newest.contact.replace(/^<|>$/g, '');

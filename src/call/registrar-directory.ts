@@ -119,6 +119,22 @@ export async function liveBindings(
   return (record?.bindings ?? []).filter((b) => b.expires_at > now);
 }
 
+/**
+ * The live bindings of an access token's subject (a browser or SDK client) registered with a
+ * token of `owner` itself: a subaccount's calls reach its own clients, not its siblings' nor
+ * the main account's.
+ */
+export async function liveTokenBindings(
+  state: State,
+  owner: { account: string; subaccount: string | null },
+  sub: string,
+  now: number,
+): Promise<BindingRecord[]> {
+  const record = await state.registrations.get(owner.account, aorKey({ kind: 'token', id: sub }));
+  if (!record || record.subaccount !== owner.subaccount) return [];
+  return record.bindings.filter((b) => b.expires_at > now);
+}
+
 const toRecord = (b: Binding): BindingRecord => ({
   contact: b.contact,
   expires_at: b.expiresAt,

@@ -169,6 +169,57 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     expect(phone.consoleErrors).toEqual([]);
   }, 60_000);
 
+  it('is rung by a phone call that Dials its endpoint, and carries audio both ways', async () => {
+    let byes = 0;
+    let carrierSdp: string | null = null;
+    carrier.uas.onInvite = (invite: IncomingInvite) => {
+      carrierSdp = invite.offer;
+      invite.ring();
+      const dialog = invite.answer(pcmuAnswer(carrierMedia.port));
+      dialog.delegate = {
+        onTerminated: (end) => void (end.kind === 'bye' && end.by === 'remote' && byes++),
+      };
+    };
+    app.serve('/phone-answer', {
+      body: '<Response><Dial><User>sip:web-agent@127.0.0.1</User></Dial></Response>',
+    });
+    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: '+14155550142',
+        answer_url: `${app.baseUrl}/phone-answer`,
+        hangup_url: `${app.baseUrl}/hangup`,
+      },
+    });
+    expect(placed.status).toBe(201);
+    // The phone answered; its answer document rings the browser with a WebRTC offer.
+    const ringing = await phone.answer(15_000).catch((e) => {
+      console.log(gw.logs.slice(-25).join('\n'), app.requestsTo('/phone-answer').length);
+      throw e;
+    });
+    expect(ringing.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+    await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
+    const gatewayPort = Number(/^m=audio (\d+) RTP\/AVP /m.exec(carrierSdp!)![1]);
+
+    const back = muLawEncode(tone(8000, 500, 4, 8000));
+    const frames = Array.from({ length: 200 }, (_, i) => back.subarray(i * 160, i * 160 + 160));
+    const before = carrierMedia.received.length;
+    const speaking = carrierMedia.stream(gatewayPort, frames, { payloadType: 0 });
+    await until(() => carrierMedia.received.length - before >= 100, 10_000);
+    const heard = await phone.listen(1500);
+    await speaking;
+    expect(Math.abs(heard.dominantHz - 500)).toBeLessThan(15);
+    const pcmu = carrierMedia.received.slice(before).filter((p) => p.payloadType === 0);
+    const audio = muLawDecode(Buffer.concat(pcmu.slice(-50).map((p) => p.payload)));
+    expect(strongestFrequency(audio, 8000, 10)).toBe(700);
+
+    // The browser hangs up: the Dial ends, and with it the phone's call.
+    await phone.hangUp();
+    await until(() => byes === 1, 10_000);
+    expect(await hangupParams()).toMatchObject({ CallStatus: 'completed', Direction: 'outbound' });
+    expect(phone.consoleErrors).toEqual([]);
+  }, 60_000);
+
   it('is spoken to by live call control, and ends 6020 on consent expiry when it vanishes without a BYE', async () => {
     app.serve('/answer', { body: '<Response><Wait length="60"/></Response>' });
     await browserCalls('sip:hold@127.0.0.1');

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { resolveSipTarget } from '../../../src/call/endpoint-target.js';
+import { ManualScheduler } from '../../../src/core/scheduler.js';
+import { EmbeddedStore } from '../../../src/state/embedded-store.js';
+import type { BindingRecord } from '../../../src/state/records.js';
+import { createState } from '../../../src/state/state.js';
+
+/**
+ * Where a call to `sip:<user>@<our host>` goes: an access token's subject registered over
+ * WebSocket (a browser) is reached for calls of the account whose token registered it, and
+ * for no other account or subaccount.
+ */
+const TENANT = 'MA' + 'T'.repeat(18);
+const SUB = 'SA' + 'S'.repeat(18);
+const domains = ['gw.example.com'];
+
+const binding = (expiresAt: number): BindingRecord => ({
+  contact: '<sip:k3j2@df7jal23ls0d.invalid;transport=ws>',
+  expires_at: expiresAt,
+  call_id: 'reg-1',
+  cseq: 2,
+  user_agent: 'SIP.js/0.21.2',
+  protocol: 'WS',
+  address: '198.51.100.7',
+  port: 50544,
+  connection_id: 'ws-17',
+});
+
+async function setUp() {
+  const state = createState(new EmbeddedStore(null));
+  const scheduler = new ManualScheduler();
+  await state.registrations.create({
+    account: TENANT,
+    subaccount: SUB,
+    created: 0,
+    aor: 'token:agent-7',
+    bindings: [binding(scheduler.now() + 60_000)],
+  });
+  return { state, scheduler };
+}
+
+describe('a SIP URI naming an access token subject', () => {
+  it('reaches the browser that registered with a token of the calling subaccount', async () => {
+    const { state, scheduler } = await setUp();
+    const owner = { account: TENANT, subaccount: SUB };
+    const target = await resolveSipTarget('sip:agent-7@gw.example.com', {
+      state,
+      scheduler,
+      domains,
+      owner,
+    });
+    expect(target).toEqual({
+      kind: 'uri',
+      target: 'sip:k3j2@df7jal23ls0d.invalid;transport=ws',
+      webrtc: true,
+      destination: {
+        protocol: 'WS',
+        address: { address: '198.51.100.7', port: 50544 },
+        connectionId: 'ws-17',
+      },
+    });
+  });
+
+  it('is dialled as written for the main account, another subaccount, or after expiry', async () => {
+    const { state, scheduler } = await setUp();
+    const uri = 'sip:agent-7@gw.example.com';
+    const asWritten = { kind: 'uri', target: uri };
+    for (const owner of [
+      { account: TENANT, subaccount: null },
+      { account: TENANT, subaccount: 'SA' + 'X'.repeat(18) },
+      { account: 'MA' + 'O'.repeat(18), subaccount: SUB },
+    ]) {
+      expect(await resolveSipTarget(uri, { state, scheduler, domains, owner })).toEqual(asWritten);
+    }
+    expect(await resolveSipTarget(uri, { state, scheduler, domains })).toEqual(asWritten);
+    scheduler.advance(60_001);
+    const owner = { account: TENANT, subaccount: SUB };
+    expect(await resolveSipTarget(uri, { state, scheduler, domains, owner })).toEqual(asWritten);
+  });
+});
