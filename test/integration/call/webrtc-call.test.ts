@@ -388,6 +388,64 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
     }
   }, 60_000);
 
+  it('refuses 488 a WebRTC offer without a fingerprint, naming it, and no call starts', async () => {
+    app.reset();
+    const offer = [
+      'v=0',
+      'o=- 1 1 IN IP4 127.0.0.1',
+      's=-',
+      't=0 0',
+      'a=group:BUNDLE 0',
+      'm=audio 9 UDP/TLS/RTP/SAVPF 111',
+      'c=IN IP4 127.0.0.1',
+      'a=mid:0',
+      'a=ice-ufrag:abcd',
+      'a=ice-pwd:abcdefghijklmnopqrstuvwx',
+      'a=setup:actpass',
+      'a=rtcp-mux',
+      'a=rtpmap:111 opus/48000/2',
+      '',
+    ].join('\r\n');
+    const fixed: SessionDescriptionHandler = {
+      close: () => undefined,
+      getDescription: async () => ({ body: offer, contentType: 'application/sdp' }),
+      hasDescription: (type) => type === 'application/sdp',
+      setDescription: async () => undefined,
+      sendDtmf: () => false,
+    };
+    const ua = new UserAgent({
+      uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
+      transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
+      authorizationUsername: endpoint.username,
+      authorizationPassword: endpoint.password,
+      logBuiltinEnabled: false,
+      sessionDescriptionHandlerFactory: () => fixed,
+    });
+    try {
+      await ua.start();
+      const inviter = new Inviter(ua, UserAgent.makeURI('sip:14155550123@127.0.0.1')!);
+      const refusal = new Promise<{ status: number; reason: string; warning?: string }>(
+        (resolve) =>
+          void inviter.invite({
+            requestDelegate: {
+              onReject: (response) =>
+                resolve({
+                  status: response.message.statusCode!,
+                  reason: response.message.reasonPhrase!,
+                  warning: response.message.getHeader('Warning'),
+                }),
+            },
+          }),
+      );
+      const answer = await refusal;
+      expect(answer.status).toBe(488);
+      expect(`${answer.reason} ${answer.warning ?? ''}`).toContain('no a=fingerprint');
+      expect(app.requestsTo('/answer')).toHaveLength(0);
+    } finally {
+      await ua.stop().catch(() => undefined);
+    }
+  }, 30_000);
+
   it('ends the call 4000 from the caller when the browser closes its connection without a BYE', async () => {
     app.reset();
     app.serve('/answer', { body: '<Response><Wait length="30"/></Response>' });

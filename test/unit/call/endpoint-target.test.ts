@@ -24,6 +24,7 @@ const binding = (expiresAt: number): BindingRecord => ({
   address: '198.51.100.7',
   port: 50544,
   connection_id: 'ws-17',
+  node: 'node-a',
 });
 
 async function setUp() {
