@@ -116,9 +116,14 @@ async function main(): Promise<void> {
       app_name: `docker smoke ${number}`,
       answer_url: `${server.base}/answer`,
     });
+    // The caller reaches the container from the host, through the compose network's gateway.
+    const carrier = await post('IncomingCarrier/', {
+      name: `docker smoke ${number}`,
+      ip_set: '127.0.0.0/8,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16',
+    });
     await post('Number/', {
       numbers: number,
-      carrier: 'local',
+      carrier: carrier.carrier_id,
       region: 'local',
       app_id: app.app_id,
     });

@@ -317,6 +317,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       sipOpus: config.sipOpus,
     },
     carrierUri: config.carrierUri,
+    inboundCarriers: config.inboundCarriers,
     trunks: {
       dns,
       probes,
@@ -444,6 +445,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     mediaStore: messaging.mms.store,
     tollfree,
     outbound,
+    inboundCarriers: config.inboundCarriers,
   };
   if (config.operatorToken)
     await operatorRoutes(app, {

@@ -1,3 +1,4 @@
+import type { InboundCarrierMode } from '../call/incoming-carriers.js';
 import type {
   FastifyBaseLogger,
   FastifyInstance,
@@ -43,6 +44,8 @@ export interface ApiContext {
   tollfree: TollfreeVerifications;
   /** Checks the URLs a request brings against the outbound policy (outbound-urls.ts). */
   outbound: OutboundGuard;
+  /** Whether a number's `carrier` must name an IncomingCarrier (VOXGATE_INBOUND_CARRIERS). */
+  inboundCarriers: InboundCarrierMode;
 }
 
 export type TypedApp = FastifyInstance<

@@ -1,3 +1,4 @@
+import type { InboundCarrierMode } from '../call/incoming-carriers.js';
 import { invalidParameter } from '../core/errors.js';
 import type { ApplicationRecord, TrunkRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
@@ -63,4 +64,25 @@ export async function resolveTrunk(
     );
   }
   return trunk;
+}
+
+/**
+ * A number's `carrier`: with VOXGATE_INBOUND_CARRIERS=enforce the carrier_id of an
+ * IncomingCarrier the principal sees (its own or its main account's), whose IP set its calls
+ * must come from; with `open`, any label.
+ */
+export async function resolveNumberCarrier(
+  state: State,
+  principal: Principal,
+  carrier: string,
+  mode: InboundCarrierMode,
+): Promise<string> {
+  if (mode === 'open') return carrier;
+  const found = await state.incomingCarriers.get(principal.tenant, carrier);
+  if (!found || !(found.subaccount === null || visibleTo(found, principal))) {
+    throw invalidParameter(
+      `invalid carrier: ${carrier} is not the carrier_id of an IncomingCarrier of this account; create one with POST IncomingCarrier/ (name and the ip_set its calls come from)`,
+    );
+  }
+  return found.carrier_id;
 }

@@ -13,6 +13,7 @@ import { chatAppAccountRoutes } from './routes/chatapp-accounts.js';
 import { chatAppTemplateRoutes } from './routes/chatapp-templates.js';
 import { liveCallRoutes } from './routes/live-calls.js';
 import { messageRoutes } from './routes/messages.js';
+import { incomingCarrierRoutes } from './routes/incoming-carriers.js';
 import { numberRoutes } from './routes/numbers.js';
 import { powerpackRoutes } from './routes/powerpacks.js';
 import { profileRoutes } from './routes/profiles.js';
@@ -25,6 +26,7 @@ const RESOURCES: RouteModule[] = [
   accountRoutes,
   applicationRoutes,
   numberRoutes,
+  incomingCarrierRoutes,
   sipDirectoryRoutes,
   callRoutes,
   (scope, context) => callCreateRoutes(scope, context, context.launcher ?? context.calls),

@@ -12,6 +12,7 @@ import { type Destination, type OutboundCallRequest } from './outbound-request.j
 import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { resolveSipTarget } from './endpoint-target.js';
+import type { InboundCarrierMode } from './incoming-carriers.js';
 import { routeInbound } from './inbound-routing.js';
 import { relayToTrunk, type TrunkDeps } from './trunks/trunk-relay.js';
 import { machineDetectionOf } from './machine-detection.js';
@@ -23,6 +24,8 @@ export interface CallEngineOptions {
   legs: LegEnvironment;
   /** VOXGATE_CARRIER_URI: where calls to phone numbers go; null when none is configured. */
   carrierUri: string | null;
+  /** Whether calls to numbers must come from their IncomingCarrier (VOXGATE_INBOUND_CARRIERS). */
+  inboundCarriers?: InboundCarrierMode;
   /** How calls to numbers on inbound trunks reach the trunks' origination URIs. */
   trunks: Omit<TrunkDeps, 'services' | 'legs'>;
 }
@@ -335,7 +338,11 @@ export class CallEngine implements CallLauncher {
 
   private async admit(leg: InboundLeg, invite: IncomingInvite): Promise<void> {
     const route = await routeInbound(
-      { state: this.options.services.state, callers: this.options.legs.sip.callers },
+      {
+        state: this.options.services.state,
+        callers: this.options.legs.sip.callers,
+        inboundCarriers: this.options.inboundCarriers ?? 'enforce',
+      },
       invite,
     );
     if (route.kind === 'refuse' || route.kind === 'respond') {
@@ -348,6 +355,8 @@ export class CallEngine implements CallLauncher {
         );
         invite.reject(response.status, response.reason, headers);
       } else {
+        if (route.warning)
+          this.options.services.log.warn(route.warning.fields, route.warning.message);
         invite.reject(route.status, route.reason);
       }
       return;

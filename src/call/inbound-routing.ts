@@ -4,6 +4,7 @@ import type { RequestAuthenticator } from '../sip/ua/request-authenticator.js';
 import type { ApplicationRecord, TrunkRecord } from '../state/records.js';
 import { defaultApplication, numberApplication } from '../state/number-application.js';
 import type { State } from '../state/state.js';
+import { carrierRefusal, type InboundCarrierMode } from './incoming-carriers.js';
 import type { HttpMethod } from './app/app-call.js';
 import type { CallAccount, CallUrls } from './call.js';
 
@@ -35,7 +36,13 @@ export type InboundRoute =
       to: string;
       callerName: string | null;
     }
-  | { kind: 'refuse'; status: number; reason: string }
+  | {
+      kind: 'refuse';
+      status: number;
+      reason: string;
+      /** Why, for a warn log line, when the refusal says something is wrong. */
+      warning?: { message: string; fields: Record<string, unknown> };
+    }
   /** Send this response (a digest challenge, a refused token). */
   | { kind: 'respond'; response: SipResponse };
 
@@ -43,12 +50,16 @@ export interface RoutingContext {
   state: State;
   /** Checks an endpoint's digest or a WebSocket client's bearer token. */
   callers: RequestAuthenticator;
+  /** Whether a call to a number must come from its IncomingCarrier's IP set. */
+  inboundCarriers: InboundCarrierMode;
 }
 
 /**
  * Routes an INVITE, in this order:
- * 1. to a number we hold: its inbound trunk when it has one (relayed to the trunk's origination
- *    URIs), else the Number's application (or its account's default number app);
+ * 1. to a number we hold, from an address of its IncomingCarrier (any address with
+ *    VOXGATE_INBOUND_CARRIERS=open): its inbound trunk when it has one (relayed to the trunk's
+ *    origination URIs), else the Number's application (or its account's default number app);
+ *    from elsewhere, 403, unless it is one of our endpoints calling (step 2);
  * 2. from one of our endpoints (digest-authenticated, or a bearer token over WebSocket):
  *    the endpoint's application, or its account's default endpoint application;
  * 3. to one of our endpoints' SIP URIs: dialled directly (2020 when it is not registered);
@@ -71,6 +82,25 @@ export async function routeInbound(
   if (!number || !number.voice_enabled) {
     return routeEndpoint(context, invite, called, caller, from.displayName);
   }
+  if (context.inboundCarriers === 'enforce') {
+    const source = invite.flow.remote.address;
+    const refusal = await carrierRefusal(state, number, source);
+    if (refusal) {
+      // One of our endpoints (or a token client) dialling a number we hold is no carrier.
+      if (await claimsToBeOurCaller(context, invite, caller)) {
+        return routeEndpoint(context, invite, called, caller, from.displayName);
+      }
+      return {
+        kind: 'refuse',
+        status: 403,
+        reason: 'Forbidden',
+        warning: {
+          message: 'call to a number refused: not from its carrier',
+          fields: { source, number: number.number, reason: refusal },
+        },
+      };
+    }
+  }
   const owner = {
     authId: number.subaccount ?? number.account,
     account: number.account,
@@ -91,6 +121,19 @@ export async function routeInbound(
     callerName: from.displayName,
     urls: urlsOf(app),
   };
+}
+
+/** A request over WebSocket, with credentials, or from one of our endpoints' user names. */
+async function claimsToBeOurCaller(
+  context: RoutingContext,
+  invite: { readonly request: SipRequest; readonly flow: Flow },
+  caller: string,
+): Promise<boolean> {
+  if (invite.flow.protocol === 'WS' || invite.flow.protocol === 'WSS') return true;
+  if (invite.request.authorization().length > 0) return true;
+  return (
+    (await context.state.endpoints.findByUnique({ space: 'sip_user', value: caller })) !== null
+  );
 }
 
 async function routeEndpoint(

@@ -1,4 +1,5 @@
 import { constants, accessSync, readFileSync, statSync } from 'node:fs';
+import { readInboundCarrierMode, type InboundCarrierMode } from '../call/incoming-carriers.js';
 import { availableParallelism, hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
@@ -59,6 +60,8 @@ export interface Config {
    * (VOXGATE_SIP_OPUS, default true). WebRTC legs always prefer Opus.
    */
   sipOpus: boolean;
+  /** Whether calls to numbers are taken only from their IncomingCarrier's IP set (call/incoming-carriers.ts). */
+  inboundCarriers: InboundCarrierMode;
   /** WebRTC's DTLS-SRTP: the certificate files and handshake timeout (media/dtls/dtls-settings.ts). */
   dtls: DtlsSettings;
   /** SCHED_RR priority for every thread of the process (1-99); null leaves scheduling alone. */
@@ -418,6 +421,15 @@ function smppCarriers(env: Env, name: string): SmppCarrier[] {
   }
 }
 
+function inboundCarriers(env: Env): InboundCarrierMode {
+  const raw = env.VOXGATE_INBOUND_CARRIERS;
+  try {
+    return readInboundCarrierMode(raw);
+  } catch (error) {
+    throw new ConfigError('VOXGATE_INBOUND_CARRIERS', (error as Error).message, raw ?? '');
+  }
+}
+
 function dtls(env: Env): DtlsSettings {
   try {
     return readDtlsSettings(env);
@@ -569,6 +581,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     sipWsOrigins: origins(env, 'VOXGATE_SIP_WS_ORIGINS'),
     sipTrace: flag(env, 'VOXGATE_SIP_TRACE'),
     sipOpus: flag(env, 'VOXGATE_SIP_OPUS', true),
+    inboundCarriers: inboundCarriers(env),
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     rtpHost: host(env, 'VOXGATE_RTP_HOST', host(env, 'VOXGATE_SIP_HOST', httpHost)),
     mediaWorkers: whole(env, 'VOXGATE_MEDIA_WORKERS', Math.max(1, availableParallelism() - 1), 1),

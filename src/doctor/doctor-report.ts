@@ -4,6 +4,7 @@ import { ok } from './check-result.js';
 import type { DoctorInput } from './doctor-input.js';
 import { checkListeners } from './listener-checks.js';
 import { checkPrograms } from './program-checks.js';
+import { checkInboundCarriers } from './inbound-carriers-check.js';
 import { checkPublicHost } from './public-host-check.js';
 import { checkRedis } from './redis-checks.js';
 import { checkSecretKey } from './secret-key-check.js';
@@ -28,6 +29,7 @@ export async function runChecks(input: DoctorInput): Promise<CheckResult[]> {
       checkRtpRange(config, input.expectedCalls),
       checkMediaWorkers(config, input.expectedCalls),
       checkPublicHost(config, input.publicHostSet),
+      checkInboundCarriers(config),
     ]),
     config.sipTls ? checkTlsFiles(config.sipTls) : Promise.resolve([]),
     config.redisUrl

@@ -308,6 +308,20 @@ export interface OutboxRecord extends Owned {
 }
 
 /** A pool of sender numbers (Powerpack/). */
+/**
+ * A carrier that sends calls to the account's numbers (IncomingCarrier/), known by the
+ * addresses it sends from; a number's `carrier` names one by its carrier_id.
+ */
+export interface IncomingCarrierRecord extends Owned {
+  /** Digits, as the public API gives them. */
+  carrier_id: string;
+  name: string;
+  /** Addresses and CIDR ranges, normalised (src/call/incoming-carriers.ts). */
+  ip_set: string[];
+  voice: boolean;
+  sms: boolean;
+}
+
 export interface PowerpackRecord extends Owned {
   uuid: string;
   name: string;

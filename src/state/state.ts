@@ -17,6 +17,7 @@ import type {
   OriginationUriRecord,
   OutboxRecord,
   PowerpackRecord,
+  IncomingCarrierRecord,
   BindingRecord,
   RegistrationRecord,
   StreamRecord,
@@ -44,6 +45,7 @@ export interface State {
   messages: Collection<MessageRecord>;
   outbox: Collection<OutboxRecord>;
   powerpacks: Collection<PowerpackRecord>;
+  incomingCarriers: Collection<IncomingCarrierRecord>;
   optOuts: Collection<OptOutRecord>;
   chatAppAccounts: Collection<ChatAppAccountRecord>;
   chatAppTemplates: Collection<ChatAppTemplateRecord>;
@@ -149,6 +151,10 @@ export function createState(store: DocumentStore, secrets = SecretBox.random()):
     powerpacks: new Collection<PowerpackRecord>(store, {
       kind: 'powerpack',
       id: (p) => p.uuid,
+    }),
+    incomingCarriers: new Collection<IncomingCarrierRecord>(store, {
+      kind: 'incoming_carrier',
+      id: (c) => c.carrier_id,
     }),
     optOuts: new Collection<OptOutRecord>(store, {
       kind: 'opt_out',

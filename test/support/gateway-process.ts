@@ -32,6 +32,7 @@ export async function spawnGateway(
       VOXGATE_HTTP_HOST: '127.0.0.1',
       VOXGATE_SIP_PORT: '0',
       VOXGATE_SIP_WS_PORT: '0',
+      VOXGATE_INBOUND_CARRIERS: 'open',
       ...(env.VOXGATE_REDIS_URL ? { VOXGATE_SECRET_KEY: TEST_SECRET_KEY } : {}),
       ...env,
     },

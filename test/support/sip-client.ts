@@ -9,6 +9,8 @@ export class RawUdpPeer {
   private constructor(
     private readonly socket: Socket,
     readonly port: number,
+    /** The loopback address it sends from (127.0.0.1, or another of 127/8). */
+    readonly host: string,
   ) {
     socket.on('message', (data) => {
       this.received.push(parseMessage(data));
@@ -16,10 +18,10 @@ export class RawUdpPeer {
     });
   }
 
-  static async open(): Promise<RawUdpPeer> {
+  static async open(host = '127.0.0.1'): Promise<RawUdpPeer> {
     const socket = createSocket('udp4');
-    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
-    return new RawUdpPeer(socket, socket.address().port);
+    await new Promise<void>((resolve) => socket.bind(0, host, () => resolve()));
+    return new RawUdpPeer(socket, socket.address().port, host);
   }
 
   send(text: string, port: number): void {
@@ -53,13 +55,13 @@ export class RawUdpPeer {
     this.send(
       [
         `INVITE sip:${invite.user}@127.0.0.1:${invite.port} SIP/2.0`,
-        `Via: SIP/2.0/UDP 127.0.0.1:${this.port};branch=z9hG4bK${invite.callId};rport`,
+        `Via: SIP/2.0/UDP ${this.host}:${this.port};branch=z9hG4bK${invite.callId};rport`,
         'Max-Forwards: 70',
-        `From: <sip:${invite.from}@127.0.0.1>;tag=${invite.callId}`,
+        `From: <sip:${invite.from}@${this.host}>;tag=${invite.callId}`,
         `To: <sip:${invite.user}@127.0.0.1>`,
         `Call-ID: ${invite.callId}`,
         'CSeq: 1 INVITE',
-        `Contact: <sip:caller@127.0.0.1:${this.port}>`,
+        `Contact: <sip:caller@${this.host}:${this.port}>`,
         'Content-Type: application/sdp',
         `Content-Length: ${Buffer.byteLength(offer)}`,
         '',

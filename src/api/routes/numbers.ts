@@ -6,7 +6,12 @@ import type { NumberRecord } from '../../state/records.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { findVisible, listVisible } from '../owned-resources.js';
-import { resolveApplication, resolveSubaccount, resolveTrunk } from '../ownership.js';
+import {
+  resolveApplication,
+  resolveNumberCarrier,
+  resolveSubaccount,
+  resolveTrunk,
+} from '../ownership.js';
 import {
   AuthIdParams,
   errorResponses,
@@ -35,7 +40,9 @@ const TrunkId = Type.String({
 const AddBody = Type.Object(
   {
     numbers: Type.String({ minLength: 1, description: 'comma-separated E.164 numbers' }),
-    carrier: Label('a carrier name'),
+    carrier: Label(
+      "the carrier_id of the IncomingCarrier the number's calls come from (any label with VOXGATE_INBOUND_CARRIERS=open)",
+    ),
     region: Label('a region'),
     number_type: Type.Optional(NumberType),
     app_id: Type.Optional(Type.String()),
@@ -50,6 +57,9 @@ const UpdateBody = Type.Object({
   trunk_id: Type.Optional(TrunkId),
   alias: Type.Optional(Alias),
   subaccount: Type.Optional(Type.String()),
+  carrier: Type.Optional(
+    Label("the carrier_id of the IncomingCarrier the number's calls come from"),
+  ),
 });
 
 const PhoneNumber = Type.Object({
@@ -72,7 +82,10 @@ const PhoneNumber = Type.Object({
 
 const NumberParams = Type.Object({ auth_id: Type.String(), number: Type.String() });
 
-export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext): void {
+export function numberRoutes(
+  app: TypedApp,
+  { state, uris, clock, inboundCarriers }: ApiContext,
+): void {
   const present = (principal: Principal, n: NumberRecord): Static<typeof PhoneNumber> => ({
     number: n.number,
     alias: n.alias,
@@ -129,6 +142,12 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
       const subaccount = await resolveSubaccount(state, request.principal, b.subaccount);
       if (b.app_id) await resolveApplication(state, request.principal, b.app_id);
       if (b.trunk_id) await resolveTrunk(state, request.principal, b.trunk_id, subaccount);
+      const carrier = await resolveNumberCarrier(
+        state,
+        request.principal,
+        b.carrier,
+        inboundCarriers,
+      );
       const now = clock.now();
       const added: NumberRecord[] = [];
       try {
@@ -141,7 +160,7 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
             alias: null,
             app_id: b.app_id || null,
             trunk_id: b.trunk_id || null,
-            carrier: b.carrier,
+            carrier,
             region: b.region,
             number_type: b.number_type ?? 'local',
             voice_enabled: true,
@@ -253,6 +272,10 @@ export function numberRoutes(app: TypedApp, { state, uris, clock }: ApiContext):
         trunk_id: trunkId,
         alias: b.alias === undefined ? current.alias : b.alias || null,
         subaccount,
+        carrier:
+          b.carrier === undefined
+            ? current.carrier
+            : await resolveNumberCarrier(state, request.principal, b.carrier, inboundCarriers),
       };
       await state.numbers.update(next, current);
       return { api_id: request.id, message: 'changed' };

@@ -18,6 +18,7 @@ export async function reassignSubaccountResources(
     state.originationUris,
     state.trunks,
     state.powerpacks,
+    state.incomingCarriers,
     state.chatAppAccounts,
     state.chatAppTemplates,
     state.chatAppDeletedNames,

@@ -74,6 +74,7 @@ async function startApp(): Promise<Harness> {
     mediaStore: null as unknown as MediaStore,
     tollfree: null as unknown as TollfreeVerifications,
     outbound: selfHostedGuard(),
+    inboundCarriers: 'open' as const,
   };
   await app.register(async (scope: TypedApp) => {
     installAuthentication(scope, authenticator);

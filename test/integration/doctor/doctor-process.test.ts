@@ -77,6 +77,7 @@ describe('voxgate doctor, run as its own process', () => {
       'rtp-range',
       'media-workers',
       'public-host',
+      'inbound-carriers',
       'tls-cert',
       'tls-key',
       'redis',
@@ -96,6 +97,9 @@ describe('voxgate doctor, run as its own process', () => {
     expect(run.line('public-host')).toContain(
       'VOXGATE_PUBLIC_HOST is 127.0.0.1 and SIP listens on 127.0.0.1',
     );
+    expect(run.line('inbound-carriers')).toContain(
+      "calls to numbers are taken from their IncomingCarrier's IP set only",
+    );
     expect(run.line('tls-cert')).toMatch(/\(CN=localhost\) is valid until .* \(36[45] days\)/);
     expect(run.line('tls-key')).toContain('is the private key of the certificate');
     expect(run.line('redis')).toMatch(/redis:\/\/127\.0\.0\.1:\d+ answers PING \(Redis \d/);
@@ -105,7 +109,7 @@ describe('voxgate doctor, run as its own process', () => {
         '(SMSC simulator), then unbound',
     );
     expect(run.line('espeak-ng')).toMatch(/^ok {4}espeak-ng +\/\S*espeak-ng: /);
-    expect(run.lines.at(-1)).toBe('voxgate doctor: 17 ok, 0 warn, 0 FAIL');
+    expect(run.lines.at(-1)).toBe('voxgate doctor: 18 ok, 0 warn, 0 FAIL');
     // The bind was undone: the simulator holds no session from the doctor.
     expect(smsc.sessions.size).toBe(0);
   });

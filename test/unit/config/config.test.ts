@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       sipWsOrigins: null,
       sipTrace: false,
       sipOpus: true,
+      inboundCarriers: 'enforce',
       rtpPorts: { min: 20000, max: 29999 },
       rtpHost: '0.0.0.0',
       mediaWorkers: Math.max(1, availableParallelism() - 1),
@@ -235,6 +236,10 @@ describe('loadConfig', () => {
     ],
     [{ VOXGATE_SIP_TRACE: 'yes' }, 'VOXGATE_SIP_TRACE="yes" is invalid: must be true or false'],
     [{ VOXGATE_SIP_OPUS: 'off' }, 'VOXGATE_SIP_OPUS="off" is invalid: must be true or false'],
+    [
+      { VOXGATE_INBOUND_CARRIERS: 'strict' },
+      'VOXGATE_INBOUND_CARRIERS="strict" is invalid: must be enforce or open',
+    ],
     [
       { VOXGATE_SIP_WS_DIGEST_ALGORITHMS: 'SHA-512-256' },
       'VOXGATE_SIP_WS_DIGEST_ALGORITHMS="SHA-512-256" is invalid: must be SHA-256 and/or MD5, comma-separated, most preferred first',
