@@ -7,7 +7,7 @@ import type {
   PartOutcome,
 } from './carrier-network.js';
 import type { BindStatus } from './message-metrics.js';
-import { routeCarrier, type SmppCarrier } from './smpp/carrier-config.js';
+import { routeCarriers, type SmppCarrier } from './smpp/carrier-config.js';
 import { TAG, tlvInteger, tlvString, tlvValue } from './smpp/pdu.js';
 import type { DeliverSm, SmppLog } from './smpp/smpp-bind.js';
 import { SmppCarrierLink } from './smpp/smpp-carrier.js';
@@ -65,11 +65,18 @@ export class SmsCarriers implements CarrierSet {
     });
   }
 
+  /**
+   * The carrier of a destination: its best route (routeCarriers) when one of its binds is up,
+   * else the next route that has one (failover), else the best route, whose binds send it once
+   * they bind again. The choice is made as a message is handed over: what a bind already took
+   * stays with its carrier (sent again there after a rebind, never elsewhere).
+   */
   route(destination: string): OutboundCarrier | null {
-    const link = routeCarrier(
+    const routes = routeCarriers(
       this.links.map((l) => l.carrier),
       destination,
-    );
+    ).map((carrier) => this.links.find((l) => l.carrier === carrier)!);
+    const link = routes.find((l) => l.bound) ?? routes[0];
     return link ? (this.outbound.get(link.name) ?? null) : null;
   }
 

@@ -136,14 +136,29 @@ export function routeCarrier<T extends Pick<SmppCarrier, 'prefixes'>>(
   carriers: readonly T[],
   destination: string,
 ): T | null {
-  let best: T | null = null;
-  let bestLength = -1;
-  for (const carrier of carriers) {
-    for (const prefix of carrier.prefixes)
-      if (destination.startsWith(prefix) && prefix.length > bestLength) {
-        best = carrier;
-        bestLength = prefix.length;
-      }
-  }
-  return best ?? carriers.find((c) => c.prefixes.length === 0) ?? null;
+  return routeCarriers(carriers, destination)[0] ?? null;
+}
+
+/**
+ * Every carrier that takes a destination, best first: those with a matching prefix, longest
+ * match first (in configuration order on a tie), then the default routes (no prefixes) in
+ * configuration order. The first is the route; the others are where it fails over to.
+ */
+export function routeCarriers<T extends Pick<SmppCarrier, 'prefixes'>>(
+  carriers: readonly T[],
+  destination: string,
+): T[] {
+  const matched = carriers
+    .map((carrier, order) => ({
+      carrier,
+      order,
+      length: Math.max(
+        -1,
+        ...carrier.prefixes.filter((p) => destination.startsWith(p)).map((p) => p.length),
+      ),
+    }))
+    .filter((m) => m.length >= 0)
+    .sort((a, b) => b.length - a.length || a.order - b.order)
+    .map((m) => m.carrier);
+  return [...matched, ...carriers.filter((c) => c.prefixes.length === 0)];
 }

@@ -72,6 +72,11 @@ export class SmppCarrierLink {
     await Promise.all(this.binds.map((b) => b.close()));
   }
 
+  /** Whether a bind is up: a message handed over now is submitted at once. */
+  get bound(): boolean {
+    return this.binds.some((b) => b.state === 'bound');
+  }
+
   status(): BindSummary[] {
     return this.binds.map((b, k) => ({
       bind: k + 1,

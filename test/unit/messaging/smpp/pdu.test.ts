@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseSmppCarriers, routeCarrier } from '../../../../src/messaging/smpp/carrier-config.js';
+import {
+  parseSmppCarriers,
+  routeCarrier,
+  routeCarriers,
+} from '../../../../src/messaging/smpp/carrier-config.js';
 import {
   decodePdu,
   encodePdu,
@@ -147,6 +151,19 @@ describe('carrier configuration', () => {
     expect(routeCarrier(carriers, '442071234567')!.name).toBe('uk');
     expect(routeCarrier(carriers, '14155550100')!.name).toBe('rest');
     expect(routeCarrier(carriers.slice(0, 2), '14155550100')).toBeNull();
+  });
+
+  it('lists every carrier that takes a destination, best first, for failover', () => {
+    const carriers = parseSmppCarriers(
+      'smpp://a:p@h0:1?name=rest smpp://a:p@h1:1?name=uk&prefixes=44 smpp://a:p@h2:2?name=ukm&prefixes=447,1 ' +
+        'smpp://a:p@h3:3?name=uk2&prefixes=44 smpp://a:p@h4:4?name=rest2',
+    );
+    const names = (destination: string) => routeCarriers(carriers, destination).map((c) => c.name);
+    expect(names('447400123456')).toEqual(['ukm', 'uk', 'uk2', 'rest', 'rest2']);
+    expect(names('442071234567')).toEqual(['uk', 'uk2', 'rest', 'rest2']);
+    expect(names('14155550100')).toEqual(['ukm', 'rest', 'rest2']);
+    expect(names('33612345678')).toEqual(['rest', 'rest2']);
+    expect(routeCarriers(carriers.slice(1, 2), '33612345678')).toEqual([]);
   });
 
   it('names the parameter a bad value breaks', () => {
