@@ -79,4 +79,38 @@ describe('SMS carrier failover', () => {
     expect(texts(uk)).toEqual(['first to uk', 'back to uk']);
     expect(texts(rest).sort()).toEqual(['while down 1', 'while down 2', 'while down 3']);
   }, 60_000);
+
+  it('loses and doubles nothing when the carrier dies mid-burst: each message on one SMSC', async () => {
+    const before = { uk: uk.submits.length, rest: rest.submits.length };
+    const burst = Array.from({ length: 40 }, (_, i) => `burst ${i}`);
+    const sending = Promise.all(
+      burst.map(async (text, i) => {
+        await new Promise((resolve) => setTimeout(resolve, i * 10));
+        return send(text);
+      }),
+    );
+    await until(() => uk.submits.length - before.uk >= 8, 10_000);
+    await uk.kill();
+    const uuids = await sending;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await uk.revive();
+    for (const uuid of uuids) await delivered(uuid);
+
+    const onUk = texts(uk).slice(before.uk);
+    const onRest = texts(rest).slice(before.rest);
+    for (const text of burst) {
+      const ukCount = onUk.filter((t) => t === text).length;
+      const restCount = onRest.filter((t) => t === text).length;
+      // On one SMSC only; twice at most on uk, for a submit whose answer the kill cut off
+      // (SMPP cannot ask whether it was taken), never on rest.
+      expect(ukCount === 0 || restCount === 0, `${text}: uk ${ukCount}, rest ${restCount}`).toBe(
+        true,
+      );
+      expect(restCount, text).toBeLessThanOrEqual(1);
+      expect(ukCount + restCount, text).toBeGreaterThanOrEqual(1);
+      expect(ukCount, text).toBeLessThanOrEqual(2);
+    }
+    expect(onRest.length).toBeGreaterThan(0);
+    console.log(`burst: ${onUk.length} submits on uk, ${onRest.length} on rest`);
+  }, 60_000);
 });
