@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { percentiles } from '../calls/stats.js';
 import type { Gateway } from './relay-gateway.js';
 import { legSpec } from './relay-gateway.js';
 import type { LoadMode, LoadProcess } from './relay-load-client.js';
+import { absoluteNow, type LegKind, type RelayLegs } from './relay-legs.js';
 import { measure, measureUnderLoad, type StepTotals, type Window } from './relay-measure.js';
 
 /** How long each part of a case runs, in ms. */
@@ -27,12 +29,14 @@ export interface RelayStep {
 }
 
 export interface RelayCase {
+  leg: LegKind;
   pairs: number;
   idle: Window;
   steps: RelayStep[];
 }
 
 export interface MixCase {
+  leg: LegKind;
   pairs: number;
   /** Bridged, nothing received: each leg still sends its 50 packets/s (silence). */
   idle: Window;
@@ -62,6 +66,9 @@ export interface MemoryCase {
   workerCpuShareAllOpen: number;
 }
 
+/** A pair's A leg hears the load's senders, its B leg sends to a sink. */
+const senderThenSink = (leg: number) => (leg % 2 === 0 ? 'sender' : 'sink');
+
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 const perPacket = (window: Window, idle: Window) => ({
@@ -79,12 +86,12 @@ const perPacket = (window: Window, idle: Window) => ({
 export async function relayCase(
   gateway: Gateway,
   load: LoadProcess,
-  sinks: readonly number[],
+  legKind: RelayLegs,
   pairs: number,
   rates: readonly number[],
   timing: Timing,
 ): Promise<RelayCase> {
-  const bridged = await gateway.bridgedPairs(pairs, 'relay', (i) => sinks[i % sinks.length]!);
+  const bridged = await gateway.bridge(await legKind.open(2 * pairs, senderThenSink), 'relay');
   const legs = bridged.flatMap((p) => [p.a, p.b]);
   const targets = bridged.map((p) => p.aPort);
   await sleep(500);
@@ -107,19 +114,19 @@ export async function relayCase(
     const lossShare = round(1 - totals.sinkReceived / totals.offered, 4);
     steps.push({ offered, window, totals, lossShare, ...perPacket(window, idle) });
   }
-  await gateway.destroyAll();
-  return { pairs, idle, steps };
+  await legKind.closeAll();
+  return { leg: legKind.kind, pairs, idle, steps };
 }
 
 /** `pairs` mix bridges; the load process sends a packet every 20 ms to both legs of each. */
 export async function mixCase(
   gateway: Gateway,
   load: LoadProcess,
-  sinks: readonly number[],
+  legKind: RelayLegs,
   pairs: number,
   timing: Timing,
 ): Promise<MixCase> {
-  const bridged = await gateway.bridgedPairs(pairs, 'mix', (i) => sinks[i % sinks.length]!);
+  const bridged = await gateway.bridge(await legKind.open(2 * pairs, senderThenSink), 'mix');
   const legs = bridged.flatMap((p) => [p.a, p.b]);
   const targets = bridged.flatMap((p) => [p.aPort, p.bPort]);
   await sleep(500);
@@ -133,8 +140,9 @@ export async function mixCase(
     timing.warmupMs,
     timing.windowMs,
   );
-  await gateway.destroyAll();
+  await legKind.closeAll();
   return {
+    leg: legKind.kind,
     pairs,
     idle,
     loaded,
@@ -142,6 +150,60 @@ export async function mixCase(
     workerUsPerCallSecond: round((loaded.workerCpuShare * 1e6) / pairs),
     packetsSentPerLegPerSecond: round(loaded.sinkReceivedPerSecond / legs.length),
     receivedShare: round(totals.legsReceived / totals.offered, 4),
+  };
+}
+
+/** Legs opened, brought up and closed, a few at a time: what a leg's start costs. */
+export interface HandshakeCase {
+  leg: LegKind;
+  handshakes: number;
+  concurrency: number;
+  /** Legs whose first RTP did not come within 5 s. */
+  failed: number;
+  /** From asking the worker for the leg (with the answer's parameters) to DTLS done, ms. */
+  connectedMs: ReturnType<typeof percentiles> | null;
+  /** From asking the worker for the leg to its first RTP at the peer, ms. */
+  firstPacketMs: ReturnType<typeof percentiles>;
+  /** Worker CPU (threads other than the main one) per leg: open, ICE, DTLS, first packets, close. */
+  workerUsPerHandshake: number;
+  workerThreadUsPerHandshake: number;
+}
+
+/**
+ * `count` legs, `concurrency` at a time: each is opened on the worker as an answer opens it,
+ * connected by the load process (a WebRTC leg: ICE check, DTLS; a PCMU leg needs nothing),
+ * waited for until its first RTP reaches the load, and closed.
+ */
+export async function handshakeCase(
+  gateway: Gateway,
+  legKind: RelayLegs,
+  count: number,
+  concurrency: number,
+): Promise<HandshakeCase> {
+  const connected: number[] = [];
+  const first: number[] = [];
+  let failed = 0;
+  const cpuBefore = [gateway.offMainCpuSeconds(), gateway.workerThreadCpuSeconds()];
+  for (let done = 0; done < count; done += concurrency) {
+    const started = absoluteNow();
+    const legs = await legKind.open(Math.min(concurrency, count - done), () => 'sink', true);
+    for (const { arrival } of legs) {
+      if (arrival?.connectedAt) connected.push(round(arrival.connectedAt - started));
+      if (arrival?.firstPacketAt) first.push(round(arrival.firstPacketAt - started));
+      else failed++;
+    }
+    await legKind.closeAll();
+  }
+  const cpu = [gateway.offMainCpuSeconds(), gateway.workerThreadCpuSeconds()];
+  return {
+    leg: legKind.kind,
+    handshakes: count,
+    concurrency,
+    failed,
+    connectedMs: connected.length > 0 ? percentiles(connected) : null,
+    firstPacketMs: percentiles(first),
+    workerUsPerHandshake: round(((cpu[0]! - cpuBefore[0]!) * 1e6) / count, 1),
+    workerThreadUsPerHandshake: round(((cpu[1]! - cpuBefore[1]!) * 1e6) / count, 1),
   };
 }
 

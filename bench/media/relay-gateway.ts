@@ -1,3 +1,4 @@
+import type { DtlsCertificate } from '../../src/media/dtls/dtls-certificate.js';
 import type { MediaSessionSpec } from '../../src/media/pipeline/session-spec.js';
 import { MediaWorkerPool } from '../../src/media/worker/media-worker-pool.js';
 import type { Results } from '../../src/media/worker/protocol.js';
@@ -62,7 +63,13 @@ export class Gateway {
     readonly warnings: string[],
   ) {}
 
-  static async start(ports: { min: number; max: number }): Promise<Gateway> {
+  /** The worker's DTLS certificate's a=fingerprint, when it has one. */
+  certificateFingerprint: string | null = null;
+
+  static async start(
+    ports: { min: number; max: number },
+    dtls?: { certificate: DtlsCertificate; handshakeTimeoutMs: number },
+  ): Promise<Gateway> {
     const before = new Set(threadIds());
     const warnings: string[] = [];
     const pool = new MediaWorkerPool(
@@ -71,14 +78,22 @@ export class Gateway {
           if (event.type === 'warning' && warnings.length < 20) warnings.push(event.message);
         },
       },
-      { size: 1, settings: { rtpPorts: ports, rtpHost: '127.0.0.1', cname: 'bench-relay' } },
+      {
+        size: 1,
+        settings: {
+          ...{ rtpPorts: ports, rtpHost: '127.0.0.1', cname: 'bench-relay' },
+          ...(dtls && { dtls }),
+        },
+      },
     );
     await pool.stats();
-    return new Gateway(
+    const gateway = new Gateway(
       pool,
       threadIds().filter((tid) => !before.has(tid)),
       warnings,
     );
+    gateway.certificateFingerprint = dtls?.certificate.sdpFingerprint ?? null;
+    return gateway;
   }
 
   /** CPU seconds of the threads the pool started so far. */
@@ -122,16 +137,12 @@ export class Gateway {
     return inBatches(specs, (spec) => this.open(spec));
   }
 
-  /** Opens `count` pairs, each leg sending to `remote(i)`, and bridges them in `mode`. */
-  async bridgedPairs(
-    count: number,
+  /** Bridges legs two by two (0 with 1, 2 with 3...) in `mode`. */
+  async bridge(
+    legs: ReadonlyArray<{ id: string; port: number }>,
     mode: 'relay' | 'mix',
-    remote: (leg: number) => number,
   ): Promise<Pair[]> {
-    const legs = await this.openMany(
-      Array.from({ length: 2 * count }, (_, i) => legSpec(remote(i))),
-    );
-    const pairs = Array.from({ length: count }, (_, i) => ({
+    const pairs = Array.from({ length: Math.floor(legs.length / 2) }, (_, i) => ({
       a: legs[2 * i]!.id,
       b: legs[2 * i + 1]!.id,
       aPort: legs[2 * i]!.port,
@@ -141,6 +152,12 @@ export class Gateway {
       this.pool.send({ type: 'bridge', sessionId: p.a, peerId: p.b, mode }),
     );
     return pairs;
+  }
+
+  /** Closes one leg. */
+  async destroy(id: string): Promise<void> {
+    this.sessions = this.sessions.filter((s) => s !== id);
+    await this.pool.destroySession(id);
   }
 
   async totals(ids: readonly string[]): Promise<SessionTotals> {

@@ -1,5 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { IceCredentials } from '../../src/media/webrtc/ice/index.js';
+import type { WebrtcPeerIdentity } from './relay-load-webrtc.js';
 
 /** How the load process sends: a total rate spread over the targets, flat out, or 20 ms paced. */
 export type LoadMode =
@@ -21,14 +23,34 @@ export interface LoadCounts {
   cpuSeconds: number;
 }
 
+/** A leg whose first RTP the load process awaits, connecting it first if it is WebRTC's. */
+export interface LegToConnect {
+  port: number;
+  /** The socket that checks it and then sends to it: a sender or a sink, by index. */
+  via: 'sender' | 'sink';
+  index: number;
+  webrtc?: { ice: IceCredentials; fingerprint: string };
+}
+
+/** When a leg connected (WebRTC, DTLS done) and its first RTP arrived: absolute ms, or null. */
+export interface LegArrival {
+  port: number;
+  connectedAt: number | null;
+  firstPacketAt: number | null;
+}
+
 export type LoadRequest =
   | { type: 'open'; sockets: number }
+  | { type: 'connect'; legs: LegToConnect[] }
+  | { type: 'forget'; ports: number[] }
   | { type: 'start'; targets: number[]; mode: LoadMode }
   | { type: 'counts' }
   | { type: 'stop' };
 
 export interface LoadReplies {
-  open: { senderPorts: number[]; sinkPorts: number[] };
+  open: { senderPorts: number[]; sinkPorts: number[]; webrtc: WebrtcPeerIdentity };
+  connect: LegArrival[];
+  forget: null;
   start: LoadCounts;
   counts: LoadCounts;
   stop: LoadCounts;

@@ -1,11 +1,25 @@
 /**
  * The load process of bench:media-relay (forked by LoadProcess): sends PCMU RTP to the
- * gateway's legs from a few UDP sockets and counts the RTP that comes back to any of them or
- * to its sink sockets. Driven over IPC; see LoadRequest.
+ * gateway's legs from a few UDP sockets, or SRTP with Opus to WebRTC legs it connected (ICE,
+ * DTLS), and counts the RTP that comes back to any of them or to its sink sockets. Driven
+ * over IPC; see LoadRequest.
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import type { LoadCounts, LoadMode, LoadReplies, LoadRequest } from './relay-load-client.js';
+import type {
+  LegArrival,
+  LegToConnect,
+  LoadCounts,
+  LoadMode,
+  LoadReplies,
+  LoadRequest,
+} from './relay-load-client.js';
+import {
+  OPUS_FRAME,
+  OPUS_PAYLOAD_TYPE,
+  OPUS_SAMPLES_PER_FRAME,
+  WebrtcLegs,
+} from './relay-load-webrtc.js';
 
 const HOST = '127.0.0.1';
 const PAYLOAD_BYTES = 160;
@@ -18,6 +32,8 @@ const MAX_QUEUED = 256;
 /** A rate plan this far behind drops what it owes rather than bursting it. */
 const MAX_BEHIND_MS = 50;
 const LATE_GAP_MS = 30;
+/** How long a leg being connected has to send its first RTP. */
+const FIRST_PACKET_TIMEOUT_MS = 5000;
 
 interface Stream {
   port: number;
@@ -26,6 +42,8 @@ interface Stream {
   sequence: number;
   timestamp: number;
   first: boolean;
+  /** A WebRTC leg: Opus, SRTP-protected. */
+  secure: boolean;
 }
 
 const senders: Socket[] = [];
@@ -37,6 +55,11 @@ const lastArrival = new Map<number, number>();
 const streams = new Map<number, Stream>();
 let trackGaps = false;
 let run = 0;
+const webrtc = new WebrtcLegs();
+/** Legs being connected, by gateway port: called with the arrival of their first RTP. */
+const firstPackets = new Map<number, (at: number) => void>();
+/** An absolute time in ms that the gateway process reads the same way. */
+const absoluteNow = () => performance.timeOrigin + performance.now();
 
 function openSocket(): Promise<Socket> {
   const socket = createSocket({
@@ -45,7 +68,11 @@ function openSocket(): Promise<Socket> {
     sendBufferSize: BUFFER_BYTES,
   });
   socket.on('message', (data, from) => {
-    if (data.length !== PACKET_BYTES || (data[1]! & 0x7f) !== 0) return;
+    if (webrtc.handshake(data, from.port)) return;
+    const type = data[1]! & 0x7f;
+    if (type === OPUS_PAYLOAD_TYPE ? data.length < 12 : data.length !== PACKET_BYTES || type !== 0)
+      return;
+    firstPackets.get(from.port)?.(absoluteNow());
     counts.received++;
     if (!trackGaps) return;
     const now = performance.now();
@@ -62,36 +89,80 @@ function openSocket(): Promise<Socket> {
 
 function send(stream: Stream): boolean {
   if (stream.socket.getSendQueueCount() > MAX_QUEUED) return false;
-  const packet = Buffer.allocUnsafe(PACKET_BYTES);
+  const body = stream.secure ? OPUS_FRAME : payload;
+  const packet = Buffer.allocUnsafe(12 + body.length);
   packet[0] = 0x80;
-  packet[1] = stream.first ? 0x80 : 0;
+  packet[1] = (stream.first ? 0x80 : 0) | (stream.secure ? OPUS_PAYLOAD_TYPE : 0);
   packet.writeUInt16BE(stream.sequence, 2);
   packet.writeUInt32BE(stream.timestamp, 4);
   packet.writeUInt32BE(stream.ssrc, 8);
-  payload.copy(packet, 12);
-  stream.socket.send(packet, stream.port, HOST);
+  body.copy(packet, 12);
+  stream.socket.send(
+    stream.secure ? webrtc.protect(stream.port, packet) : packet,
+    stream.port,
+    HOST,
+  );
   stream.first = false;
   stream.sequence = (stream.sequence + 1) & 0xffff;
-  stream.timestamp = (stream.timestamp + PAYLOAD_BYTES) >>> 0;
+  stream.timestamp =
+    (stream.timestamp + (stream.secure ? OPUS_SAMPLES_PER_FRAME : PAYLOAD_BYTES)) >>> 0;
   counts.sent++;
   return true;
 }
 
-function stream(port: number): Stream {
+function stream(port: number, socket?: Socket, secure = false): Stream {
   let s = streams.get(port);
   if (!s) {
     const n = streams.size;
     s = {
       port,
-      socket: senders[n % senders.length]!,
+      socket: socket ?? senders[n % senders.length]!,
       ssrc: (0x10000000 + n * 7919) >>> 0,
       sequence: (n * 31) & 0xffff,
       timestamp: n * 1000,
       first: true,
+      secure,
     };
     streams.set(port, s);
   }
   return s;
+}
+
+/**
+ * Waits for each leg's first RTP, after connecting it first when it is a WebRTC leg (whose
+ * media then goes from the socket that did its ICE check). Times are absolute ms.
+ */
+async function connect(legs: readonly LegToConnect[]): Promise<LegArrival[]> {
+  return Promise.all(
+    legs.map(async (leg): Promise<LegArrival> => {
+      const socket = (leg.via === 'sender' ? senders : sinks)[leg.index % senders.length]!;
+      const arrived = new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => resolve(null), FIRST_PACKET_TIMEOUT_MS);
+        firstPackets.set(leg.port, (at) => {
+          clearTimeout(timer);
+          firstPackets.delete(leg.port);
+          resolve(at);
+        });
+      });
+      let connectedAt: number | null = null;
+      if (leg.webrtc) {
+        streams.delete(leg.port);
+        stream(leg.port, socket, true);
+        await webrtc.connect({ port: leg.port, ...leg.webrtc }, socket);
+        connectedAt = absoluteNow();
+      }
+      return { port: leg.port, connectedAt, firstPacketAt: await arrived };
+    }),
+  );
+}
+
+/** Legs the gateway closed: their ports may come back as other legs. */
+function forget(ports: readonly number[]): void {
+  for (const port of ports) {
+    if (!streams.get(port)?.secure) continue;
+    streams.delete(port);
+    webrtc.forget(port);
+  }
 }
 
 function start(targets: number[], mode: LoadMode): void {
@@ -151,7 +222,13 @@ async function handle(request: LoadRequest): Promise<LoadReplies[LoadRequest['ty
       return {
         senderPorts: senders.map((s) => s.address().port),
         sinkPorts: sinks.map((s) => s.address().port),
+        webrtc: webrtc.identity,
       };
+    case 'connect':
+      return connect(request.legs);
+    case 'forget':
+      forget(request.ports);
+      return null;
     case 'start': {
       // Counted before the first packets go, which start() sends at once.
       const before = snapshot();

@@ -2,7 +2,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeRunContext, type Machine } from '../api/machine.js';
 import type { Revision } from '../api/revision.js';
-import type { MemoryCase, MemorySamples, MixCase, RelayCase } from './relay-cases.js';
+import type { LegKind } from './relay-legs.js';
+import type { LegComparison } from './relay-legs-report.js';
+import type {
+  HandshakeCase,
+  MemoryCase,
+  MemorySamples,
+  MixCase,
+  RelayCase,
+} from './relay-cases.js';
 
 export interface RelayPlan {
   relayPairs: number[];
@@ -14,6 +22,11 @@ export interface RelayPlan {
   windowMs: number;
   mixWindowMs: number;
   settleMs: number;
+  /** Legs brought up one handful at a time, and how many at once, for each kind of leg. */
+  handshakes: number;
+  handshakeConcurrency: number;
+  /** pcmu, then webrtc when asked: the kinds of leg each case runs with. */
+  legs: LegKind[];
 }
 
 /** The goals of the issue: packets relayed per second per worker, and memory per call. */
@@ -90,8 +103,12 @@ export interface MediaRelayRun {
   workerThreadsCpuSeconds: Record<string, number>;
   relay: RelayCase[];
   mix: MixCase[];
+  /** Legs opened, brought up and closed, each kind (with --legs). */
+  handshakes: HandshakeCase[];
   memory: MemoryCase;
   summary: { relay: RelaySummary; mix: MixSummary[]; memory: MemorySummary };
+  /** Each WebRTC figure beside the PCMU one of the same case, with the ratio. */
+  webrtcAgainstPcmu: LegComparison[];
   warnings: string[];
   notes: string[];
 }
@@ -115,6 +132,9 @@ export function summarize(
   mix: MixCase[],
   memory: MemoryCase,
 ): MediaRelayRun['summary'] {
+  // The goals are the plain legs'; WebRTC legs are compared with them apart (relay-legs-report).
+  relay = relay.filter((c) => c.leg === 'pcmu');
+  mix = mix.filter((c) => c.leg === 'pcmu');
   const largest = relay.reduce((a, b) => (b.pairs > a.pairs ? b : a));
   const best = largest.steps.reduce((a, b) => (b.relayedPerSecond > a.relayedPerSecond ? b : a));
   // Sustained: nothing lost over the step, and the worker kept pace within the window.
@@ -229,7 +249,8 @@ const RELAY_HEADER = [
 ];
 
 function relayRows(c: RelayCase): string[][] {
-  const idle = [String(c.pairs), 'idle', '0', '0', '-', '-', '-', '-'];
+  const pairs = c.leg === 'pcmu' ? String(c.pairs) : `${c.pairs} ${c.leg}`;
+  const idle = [pairs, 'idle', '0', '0', '-', '-', '-', '-'];
   const w = c.idle;
   const rows = [
     [
@@ -243,7 +264,7 @@ function relayRows(c: RelayCase): string[][] {
       '-',
     ],
     ...c.steps.map((step) => [
-      String(c.pairs),
+      pairs,
       step.offered,
       int(step.window.offeredPerSecond),
       int(step.relayedPerSecond),
@@ -288,7 +309,7 @@ function describe(run: MediaRelayRun): string {
       const window = w as typeof c.idle;
       const legs = 2 * c.pairs;
       return [
-        String(c.pairs),
+        c.leg === 'pcmu' ? String(c.pairs) : `${c.pairs} ${c.leg}`,
         label as string,
         (window.offeredPerSecond / legs).toFixed(1),
         (window.sinkReceivedPerSecond / legs).toFixed(1),

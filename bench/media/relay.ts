@@ -3,7 +3,13 @@
  * call cost in memory?
  *
  *   npm run bench:media-relay [-- --pairs 500 --small-pairs 50 --rates 20000,50000,80000,100000,120000
- *     --mix-pairs 200,300,500 --sessions 1000 --window-ms 4000]
+ *     --mix-pairs 200,300,500 --sessions 1000 --window-ms 4000 --legs pcmu,webrtc --handshakes 200]
+ *
+ * With --legs pcmu,webrtc (the default) the relay and mix cases run twice, the second time
+ * with WebRTC legs (ICE-lite, DTLS-SRTP, Opus) that the load process connects and feeds
+ * SRTP-protected Opus, and a case of legs brought up one handful at a time (open with the
+ * answer's parameters, ICE, DTLS, first RTP, close) runs for each kind; the WebRTC figures
+ * are printed beside the PCMU ones with their ratio. --legs pcmu runs the plain legs alone.
  *
  * Runs a one-worker MediaWorkerPool in this process and a load generator with its sinks in a
  * child process, both on loopback UDP, and reads the worker thread's own CPU from /proc.
@@ -14,7 +20,19 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describeMachine } from '../api/machine.js';
 import { describeRevision } from '../api/revision.js';
-import { memoryCase, mixCase, relayCase, type Timing } from './relay-cases.js';
+import { generateDtlsCertificate } from '../../src/media/dtls/dtls-certificate.js';
+import {
+  handshakeCase,
+  memoryCase,
+  mixCase,
+  relayCase,
+  type HandshakeCase,
+  type MixCase,
+  type RelayCase,
+  type Timing,
+} from './relay-cases.js';
+import { RelayLegs, type LegKind } from './relay-legs.js';
+import { compareLegs, legComparisonLines } from './relay-legs-report.js';
 import { Gateway } from './relay-gateway.js';
 import { LoadProcess } from './relay-load-client.js';
 import { reportRelayRun, summarize, type MediaRelayRun, type RelayPlan } from './relay-report.js';
@@ -61,10 +79,16 @@ function readPlan(): RelayPlan {
       'window-ms': { type: 'string', default: '4000' },
       'mix-window-ms': { type: 'string', default: '6000' },
       'settle-ms': { type: 'string', default: '2000' },
+      legs: { type: 'string', default: 'pcmu,webrtc' },
+      handshakes: { type: 'string', default: '200' },
+      'handshake-concurrency': { type: 'string', default: '4' },
     },
   });
+  const legs = values.legs.split(',').map((leg) => leg.trim());
+  if (legs[0] !== 'pcmu' || legs.some((leg) => leg !== 'pcmu' && leg !== 'webrtc'))
+    throw new Error(`Expected --legs pcmu or pcmu,webrtc but received ${values.legs}`);
   const list = (text: string) => text.split(',').map(Number);
-  const plan: RelayPlan = {
+  const plan: Omit<RelayPlan, 'legs'> = {
     relayPairs: [Number(values['small-pairs']), Number(values.pairs)],
     relayRates: list(values.rates),
     mixPairs: list(values['mix-pairs']),
@@ -74,6 +98,8 @@ function readPlan(): RelayPlan {
     windowMs: Number(values['window-ms']),
     mixWindowMs: Number(values['mix-window-ms']),
     settleMs: Number(values['settle-ms']),
+    handshakes: Number(values.handshakes),
+    handshakeConcurrency: Number(values['handshake-concurrency']),
   };
   for (const [name, value] of Object.entries(plan)) {
     for (const n of [value].flat()) {
@@ -82,7 +108,7 @@ function readPlan(): RelayPlan {
       }
     }
   }
-  return plan;
+  return { ...plan, legs: [...new Set(legs)] as LegKind[] };
 }
 
 /** An even base port in 20000-60000 with room for both workers' ranges above it. */
@@ -105,25 +131,38 @@ async function main(): Promise<void> {
   const [bridgePorts, memoryPorts] = portRanges(plan);
   const load = LoadProcess.start();
   try {
-    const { sinkPorts } = await load.request({ type: 'open', sockets: LOAD_SOCKETS });
+    const opened = await load.request({ type: 'open', sockets: LOAD_SOCKETS });
+    const { sinkPorts } = opened;
     // Memory first, on a fresh worker in a process that has not yet run any calls.
     console.log(`memory: ${plan.memorySessions} sessions`);
     const fresh = await Gateway.start(memoryPorts!);
     const memory = await memoryCase(fresh, load, sinkPorts, plan.memorySessions, plan.settleMs);
     const warnings = [...fresh.warnings];
     await fresh.close();
-    const gateway = await Gateway.start(bridgePorts!);
-    const relay = [];
-    for (const pairs of plan.relayPairs) {
-      console.log(`relay: ${pairs} pairs`);
-      relay.push(await relayCase(gateway, load, sinkPorts, pairs, plan.relayRates, timing));
-    }
-    const mix = [];
-    for (const pairs of plan.mixPairs) {
-      console.log(`mix: ${pairs} pairs`);
-      mix.push(
-        await mixCase(gateway, load, sinkPorts, pairs, { ...timing, windowMs: plan.mixWindowMs }),
-      );
+    const gateway = await Gateway.start(bridgePorts!, {
+      certificate: generateDtlsCertificate('bench-relay'),
+      handshakeTimeoutMs: 5000,
+    });
+    const relay: RelayCase[] = [];
+    const mix: MixCase[] = [];
+    const handshakes: HandshakeCase[] = [];
+    for (const kind of plan.legs) {
+      const legs = new RelayLegs(kind, gateway, load, sinkPorts, opened.webrtc);
+      for (const pairs of plan.relayPairs) {
+        console.log(`relay: ${pairs} pairs, ${kind} legs`);
+        relay.push(await relayCase(gateway, load, legs, pairs, plan.relayRates, timing));
+      }
+      for (const pairs of plan.mixPairs) {
+        console.log(`mix: ${pairs} pairs, ${kind} legs`);
+        const mixTiming = { ...timing, windowMs: plan.mixWindowMs };
+        mix.push(await mixCase(gateway, load, legs, pairs, mixTiming));
+      }
+      if (plan.legs.length > 1) {
+        console.log(`legs brought up: ${plan.handshakes} ${kind} legs`);
+        handshakes.push(
+          await handshakeCase(gateway, legs, plan.handshakes, plan.handshakeConcurrency),
+        );
+      }
     }
     const bridgeThreads = gateway.threadCpu();
     warnings.push(...gateway.warnings);
@@ -139,12 +178,15 @@ async function main(): Promise<void> {
       workerThreadsCpuSeconds: bridgeThreads,
       relay,
       mix,
+      handshakes,
       memory,
       summary: summarize(relay, mix, memory),
+      webrtcAgainstPcmu: compareLegs(relay, mix, handshakes),
       warnings,
       notes: [sharedCores(machine.cores), ...NOTES],
     };
     for (const file of reportRelayRun(run, RESULTS_DIR)) console.log(`wrote ${file}`);
+    for (const line of legComparisonLines(run.webrtcAgainstPcmu)) console.log(line);
   } finally {
     await load.close();
   }

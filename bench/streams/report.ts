@@ -3,6 +3,8 @@ import type { StreamStep } from './stream-step.js';
 
 export const GOAL_STREAMS = 1000;
 export const GOAL_P99_MS = 2;
+/** A WebRTC leg's worker CPU against a plain PCMU leg's, at most. */
+export const GOAL_RATIO = 2;
 
 const figure = (value: number | null | undefined) => value ?? '-';
 const failuresText = (failures: Record<string, number>) =>
@@ -26,6 +28,7 @@ export function printSteps(steps: StreamStep[]): void {
   console.table(
     steps.map((s) => ({
       streams: s.streams,
+      leg: s.leg,
       up: s.streamsStarted,
       'in p50': figure(s.inboundLatencyMs?.p50Ms),
       'in p99': figure(s.inboundLatencyMs?.p99Ms),
@@ -55,6 +58,55 @@ export function printSteps(steps: StreamStep[]): void {
   );
 }
 
+const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+  a !== null && a !== undefined && b ? Math.round((a / b) * 100) / 100 : null;
+
+/** The worker side of the gateway (every thread but the main one) per stream, % of a core. */
+const workerPerStream = (s: StreamStep) =>
+  s.cpu.gatewayOtherThreadsPercent === null || s.established === 0
+    ? null
+    : Math.round((s.cpu.gatewayOtherThreadsPercent / s.established) * 1000) / 1000;
+
+/**
+ * Each number of streams with plain PCMU legs and with WebRTC legs (DTLS-SRTP, Opus), side by
+ * side: the gateway's CPU per stream, its threads other than the main one (the media worker,
+ * and the GC helpers working for it), the ratios, the latency each way, and the WebRTC
+ * handshake from the 200 OK.
+ */
+export function printLegs(steps: StreamStep[]): void {
+  const rows = steps.filter((s) => s.leg === 'webrtc');
+  if (rows.length === 0) return;
+  console.log(
+    `WebRTC legs (ICE-lite, DTLS-SRTP, Opus) against plain PCMU, the same streams in the same run (goal: at most ${GOAL_RATIO}x the worker CPU, p99 at most ${GOAL_P99_MS} ms each way)`,
+  );
+  console.table(
+    rows.map((webrtc) => {
+      const plain = steps.find((s) => s.leg === 'pcmu' && s.streams === webrtc.streams);
+      const worker = [plain, webrtc].map((s) => (s ? workerPerStream(s) : null));
+      const total = [plain, webrtc].map((s) => s?.cpu.gatewayPercentPerStream);
+      const p99 = (s: StreamStep | undefined) =>
+        `${figure(s?.inboundLatencyMs?.p99Ms)} / ${figure(s?.playoutLatencyMs?.p99Ms)}`;
+      return {
+        streams: webrtc.streams,
+        'worker%/str pcmu': figure(worker[0]),
+        'worker%/str webrtc': figure(worker[1]),
+        'worker ratio': figure(ratio(worker[1], worker[0])),
+        'gw%/str pcmu': figure(total[0]),
+        'gw%/str webrtc': figure(total[1]),
+        'gw ratio': figure(ratio(total[1], total[0])),
+        'p99 in/out pcmu': p99(plain),
+        'p99 in/out webrtc': p99(webrtc),
+        'lost % pcmu/webrtc': `${figure(plain?.frames.lostPercent)} / ${webrtc.frames.lostPercent}`,
+        'dtls p50/p99': `${figure(webrtc.handshake?.connectedMs.p50)} / ${figure(webrtc.handshake?.connectedMs.p99)}`,
+        '1st pkt p50/p99': `${figure(webrtc.handshake?.firstPacketMs.p50)} / ${figure(webrtc.handshake?.firstPacketMs.p99)}`,
+      };
+    }),
+  );
+  console.log(
+    "worker%/str: the gateway's threads other than the main one, % of a core per stream; dtls and 1st pkt: ms from the 200 OK at the caller to DTLS done and to the gateway's first SRTP packet",
+  );
+}
+
 /** The gateway's CPU per stream beside the socket floor's relays at the same number of streams. */
 export function printSocketFloor(
   steps: StreamStep[],
@@ -64,8 +116,6 @@ export function printSocketFloor(
   console.log(
     "the same streams through the socket floor, relays doing only their socket work (a datagram in, a message out, a message in, a datagram out): C (socket-floor.c) and Node with the gateway's datagram reader (socket-floor-node.ts)",
   );
-  const ratio = (a: number | null | undefined, b: number | null | undefined) =>
-    a !== null && a !== undefined && b ? Math.round((a / b) * 10) / 10 : null;
   console.table(
     steps.flatMap((step) => {
       const c = floor.steps.find((f) => f.streams === step.streams && f.relay === 'c');
@@ -75,6 +125,7 @@ export function printSocketFloor(
       return [
         {
           streams: step.streams,
+          leg: step.leg,
           'gw cpu%/str': figure(gateway),
           'gw sys%/str': figure(step.cpu.gatewaySystemPercentPerStream),
           'C cpu%/str': figure(c?.cpuPercentPerStream),
@@ -107,7 +158,7 @@ export function verdict(
     );
   for (const s of steps) {
     const parts = [
-      `${s.streams} streams: ${s.streamsStarted} up`,
+      `${s.streams} streams (${s.leg}): ${s.streamsStarted} up`,
       `inbound p50/p99 ${figure(s.inboundLatencyMs?.p50Ms)}/${figure(s.inboundLatencyMs?.p99Ms)} ms (${figure(s.inboundLatencyMs?.withinPercent)}% within ${GOAL_P99_MS} ms)`,
       `playout p50/p99 ${figure(s.playoutLatencyMs?.p50Ms)}/${figure(s.playoutLatencyMs?.p99Ms)} ms (${figure(s.playoutLatencyMs?.withinPercent)}% within ${GOAL_P99_MS} ms)`,
       `round trip p50/p99 ${figure(s.roundTripMs.p50)}/${figure(s.roundTripMs.p99)} ms`,

@@ -7,6 +7,8 @@ const FRAME_BYTES = 160;
 const HEADER_BYTES = 12;
 /** Frames whose send time is remembered per caller: 5 s, far more than any round trip. */
 const RING = 256;
+/** 5 s of ticks: how often a caller's wire is asked to keep its leg alive. */
+const KEEP_ALIVE_TICKS = 250;
 /** Bytes at the start of a payload carrying its frame number, a nibble each (0x20-0x2F). */
 const NUMBER_BYTES = 5;
 
@@ -37,6 +39,56 @@ export function frameNumber(payload: Uint8Array): number {
   }
   return n;
 }
+
+/** frameNumber() of audio that carries no number (Opus: the gateway transcodes it). */
+export const UNNUMBERED = -3;
+
+/**
+ * How a caller's leg carries its frames: the payload of each, what goes on the wire for a
+ * packet, and what came back. Plain PCMU numbers its frames in the audio bytes; a WebRTC leg
+ * (webrtc-caller.ts) protects them with SRTP and sends Opus.
+ */
+export interface CallerWire {
+  readonly payloadType: number;
+  /** RTP timestamp units per 20 ms frame. */
+  readonly samplesPerFrame: number;
+  /** False while the leg cannot send media yet (WebRTC before DTLS gave the keys). */
+  readonly ready: boolean;
+  /** The payload of numbered frame `n`, or of silence for -1. */
+  payload(n: number): Uint8Array;
+  /** The datagram that carries an RTP packet. */
+  outbound(packet: Buffer): Buffer;
+  /** A received datagram's RTP payload in this leg's payload type, or null. */
+  inbound(data: Buffer): Buffer | null;
+  /** A payload's frame number, -1 for silence, -2 for altered audio, UNNUMBERED for audio. */
+  frameNumber(payload: Uint8Array): number;
+  /** Called every 5 s: a WebRTC leg's consent check (RFC 7675). */
+  keepAlive?(): void;
+}
+
+/** Makes a caller's wire, given how to send its own datagrams to a port of the gateway. */
+export type WireFactory = (send: (datagram: Buffer, port: number) => void) => CallerWire;
+
+/** Plain RTP with PCMU: the frame number in the first bytes of the tone. */
+export const PCMU_WIRE: CallerWire = {
+  payloadType: 0,
+  samplesPerFrame: FRAME_BYTES,
+  ready: true,
+  payload(n) {
+    if (n < 0) return SILENCE;
+    const payload = Buffer.from(TONE);
+    numberFrame(payload, n);
+    return payload;
+  },
+  outbound: (packet) => packet,
+  inbound(data) {
+    if (data.length < HEADER_BYTES || (data[1]! & 0x7f) !== 0) return null;
+    let offset = HEADER_BYTES + (data[0]! & 0x0f) * 4;
+    if (data[0]! & 0x10) offset += 4 + data.readUInt16BE(offset + 2) * 4;
+    return data.subarray(offset);
+  },
+  frameNumber,
+};
 
 /** What the callers sent and got back since the last take(). */
 export interface CallerCounters {
@@ -69,6 +121,7 @@ const zero = (): CallerCounters => ({
 /** One caller's RTP: its socket, the stream it sends, and what its echo has said so far. */
 export class RtpCaller {
   remote: { host: string; port: number } | null = null;
+  readonly wire: CallerWire;
   private sequence = Math.floor(Math.random() * 0xffff);
   private timestamp = Math.floor(Math.random() * 0xffffffff);
   private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
@@ -82,12 +135,14 @@ export class RtpCaller {
     private readonly socket: Socket,
     readonly port: number,
     private readonly media: CallerMedia,
+    wire: WireFactory,
   ) {
+    this.wire = wire((datagram, port) => this.sendRaw(datagram, port));
     socket.on('message', (data) => this.receive(data));
     socket.on('error', () => media.counters.sendErrors++);
   }
 
-  static async open(port: number, media: CallerMedia): Promise<RtpCaller> {
+  static async open(port: number, media: CallerMedia, wire: WireFactory): Promise<RtpCaller> {
     const socket = createSocket('udp4');
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
@@ -96,36 +151,39 @@ export class RtpCaller {
         resolve();
       });
     });
-    return new RtpCaller(socket, port, media);
+    return new RtpCaller(socket, port, media, wire);
   }
 
   /** Sends one 20 ms frame: numbered audio, or silence. */
   send(audio: boolean): void {
     const remote = this.remote;
-    if (!remote) return;
-    const packet = Buffer.allocUnsafe(HEADER_BYTES + FRAME_BYTES);
-    packet[0] = 0x80;
-    packet[1] = this.marker ? 0x80 : 0x00; // payload type 0, PCMU
-    this.marker = false;
-    this.sequence = (this.sequence + 1) & 0xffff;
-    this.timestamp = (this.timestamp + FRAME_BYTES) >>> 0;
-    packet.writeUInt16BE(this.sequence, 2);
-    packet.writeUInt32BE(this.timestamp, 4);
-    packet.writeUInt32BE(this.ssrc, 8);
-    const payload = packet.subarray(HEADER_BYTES);
+    if (!remote || !this.wire.ready) return;
     const counters = this.media.counters;
+    let n = -1;
     if (audio) {
-      TONE.copy(payload);
-      const n = ++this.frame;
-      numberFrame(payload, n);
+      n = ++this.frame;
       this.sentNumber[n % RING] = n;
       this.sentAt[n % RING] = performance.now();
       counters.audioFramesSent++;
-    } else {
-      SILENCE.copy(payload);
     }
+    const payload = this.wire.payload(n);
+    const packet = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
+    packet[0] = 0x80;
+    packet[1] = (this.marker ? 0x80 : 0x00) | this.wire.payloadType;
+    this.marker = false;
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.timestamp = (this.timestamp + this.wire.samplesPerFrame) >>> 0;
+    packet.writeUInt16BE(this.sequence, 2);
+    packet.writeUInt32BE(this.timestamp, 4);
+    packet.writeUInt32BE(this.ssrc, 8);
+    packet.set(payload, HEADER_BYTES);
     counters.packetsSent++;
-    this.socket.send(packet, remote.port, remote.host);
+    this.socket.send(this.wire.outbound(packet), remote.port, remote.host);
+  }
+
+  /** Sends a datagram of the wire's own (an ICE check, a DTLS record) to the gateway's port. */
+  sendRaw(datagram: Buffer, port: number): void {
+    this.socket.send(datagram, port, this.remote?.host ?? this.media.host);
   }
 
   close(): void {
@@ -135,14 +193,18 @@ export class RtpCaller {
   private receive(data: Buffer): void {
     const now = performance.now();
     const counters = this.media.counters;
+    const payload = this.wire.inbound(data);
+    if (payload === null) return;
     counters.packetsReceived++;
-    if (data.length < HEADER_BYTES || (data[1]! & 0x7f) !== 0) return;
-    let offset = HEADER_BYTES + (data[0]! & 0x0f) * 4;
-    if (data[0]! & 0x10) offset += 4 + data.readUInt16BE(offset + 2) * 4;
-    const n = frameNumber(data.subarray(offset));
+    const n = this.wire.frameNumber(payload);
     if (n === -1) return;
     if (n === -2) {
       counters.alteredFrames++;
+      return;
+    }
+    if (n === UNNUMBERED) {
+      // Audio that cannot carry a number (Opus): counted, with neither gaps nor a round trip.
+      counters.echoedFrames++;
       return;
     }
     if (n <= this.lastEchoed) {
@@ -183,14 +245,14 @@ export class CallerMedia {
     this.nextPort = firstPort;
   }
 
-  /** A caller on the next free even port of `host` from `firstPort` up. */
-  async add(): Promise<RtpCaller> {
+  /** A caller on the next free even port of `host` from `firstPort` up (plain PCMU by default). */
+  async add(wire: WireFactory = () => PCMU_WIRE): Promise<RtpCaller> {
     for (let tries = 0; tries < 1000; tries++) {
       const port = this.nextPort;
       this.nextPort =
         this.nextPort + 2 > this.firstPort + 9998 ? this.firstPort : this.nextPort + 2;
       try {
-        const caller = await RtpCaller.open(port, this);
+        const caller = await RtpCaller.open(port, this, wire);
         this.callers.add(caller);
         return caller;
       } catch {
@@ -251,6 +313,8 @@ export class CallerMedia {
       for (const caller of this.callers) caller.send(audio);
     }
     this.tick++;
+    if (this.tick % KEEP_ALIVE_TICKS === 0)
+      for (const caller of this.callers) caller.wire.keepAlive?.();
     // More than a whole frame behind: those ticks are skipped, not sent in a burst.
     const behind = Math.floor((performance.now() - this.origin) / FRAME_MS) - this.tick;
     if (behind > 0) {

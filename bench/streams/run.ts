@@ -2,7 +2,7 @@
  * Concurrent bidirectional audio streams, each with an echo bot: what the gateway adds.
  *
  *   npm run build && npm run bench:streams [-- --streams 1,100,500,1000 --seconds 10
- *       --ramp-rate 100 --media-workers 1]
+ *       --ramp-rate 100 --media-workers 1 --legs pcmu,webrtc]
  *
  * Callers are plain SIP over UDP from this process (INVITE with PCMU, ACK, BYE) with their own
  * RTP: one 20 ms clock sends a mu-law frame for every caller, numbered in its first bytes. The
@@ -19,6 +19,12 @@
  * of streams runs through the socket floor, relays that do only the streams' socket work, in C
  * (socket-floor.c) and on Node (socket-floor-node.ts), and their CPU per stream is printed
  * beside the gateway's. Writes bench/results/streams-*.json.
+ *
+ * `--legs pcmu,webrtc` runs every step twice, the second time with WebRTC callers: the same
+ * load, each caller's leg offered as a browser offers it (ICE, DTLS-SRTP, Opus at 48 kHz's
+ * clock, 16 kHz coding) and driven by a Node peer (test/support/webrtc-peer-transport.ts). The
+ * two are printed side by side with their ratio, and the WebRTC step adds the time from the
+ * 200 OK to DTLS done and to the gateway's first SRTP packet.
  *
  * Target mode measures a gateway that is already running, here or on another machine, with the
  * same flags as bench:calls (no build needed here):
@@ -66,13 +72,15 @@ import {
   GOAL_P99_MS,
   GOAL_STREAMS,
   memoryPerStreamKiB,
+  printLegs,
   printSocketFloor,
   printSteps,
   verdict,
 } from './report.js';
 import { CallerMedia } from './rtp-callers.js';
 import { SipUac } from './sip-uac.js';
-import { runStreamStep, type StreamStep } from './stream-step.js';
+import { runStreamStep, type CallerLeg, type StreamStep } from './stream-step.js';
+import { WebrtcCallers } from './webrtc-caller.js';
 import { buildSocketFloor, measureSocketFloor, type SocketFloor } from './socket-floor.js';
 import { positiveInteger } from '../api/arguments.js';
 
@@ -100,6 +108,8 @@ function readPlan() {
       seconds: { type: 'string', default: '10' },
       'ramp-rate': { type: 'string', default: '100' },
       'media-workers': { type: 'string' },
+      legs: { type: 'string', default: 'pcmu' },
+      'skip-socket-floor': { type: 'boolean', default: false },
       ...GATEWAY_TARGET_OPTIONS,
     },
   });
@@ -113,8 +123,18 @@ function readPlan() {
     seconds: positiveInteger('--seconds', values.seconds),
     rampRate: positiveInteger('--ramp-rate', values['ramp-rate']),
     mediaWorkers: positiveInteger('--media-workers', values['media-workers'] ?? MEDIA_WORKERS),
+    legs: readLegs(values.legs),
+    skipSocketFloor: values['skip-socket-floor'],
     target,
   };
+}
+
+function readLegs(text: string): CallerLeg[] {
+  const legs = text.split(',').map((leg) => leg.trim());
+  for (const leg of legs)
+    if (leg !== 'pcmu' && leg !== 'webrtc')
+      throw new Error(`Expected --legs of pcmu and webrtc but received ${text}`);
+  return legs as CallerLeg[];
 }
 
 /** What a target run cannot do that a local one does. */
@@ -214,22 +234,28 @@ async function main(): Promise<void> {
       console.log(
         'note: the gateway does not export the stream latency histograms yet; they are reported as null',
       );
-    for (const streams of plan.streams) {
-      if (gateway.exited()) {
-        stoppedBecause = 'the gateway exited';
-        break;
+    const webrtc = new WebrtcCallers();
+    climb: for (const streams of plan.streams) {
+      for (const leg of plan.legs) {
+        if (gateway.exited()) {
+          stoppedBecause = 'the gateway exited';
+          break climb;
+        }
+        console.log(
+          `${streams} streams (${leg}): set up at ${plan.rampRate} calls/s, then ${plan.seconds} s of audio ...`,
+        );
+        const step = await runStreamStep(
+          {
+            ...{ gateway, uac, media, bot, sampler, stalls, number: NUMBER },
+            ...{ rampRate: plan.rampRate, leg, webrtc },
+          },
+          streams,
+          plan.seconds,
+        );
+        steps.push(step);
+        stoppedBecause = stopReason(step);
+        if (stoppedBecause) break climb;
       }
-      console.log(
-        `${streams} streams: set up at ${plan.rampRate} calls/s, then ${plan.seconds} s of audio ...`,
-      );
-      const step = await runStreamStep(
-        { gateway, uac, media, bot, sampler, stalls, number: NUMBER, rampRate: plan.rampRate },
-        streams,
-        plan.seconds,
-      );
-      steps.push(step);
-      stoppedBecause = stopReason(step);
-      if (stoppedBecause) break;
     }
   } finally {
     media.stop();
@@ -243,7 +269,7 @@ async function main(): Promise<void> {
     await gateway.stop();
     await Promise.all([bot.stop(), app.close()]);
   }
-  const floor = target ? null : await runSocketFloor(steps);
+  const floor = target || plan.skipSocketFloor ? null : await runSocketFloor(steps);
   const context: RunContext = {
     machine,
     revision: describeRevision(ROOT),
@@ -251,6 +277,7 @@ async function main(): Promise<void> {
     speedAfter: probeMachineSpeed(),
   };
   printSteps(steps);
+  if (plan.legs.includes('webrtc')) printLegs(steps);
   if (floor) printSocketFloor(steps, floor);
   if (target)
     console.log(
@@ -275,11 +302,13 @@ async function main(): Promise<void> {
       streams: plan.streams,
       seconds: plan.seconds,
       rampRate: plan.rampRate,
+      legs: plan.legs,
       answerXml: answerXml(`ws://${listenHost}:<bot port>/echo`),
       mediaWorkers: target ? null : plan.mediaWorkers,
       rtpPorts: target ? null : RTP_PORTS,
       callerAudio:
-        'PCMU, 20 ms frames: a 400 Hz tone whose first 5 bytes number the frame; silence (0xFF) while calls are set up',
+        'PCMU, 20 ms frames: a 400 Hz tone whose first 5 bytes number the frame; silence (0xFF) while calls are set up; ' +
+        'webrtc legs: the same tone and silence at 16 kHz in Opus (24 kbit/s, encoded once), SRTP-protected per packet, echoed audio counted without numbers (so no round trip)',
       callerClock: 'one 20 ms timer sends a frame for every caller at once',
       echoBot: 'a ws server on a worker thread of the bench process',
       latencyHistograms: histogramsPresent
@@ -326,7 +355,10 @@ async function runSocketFloor(
   }
   try {
     const floors: SocketFloor[] = [];
-    for (const step of steps) {
+    // The floor does a stream's socket work whatever its leg: once per number of streams.
+    for (const step of steps.filter(
+      (s, i) => steps.findIndex((t) => t.streams === s.streams) === i,
+    )) {
       for (const relay of ['c', 'node'] as const) {
         console.log(
           `${step.streams} streams through the socket floor's ${relay === 'c' ? 'C' : 'Node'} relay for ${step.seconds} s ...`,

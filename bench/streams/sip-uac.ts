@@ -1,5 +1,6 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { performance } from 'node:perf_hooks';
+import type { WebrtcAnswer, WebrtcOffer } from './webrtc-caller.js';
 
 /** A call the gateway answered: where to send its ACK and BYE, and its RTP. */
 export interface Dialog {
@@ -13,6 +14,10 @@ export interface Dialog {
   remoteRtpHost: string;
   /** INVITE sent to 200 received, ms. */
   answerMs: number;
+  /** performance.now() when the 200 came. */
+  answeredAt: number;
+  /** A WebRTC call's answered transport. */
+  webrtc?: WebrtcAnswer;
   /** Set when the gateway sent a BYE itself. */
   endedByGateway: boolean;
 }
@@ -121,8 +126,16 @@ export class SipUac {
     return new SipUac(socket, socket.address().port, gatewayHost, gatewayPort, localHost, runId);
   }
 
-  /** Calls `number`, offering RTP on `rtpPort`; resolves when answered, refused or timed out. */
-  invite(number: string, rtpPort: number, timeoutMs: number): Promise<InviteResult> {
+  /**
+   * Calls `number`, offering RTP on `rtpPort` (PCMU), or WebRTC's (ICE, DTLS-SRTP, Opus) with
+   * `webrtc`; resolves when answered, refused or timed out.
+   */
+  invite(
+    number: string,
+    rtpPort: number,
+    timeoutMs: number,
+    webrtc?: WebrtcOffer,
+  ): Promise<InviteResult> {
     const n = ++this.sequence;
     const callId = `sb-${this.runId}-${n}@${this.localHost}`;
     const fromTag = `sb-${n}`;
@@ -133,10 +146,7 @@ export class SipUac {
       's=voxgate streams bench',
       `c=IN IP4 ${this.localHost}`,
       't=0 0',
-      `m=audio ${rtpPort} RTP/AVP 0 101`,
-      'a=rtpmap:0 PCMU/8000',
-      'a=rtpmap:101 telephone-event/8000',
-      'a=fmtp:101 0-15',
+      ...(webrtc ? webrtcMedia(rtpPort, this.localHost, webrtc) : plainMedia(rtpPort)),
       'a=ptime:20',
       'a=sendrecv',
       '',
@@ -287,7 +297,9 @@ export class SipUac {
       remoteRtpPort: Number(port),
       remoteRtpHost: host,
       answerMs: Math.round((performance.now() - pending.sentAt) * 10) / 10,
+      answeredAt: performance.now(),
       endedByGateway: false,
+      ...(/^m=audio \d+ UDP\/TLS/m.test(message.body) && { webrtc: webrtcAnswer(message.body) }),
     };
     this.dialogs.set(callId, dialog);
     this.settle(callId, { ok: true, dialog });
@@ -328,6 +340,40 @@ export class SipUac {
       via?.host ?? this.gatewayHost,
     );
   }
+}
+
+function plainMedia(rtpPort: number): string[] {
+  return [
+    `m=audio ${rtpPort} RTP/AVP 0 101`,
+    'a=rtpmap:0 PCMU/8000',
+    'a=rtpmap:101 telephone-event/8000',
+    'a=fmtp:101 0-15',
+  ];
+}
+
+/** A browser's audio offer: Opus, ICE with one host candidate, DTLS actpass, rtcp-mux. */
+function webrtcMedia(rtpPort: number, host: string, offer: WebrtcOffer): string[] {
+  return [
+    `m=audio ${rtpPort} UDP/TLS/RTP/SAVPF 111`,
+    'a=rtpmap:111 opus/48000/2',
+    'a=fmtp:111 minptime=10;useinbandfec=1',
+    `a=ice-ufrag:${offer.ice.ufrag}`,
+    `a=ice-pwd:${offer.ice.pwd}`,
+    `a=fingerprint:${offer.fingerprint}`,
+    'a=setup:actpass',
+    'a=rtcp-mux',
+    `a=candidate:1 1 udp 2122260223 ${host} ${rtpPort} typ host`,
+  ];
+}
+
+function webrtcAnswer(body: string): WebrtcAnswer {
+  const attribute = (name: string) =>
+    new RegExp(`^a=${name}:(.+?)\\r?$`, 'm').exec(body)?.[1] ?? '';
+  return {
+    ice: { ufrag: attribute('ice-ufrag'), pwd: attribute('ice-pwd') },
+    fingerprint: attribute('fingerprint'),
+    setup: attribute('setup'),
+  };
 }
 
 function reasonPhrase(data: Buffer): string {

@@ -14,10 +14,24 @@ import {
 import { GOAL_P99_MS } from './report.js';
 import type { CallerMedia, RtpCaller } from './rtp-callers.js';
 import type { Dialog, SipUac } from './sip-uac.js';
+import type { WebrtcCallerWire, WebrtcCallers } from './webrtc-caller.js';
+
+/** How the callers' legs reach the gateway: plain RTP with PCMU, or WebRTC (SRTP, Opus). */
+export type CallerLeg = 'pcmu' | 'webrtc';
 
 /** One step: `streams` calls, each with a bidirectional stream to the echo bot. */
 export interface StreamStep {
   streams: number;
+  leg: CallerLeg;
+  /**
+   * WebRTC only: from the 200 OK at the caller to DTLS done (its ICE check sent first) and to
+   * the first SRTP packet from the gateway, ms; and what the callers could not unprotect.
+   */
+  handshake: {
+    connectedMs: ReturnType<typeof percentiles>;
+    firstPacketMs: ReturnType<typeof percentiles>;
+    srtpRefused: number;
+  } | null;
   /** Calls answered (200, ACK), and streams the bot saw start. */
   established: number;
   streamsStarted: number;
@@ -100,9 +114,12 @@ export interface StepContext {
   number: string;
   /** Calls set up per second. */
   rampRate: number;
+  leg: CallerLeg;
+  webrtc: WebrtcCallers;
 }
 
 const INVITE_TIMEOUT_MS = 15_000;
+const DTLS_TIMEOUT_MS = 10_000;
 const STREAM_START_TIMEOUT_MS = 10_000;
 const SETTLE_MS = 1000;
 const DRAIN_MS = 1000;
@@ -140,8 +157,15 @@ async function placeCalls(
     if (wait > 1) await sleep(wait);
     invites.push(
       (async () => {
-        const caller = await context.media.add();
-        const result = await context.uac.invite(context.number, caller.port, INVITE_TIMEOUT_MS);
+        const webrtc = context.leg === 'webrtc';
+        const caller = await context.media.add(webrtc ? context.webrtc.wire : undefined);
+        const wire = webrtc ? (caller.wire as WebrtcCallerWire) : null;
+        const result = await context.uac.invite(
+          context.number,
+          caller.port,
+          INVITE_TIMEOUT_MS,
+          wire?.offer,
+        );
         if (!result.ok) {
           count(failures, `call not answered: ${result.reason}`);
           context.media.remove(caller);
@@ -149,11 +173,28 @@ async function placeCalls(
         }
         caller.remote = { host: result.dialog.remoteRtpHost, port: result.dialog.remoteRtpPort };
         calls.push({ caller, dialog: result.dialog });
+        if (wire === null) return;
+        if (!result.dialog.webrtc) return count(failures, 'answered without WebRTC');
+        await Promise.race([
+          wire.connect(result.dialog.remoteRtpPort, result.dialog.webrtc),
+          sleep(DTLS_TIMEOUT_MS).then(() => Promise.reject(new Error('timed out'))),
+        ]).catch((error: Error) => count(failures, `DTLS: ${error.message}`));
       })(),
     );
   }
   await Promise.all(invites);
   return calls;
+}
+
+function handshakeTimes(calls: Call[], webrtc: WebrtcCallers): StreamStep['handshake'] {
+  const since = (call: Call, at: number | null) =>
+    at === null ? [] : [Math.round((at - call.dialog.answeredAt) * 100) / 100];
+  const wires = calls.map((call) => [call, call.caller.wire as WebrtcCallerWire] as const);
+  return {
+    connectedMs: percentiles(wires.flatMap(([call, wire]) => since(call, wire.connectedAt))),
+    firstPacketMs: percentiles(wires.flatMap(([call, wire]) => since(call, wire.firstMediaAt))),
+    srtpRefused: webrtc.refused,
+  };
 }
 
 async function waitFor(
@@ -176,6 +217,8 @@ export async function runStreamStep(
 ): Promise<StreamStep> {
   const { gateway, media, bot, sampler } = context;
   const failures: Record<string, number> = {};
+  context.webrtc.refused = 0;
+  context.webrtc.early = 0;
   const logsBefore = gateway.log?.lineCount() ?? 0;
   const gatewayIdleRssMiB = await gateway.usage.residentMiB();
   const botStart = await bot.read();
@@ -237,6 +280,8 @@ export async function runStreamStep(
   const roundTrip = percentiles(taken.roundTripMs);
   return {
     streams,
+    leg: context.leg,
+    handshake: context.leg === 'webrtc' ? handshakeTimes(calls, context.webrtc) : null,
     established: calls.length,
     streamsStarted,
     failures,

@@ -1,44 +1,22 @@
 import { createSocket, type Socket } from 'node:dgram';
-import {
-  generateDtlsCertificate,
-  type DtlsCertificate,
-} from '../../src/media/dtls/dtls-certificate.js';
-import { DtlsContext } from '../../src/media/dtls/dtls-context.js';
-import { DtlsEndpoint } from '../../src/media/dtls/dtls-endpoint.js';
+import type { DtlsCertificate } from '../../src/media/dtls/dtls-certificate.js';
 import type { DtlsRole } from '../../src/media/dtls/srtp-keys.js';
 import { parseRtcpCompound, type RtcpPacket } from '../../src/media/rtp/rtcp-packet.js';
 import { parseRtpPacket, serializeRtpPacket } from '../../src/media/rtp/rtp-packet.js';
-import { SrtpContext } from '../../src/media/srtp/srtp-context.js';
 import type { SrtpSuite } from '../../src/media/srtp/srtp-suite.js';
-import { createIceCredentials, type IceCredentials } from '../../src/media/webrtc/ice/index.js';
-import {
-  bindingRequest,
-  parseStunMessage,
-  type ReceivedStunMessage,
-} from '../../src/media/webrtc/stun/index.js';
+import type { IceCredentials } from '../../src/media/webrtc/ice/index.js';
+import type { ReceivedStunMessage } from '../../src/media/webrtc/stun/index.js';
 import type { ReceivedRtp } from './rtp-peer.js';
+import { WebrtcPeerTransport, type GatewayTransport } from './webrtc-peer-transport.js';
 
-/** What the gateway's SDP gives the peer: its ICE credentials and certificate fingerprint. */
-export interface GatewayTransport {
-  port: number;
-  ice: IceCredentials;
-  fingerprint: string;
-}
-
-const SUITES: Record<string, SrtpSuite> = {
-  SRTP_AEAD_AES_128_GCM: 'AEAD_AES_128_GCM',
-  SRTP_AES128_CM_SHA1_80: 'AES_CM_128_HMAC_SHA1_80',
-  SRTP_AES128_CM_SHA1_32: 'AES_CM_128_HMAC_SHA1_32',
-};
+export type { GatewayTransport } from './webrtc-peer-transport.js';
 
 /**
  * The far side of a WebRTC leg, scripted from voxgate's own blocks as a browser would use
- * them: full ICE's controlling side (a nominating check signed with the gateway's password),
- * a DTLS endpoint in the role the SDP gave it, SRTP both ways on one loopback socket.
+ * them (see WebrtcPeerTransport): ICE, DTLS and SRTP both ways on one loopback socket, and
+ * everything the gateway sent kept for the test to read.
  */
 export class WebrtcTestPeer {
-  readonly ice: IceCredentials = createIceCredentials();
-  readonly certificate: DtlsCertificate = generateDtlsCertificate('webrtc-test-peer');
   /** RTP the gateway sent, unprotected and parsed. */
   readonly received: ReceivedRtp[] = [];
   readonly rtcp: RtcpPacket[][] = [];
@@ -47,18 +25,16 @@ export class WebrtcTestPeer {
   readonly stunResponses: ReceivedStunMessage[] = [];
   /** Datagrams the gateway sent before the keys were in (SRTP) or of no known kind. */
   earlyMedia = 0;
-  private dtls: DtlsEndpoint | null = null;
-  private inbound: SrtpContext | null = null;
-  private outbound: SrtpContext | null = null;
+  private readonly transport: WebrtcPeerTransport;
   private sequence = 3000;
   private timestamp = 90_000;
   private readonly opened = Date.now();
-  private connected: Promise<void> | null = null;
 
   private constructor(
     private readonly socket: Socket,
     readonly ssrc: number,
   ) {
+    this.transport = new WebrtcPeerTransport((datagram, port) => this.sendRaw(datagram, port));
     socket.on('message', (data) => this.receive(data));
   }
 
@@ -72,21 +48,25 @@ export class WebrtcTestPeer {
     return { address: '127.0.0.1', port: this.socket.address().port };
   }
 
+  get ice(): IceCredentials {
+    return this.transport.ice;
+  }
+
+  get certificate(): DtlsCertificate {
+    return this.transport.certificate;
+  }
+
   get fingerprint(): string {
-    return this.certificate.sdpFingerprint;
+    return this.transport.fingerprint;
+  }
+
+  get profileSuite(): SrtpSuite | null {
+    return this.transport.profileSuite;
   }
 
   /** A connectivity check to the gateway (with USE-CANDIDATE: a nomination). */
   check(to: GatewayTransport, options: { useCandidate?: boolean; key?: string } = {}): void {
-    const request = bindingRequest({
-      username: `${to.ice.ufrag}:${this.ice.ufrag}`,
-      key: Buffer.from(options.key ?? to.ice.pwd, 'utf8'),
-      priority: 2122260223,
-      useCandidate: options.useCandidate ?? true,
-      role: 'controlling',
-      tieBreaker: 0x0102030405060708n,
-    });
-    this.sendRaw(request, to.port);
+    this.transport.check(to, options);
   }
 
   /**
@@ -94,39 +74,7 @@ export class WebrtcTestPeer {
    * once the handshake gave the SRTP keys.
    */
   startDtls(to: GatewayTransport, role: DtlsRole): Promise<void> {
-    this.connected ??= new Promise((resolve, reject) => {
-      this.dtls = new DtlsEndpoint({
-        context: new DtlsContext(this.certificate),
-        role,
-        remoteFingerprints: [to.fingerprint],
-        listener: {
-          send: (datagram) => this.sendRaw(datagram, to.port),
-          onConnected: (keys) => {
-            const suite = SUITES[keys.profile]!;
-            this.inbound = new SrtpContext({
-              suite,
-              masterKey: keys.remoteMasterKey,
-              masterSalt: keys.remoteMasterSalt,
-              direction: 'inbound',
-            });
-            this.outbound = new SrtpContext({
-              suite,
-              masterKey: keys.localMasterKey,
-              masterSalt: keys.localMasterSalt,
-              direction: 'outbound',
-            });
-            resolve();
-          },
-          onFailed: (failure) => reject(new Error(`${failure.kind}: ${failure.reason}`)),
-        },
-      });
-      if (role === 'client') this.dtls.start();
-    });
-    return this.connected;
-  }
-
-  get profileSuite(): SrtpSuite | null {
-    return this.outbound?.suite ?? null;
+    return this.transport.startDtls(to, role);
   }
 
   /**
@@ -148,7 +96,7 @@ export class WebrtcTestPeer {
     });
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + options.samples) >>> 0;
-    const srtp = this.outbound!.protectRtp(packet);
+    const srtp = this.transport.protectRtp(packet);
     options.tamper?.(srtp);
     this.sendRaw(srtp, port);
     return Buffer.from(srtp);
@@ -173,40 +121,34 @@ export class WebrtcTestPeer {
   }
 
   async close(): Promise<void> {
-    this.dtls?.close();
+    this.transport.close();
     await new Promise<void>((resolve) => this.socket.close(() => resolve()));
   }
 
   private receive(data: Buffer): void {
-    const first = data[0]!;
-    if (first <= 3) this.stunResponses.push(parseStunMessage(data));
-    else if (first >= 20 && first <= 63) this.dtls?.feed(data);
-    else if (first >= 128 && first <= 191) this.receiveSrtp(data);
-    else this.earlyMedia++;
-  }
-
-  private receiveSrtp(data: Buffer): void {
-    if (this.inbound === null) {
-      this.earlyMedia++;
-      return;
+    const datagram = this.transport.receive(data);
+    switch (datagram.kind) {
+      case 'stun':
+        this.stunResponses.push(datagram.message);
+        break;
+      case 'early':
+        this.earlyMedia++;
+        break;
+      case 'refused':
+        this.refused.push(`${datagram.what} ${datagram.reason}`);
+        break;
+      case 'rtcp':
+        this.rtcp.push(parseRtcpCompound(datagram.plain));
+        break;
+      case 'rtp':
+        this.received.push({
+          ...parseRtpPacket(Buffer.from(datagram.plain)),
+          at: Date.now() - this.opened,
+          from: { address: '127.0.0.1', port: 0 },
+        });
+        break;
+      case 'dtls':
+        break;
     }
-    const type = data[1]! & 0x7f;
-    if (type >= 64 && type <= 95) {
-      const plain = this.inbound.unprotectRtcp(data);
-      if (typeof plain === 'string') this.refused.push(`rtcp ${plain}`);
-      else this.rtcp.push(parseRtcpCompound(plain));
-      return;
-    }
-    const plain = this.inbound.unprotectRtp(data);
-    if (typeof plain === 'string') {
-      this.refused.push(`rtp ${plain}`);
-      return;
-    }
-    const packet = parseRtpPacket(Buffer.from(plain));
-    this.received.push({
-      ...packet,
-      at: Date.now() - this.opened,
-      from: { address: '127.0.0.1', port: 0 },
-    });
   }
 }
