@@ -69,3 +69,12 @@ export const WebSocketUrl = Type.String({
   maxLength: MAX_URL_LENGTH,
   description: 'a ws:// or wss:// URL',
 });
+
+/**
+ * An endpoint's or a trunk's SDES-SRTP policy (call/srtp-policy.ts): SRTP keys travel only
+ * over SIP over TLS; `optional` answers RTP/SAVP offers with SRTP and offers plain RTP.
+ */
+export const SrtpPolicyField = Type.Union(
+  [Type.Literal('required'), Type.Literal('optional'), Type.Literal('off')],
+  { description: 'required, optional or off' },
+);

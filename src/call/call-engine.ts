@@ -288,6 +288,7 @@ export class CallEngine implements CallLauncher {
     destination?: SipDestination;
     routeSet?: string[];
     webrtc?: boolean;
+    srtp?: 'required' | 'optional' | 'off';
   } | null> {
     return resolveSipTarget(uri, {
       state: this.options.services.state,
@@ -302,6 +303,7 @@ export class CallEngine implements CallLauncher {
             destination: resolved.destination,
             routeSet: resolved.routeSet,
             ...(resolved.webrtc && { webrtc: true }),
+            ...(resolved.srtp && { srtp: resolved.srtp }),
           },
     );
   }
@@ -389,7 +391,7 @@ export class CallEngine implements CallLauncher {
       });
       return;
     }
-    if (!(await leg.prepare())) return;
+    if (!(await leg.prepare(route.kind === 'app' ? route.srtp : undefined))) return;
     // A trunk call rings when the PBX does.
     if (route.kind !== 'trunk') leg.ring();
     if (route.kind === 'endpoint') void connectToEndpoint(call, route.uri, this.dialDeps());

@@ -15,6 +15,8 @@ export type ResolvedTarget =
       routeSet?: string[];
       /** A browser: it registered over WebSocket, so it takes WebRTC media alone. */
       webrtc?: boolean;
+      /** The endpoint's SRTP policy, when it set one. */
+      srtp?: 'required' | 'optional' | 'off';
     }
   /** The URI names one of our endpoints, and it has no live registration. */
   | { kind: 'unregistered' };
@@ -69,11 +71,15 @@ export async function resolveSipTarget(
   // clients are browsers, whose media is WebRTC's (RFC 8827).
   const webrtc =
     /^WSS?$/i.test(newest.protocol) || /;transport=wss?(?=[;>]|$)/i.test(newest.contact);
-  if (path.length > 0) return { kind: 'uri', target, routeSet: path, ...(webrtc && { webrtc }) };
+  const srtp = endpoint?.srtp === undefined ? {} : { srtp: endpoint.srtp };
+  if (path.length > 0) {
+    return { kind: 'uri', target, routeSet: path, ...(webrtc && { webrtc }), ...srtp };
+  }
   return {
     kind: 'uri',
     target,
     ...(webrtc && { webrtc }),
+    ...srtp,
     destination: {
       protocol: newest.protocol as TransportProtocol,
       address: { address: newest.address, port: newest.port },

@@ -7,6 +7,7 @@ import type { State } from '../state/state.js';
 import { carrierRefusal, type InboundCarrierMode } from './incoming-carriers.js';
 import type { HttpMethod } from './app/app-call.js';
 import type { CallAccount, CallUrls } from './call.js';
+import type { SrtpPolicy } from './srtp-policy.js';
 
 /** Where an inbound call goes, or why it is refused. */
 export type InboundRoute =
@@ -17,6 +18,8 @@ export type InboundRoute =
       to: string;
       callerName: string | null;
       urls: CallUrls;
+      /** The calling endpoint's SRTP policy (none for calls from outside). */
+      srtp?: SrtpPolicy;
     }
   /** A call to one of our endpoints' SIP URIs, from outside: it is dialled directly. */
   | {
@@ -168,6 +171,7 @@ async function routeEndpoint(
       to: called,
       callerName,
       urls: urlsOf(app),
+      ...(endpoint?.srtp && { srtp: endpoint.srtp }),
     };
   }
   const callee = called

@@ -1,6 +1,7 @@
 import type { AudioFormat } from '../media/pipeline/audio-format.js';
 import type { MediaSessionSpec, MediaSessionUpdate } from '../media/pipeline/session-spec.js';
 import { parseOpusParameters, type NegotiatedAudio } from '../sip/sdp/index.js';
+import { sdesKeysOf } from './srtp-policy.js';
 import { peerTransport } from './webrtc-support.js';
 
 /** What a leg's media starts as, before offer/answer settles: PCMU or PCMA at 8 kHz. */
@@ -59,6 +60,8 @@ function sessionUpdate(audio: NegotiatedAudio): MediaSessionUpdate {
   return {
     // A WebRTC leg's media goes where ICE selects, keyed by DTLS with the peer's certificate.
     ...(audio.transport && { webrtc: peerTransport(audio.transport) }),
+    // An SDES leg's SRTP: the peer's a=crypto key in, ours out.
+    ...(audio.sdes && { sdes: sdesKeysOf(audio.sdes) }),
     telephoneEvent: audio.telephoneEvent
       ? { payloadType: audio.telephoneEvent.payloadType, rate: audio.telephoneEvent.clockRate }
       : null,

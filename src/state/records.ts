@@ -78,6 +78,8 @@ export interface EndpointRecord extends Owned {
   ha1_md5: string;
   ha1_sha256: string;
   app_id: string | null;
+  /** SDES-SRTP on its calls (call/srtp-policy.ts); absent: optional. */
+  srtp?: 'required' | 'optional' | 'off';
 }
 
 export interface OriginationUriRecord extends Owned {
@@ -98,6 +100,8 @@ export interface TrunkRecord extends Owned {
   trunk_direction: 'inbound';
   primary_uri_uuid: string;
   fallback_uri_uuid: string | null;
+  /** SDES-SRTP on the calls to its URIs (call/srtp-policy.ts); absent: optional. */
+  srtp?: 'required' | 'optional' | 'off';
 }
 
 /** A contact bound by the registrar (RFC 3261 10.3) and the flow it came over. */

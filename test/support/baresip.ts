@@ -26,7 +26,8 @@ export interface BaresipOptions {
   username: string;
   password: string;
   registrar: SipTarget;
-  transport?: SipTransport;
+  /** tls: SIP over TLS to the registrar (its certificate is not checked by baresip 1.0.0). */
+  transport?: SipTransport | 'tls';
   /** Re-registration interval in seconds (regint). Default 3600. */
   registerIntervalS?: number;
   /** auto: answer incoming calls at once. Default manual. */
@@ -52,7 +53,7 @@ export interface Baresip {
   stop(): Promise<void>;
 }
 
-const REGISTERED = /^\S+: \{\d+\/(UDP|TCP)\/v[46]\} 2\d\d /;
+const REGISTERED = /^\S+: \{\d+\/(UDP|TCP|TLS)\/v[46]\} 2\d\d /;
 const REGISTER_FAILED = /^reg: \S+: /;
 const live = new Set<ChildProcess>();
 process.once('exit', () => {

@@ -16,8 +16,10 @@ import {
   ListQuery,
   MessageBody,
   Nullable,
+  SrtpPolicyField,
   errorResponses,
 } from '../schemas.js';
+import { DEFAULT_SRTP_POLICY } from '../../call/srtp-policy.js';
 
 const Username = Type.String({
   pattern: '^[A-Za-z][A-Za-z0-9]{0,24}$',
@@ -51,6 +53,7 @@ const EndpointUpdate = Type.Object({
       description: 'the app_id of one of your applications, or empty to detach',
     }),
   ),
+  srtp: Type.Optional(SrtpPolicyField),
 });
 
 const EndpointListItem = Type.Object({
@@ -75,6 +78,7 @@ const EndpointBody = Type.Object({
   sip_registered: Type.String(),
   sip_uri: Type.String(),
   sip_user_agent: Nullable(Type.String()),
+  srtp: Type.String(),
   sub_account: Nullable(Type.String()),
   username: Type.String(),
 });
@@ -140,7 +144,13 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
       summary: 'Create a SIP endpoint',
       params: AuthIdParams,
       body: Type.Object(
-        { username: Username, password: Password, alias: Alias, app_id: Type.Optional(AppId) },
+        {
+          username: Username,
+          password: Password,
+          alias: Alias,
+          app_id: Type.Optional(AppId),
+          srtp: Type.Optional(SrtpPolicyField),
+        },
         { required: ['username', 'password', 'alias'] },
       ),
       response: {
@@ -156,7 +166,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     },
     handler: async (request, reply) => {
       const { principal } = request;
-      const { username, password, alias, app_id } = request.body;
+      const { username, password, alias, app_id, srtp } = request.body;
       if (app_id) await resolveApplication(state, principal, app_id);
       const record = await createUnderFreshUsername(
         state,
@@ -165,6 +175,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
           endpoint_id: newNumericId(14),
           alias,
           app_id: app_id || null,
+          ...(srtp && { srtp }),
         },
         username,
         password,
@@ -231,6 +242,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
         sip_contact: latest?.contact ?? null,
         sip_expires: latest ? sipTimestamp(latest.expires_at) : null,
         sip_user_agent: latest?.user_agent ?? null,
+        srtp: e.srtp ?? DEFAULT_SRTP_POLICY,
       };
     },
   });
@@ -245,13 +257,14 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
     },
     handler: async (request) => {
       const { principal } = request;
-      const { password, alias, app_id } = request.body;
+      const { password, alias, app_id, srtp } = request.body;
       const current = await findEndpoint(principal, request.params.endpoint_id);
       if (app_id) await resolveApplication(state, principal, app_id);
       const next: EndpointRecord = {
         ...current,
         alias: alias ?? current.alias,
         app_id: app_id === undefined ? current.app_id : app_id || null,
+        ...(srtp && { srtp }),
         ...(password === undefined ? {} : credentials(current.username, password)),
       };
       await state.endpoints.update(next, current);

@@ -7,7 +7,8 @@ import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
 import { ownedBy, visibleTo } from '../owned-resources.js';
 import { resourceRoutes } from '../resource-routes.js';
-import { Nullable } from '../schemas.js';
+import { Nullable, SrtpPolicyField } from '../schemas.js';
+import { DEFAULT_SRTP_POLICY } from '../../call/srtp-policy.js';
 
 const Name = Type.String({ maxLength: 100, description: 'at most 100 characters' });
 const Direction = Type.Literal('inbound', {
@@ -29,6 +30,7 @@ const Trunk = Type.Object({
   trunk_direction: Type.String(),
   primary_uri_uuid: Type.String(),
   fallback_uri_uuid: Nullable(Type.String()),
+  srtp: Type.String(),
   resource_uri: Type.String(),
 });
 
@@ -97,6 +99,7 @@ const CreateBody = Type.Object(
     trunk_direction: Direction,
     primary_uri_uuid: PrimaryUri,
     fallback_uri_uuid: Type.Optional(FallbackUri),
+    srtp: Type.Optional(SrtpPolicyField),
   },
   { required: ['trunk_direction', 'primary_uri_uuid'] },
 );
@@ -106,6 +109,7 @@ const UpdateBody = Type.Object({
   trunk_direction: Type.Optional(Direction),
   primary_uri_uuid: Type.Optional(PrimaryUri),
   fallback_uri_uuid: Type.Optional(FallbackUri),
+  srtp: Type.Optional(SrtpPolicyField),
 });
 
 export function trunkRoutes(app: TypedApp, context: ApiContext): void {
@@ -124,6 +128,7 @@ export function trunkRoutes(app: TypedApp, context: ApiContext): void {
       trunk_direction: t.trunk_direction,
       primary_uri_uuid: t.primary_uri_uuid,
       fallback_uri_uuid: t.fallback_uri_uuid,
+      srtp: t.srtp ?? DEFAULT_SRTP_POLICY,
       resource_uri: uris.account(principal.authId, 'SipTrunk', 'Trunk', t.trunk_id),
     }),
     create: async (principal, body) => {
@@ -134,6 +139,7 @@ export function trunkRoutes(app: TypedApp, context: ApiContext): void {
         trunk_direction: body.trunk_direction,
         primary_uri_uuid: body.primary_uri_uuid,
         fallback_uri_uuid: body.fallback_uri_uuid || null,
+        ...(body.srtp && { srtp: body.srtp }),
       };
       await checkDestinations(state, principal, record);
       return record;
@@ -149,6 +155,7 @@ export function trunkRoutes(app: TypedApp, context: ApiContext): void {
           body.fallback_uri_uuid === undefined
             ? current.fallback_uri_uuid
             : body.fallback_uri_uuid || null,
+        ...(body.srtp && { srtp: body.srtp }),
       };
       await checkDestinations(state, principal, next);
       return next;

@@ -198,9 +198,14 @@ export abstract class CallLeg {
   /**
    * Opens the media session; its port goes into our SDP. A WebRTC leg (a browser) gets fresh
    * ICE credentials and the process's fingerprint in its SDP, and ICE, DTLS-SRTP and rtcp-mux
-   * on its port; when it cannot have them, the reason is thrown as a WebrtcUnavailable.
+   * on its port; when it cannot have them, the reason is thrown as a WebrtcUnavailable. A
+   * leg with `sdes` (a peer over SIP over TLS) may carry SDES-SRTP on its own ports.
    */
-  protected async openMedia(near?: string, webrtc = false): Promise<OpenedMedia> {
+  protected async openMedia(
+    near?: string,
+    webrtc = false,
+    sdes: 'required' | 'optional' | null = null,
+  ): Promise<OpenedMedia> {
     const transport = webrtc ? webrtcLegTransport(this.env.webrtc, this.env.publicHost) : null;
     if (typeof transport === 'string') throw new WebrtcUnavailable(transport);
     const opened = await this.env.media.open(
@@ -210,6 +215,7 @@ export abstract class CallLeg {
         inbandDtmf: true,
         mediaTimeoutMs: MEDIA_TIMEOUT_MS,
         ...(transport && { webrtc: transport.spec }),
+        ...(sdes && !transport && { sdes }),
       },
       (event) => this.mediaEvent(event),
       near === undefined ? {} : { near },
@@ -225,6 +231,7 @@ export abstract class CallLeg {
       port: opened.port,
       ...(transport && { webrtc: transport.sdp }),
       ...(!transport && this.env.sipOpus === false && { answerCodecs: DEFAULT_AUDIO_CODECS }),
+      ...(sdes && !transport && { sdes }),
     });
     return opened;
   }

@@ -1,6 +1,7 @@
 import type { IncomingInvite } from '../../sip/ua/incoming-invite.js';
 import { SdpParseError } from '../../sip/sdp/index.js';
 import { hangupCause } from '../hangup-causes.js';
+import { legSdes, offersSdes, SDES_IN_THE_CLEAR, type SrtpPolicy } from '../srtp-policy.js';
 import { offersWebrtc } from '../webrtc-support.js';
 import { CallLeg, WebrtcUnavailable, type LegEnvironment } from './call-leg.js';
 import type { LegEnd } from './leg-end.js';
@@ -41,14 +42,20 @@ export class InboundLeg extends CallLeg {
    * Opens media and answers the SDP offer (without sending it yet). False when the offer is
    * unusable: the INVITE has then been refused (488 or 400) and the leg has ended.
    */
-  async prepare(): Promise<boolean> {
+  async prepare(srtp?: SrtpPolicy): Promise<boolean> {
     if (this.isOver) return false;
     const offer = this.invite.offer;
     if (offer === null) {
       return this.refuse(488, 'An SDP offer is required');
     }
+    const overTls = this.invite.flow.protocol === 'TLS';
+    // RFC 4568 8.3: keys in the SDP are only as safe as the signalling; over a transport in
+    // the clear anyone on the path has them, so the offer is refused, not answered with SRTP.
+    if (!overTls && offersSdes(offer)) return this.refuse(488, SDES_IN_THE_CLEAR, true);
+    const sdes = legSdes(srtp, overTls);
+    if (sdes !== null && typeof sdes === 'object') return this.refuse(488, sdes.refuse, true);
     try {
-      await this.openMedia(undefined, offersWebrtc(offer));
+      await this.openMedia(undefined, offersWebrtc(offer), sdes);
     } catch (error) {
       if (error instanceof WebrtcUnavailable) return this.refuse(488, error.message);
       throw error;
@@ -112,9 +119,13 @@ export class InboundLeg extends CallLeg {
       this.invite.reject(end.sipStatus ?? rejectionStatus(end));
   }
 
-  private refuse(status: number, reason: string): false {
+  /** Refuses the INVITE; `warn` repeats the reason in a Warning header (RFC 3261 20.43). */
+  private refuse(status: number, reason: string, warn = false): false {
     const state = this.invite.state;
-    if (state === 'received' || state === 'early') this.invite.reject(status, reason);
+    const warning: [string, string][] = warn
+      ? [['Warning', `399 ${this.env.publicHost} "${reason.replace(/["\\]/g, '')}"`]]
+      : [];
+    if (state === 'received' || state === 'early') this.invite.reject(status, reason, warning);
     this.finish({ cause: hangupCause('Network Error'), source: 'Error', status: 'failed' });
     return false;
   }

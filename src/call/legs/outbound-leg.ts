@@ -2,6 +2,7 @@ import type { Destination } from '../../sip/transport/transport-layer.js';
 import type { InviteFailure, OutgoingInvite } from '../../sip/ua/outgoing-invite.js';
 import type { TimerHandle } from '../../core/scheduler.js';
 import { hangupCause } from '../hangup-causes.js';
+import { legSdes, reachedOverTls, type SrtpPolicy } from '../srtp-policy.js';
 import { CallLeg, type LegEnvironment, type LegEvents } from './call-leg.js';
 import { endOfFailedInvite, type LegEnd } from './leg-end.js';
 
@@ -35,6 +36,8 @@ export interface DialOptions {
    * (no INVITE) meanwhile.
    */
   admission?: () => Promise<LegEnd | null>;
+  /** SDES-SRTP for this call (a trunk's policy); a resolved endpoint's own policy wins. */
+  srtp?: SrtpPolicy;
 }
 
 /** Where a dialled SIP URI is reached: its Request-URI, and how the INVITE gets there. */
@@ -44,6 +47,8 @@ export interface RoutedTarget {
   routeSet?: readonly string[];
   /** The target is a browser (it registered over WS or WSS): the offer is WebRTC's. */
   webrtc?: boolean;
+  /** The endpoint's SRTP policy. */
+  srtp?: SrtpPolicy;
 }
 
 /**
@@ -112,6 +117,7 @@ export class OutboundLeg extends CallLeg {
     }
     let { target, destination, routeSet } = this.options;
     let webrtc = false;
+    let srtp = this.options.srtp;
     if (this.options.resolve) {
       const resolved = await this.options.resolve();
       if (resolved === null) {
@@ -123,9 +129,20 @@ export class OutboundLeg extends CallLeg {
       }
       ({ target, destination, routeSet } = resolved);
       webrtc = resolved.webrtc ?? false;
+      srtp = resolved.srtp ?? srtp;
     }
     if (this.pendingEnd) return this.finish(this.pendingEnd);
-    await this.openMedia(this.options.near, webrtc);
+    const sdes = webrtc ? null : legSdes(srtp, reachedOverTls(target, destination?.protocol));
+    if (sdes !== null && typeof sdes === 'object') {
+      this.mediaProblem = sdes.refuse;
+      return this.finish({
+        cause: hangupCause('Network Error'),
+        source: 'Error',
+        status: 'failed',
+        reason: sdes.refuse,
+      });
+    }
+    await this.openMedia(this.options.near, webrtc, sdes);
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     const offer = this.sdp!.createOffer();
     const { options } = this;

@@ -40,6 +40,8 @@ interface Attempt {
   role: 'primary' | 'fallback';
   requestUri: string;
   destination: Destination;
+  /** The trunk's SRTP policy. */
+  srtp: TrunkRecord['srtp'];
 }
 
 type Outcome =
@@ -94,7 +96,7 @@ export async function relayToTrunk(call: Call, trunk: TrunkRecord, deps: TrunkDe
       const lastAttempt = role === candidates.at(-1)!.role && destination === destinations.at(-1);
       const outcome = await attempt(
         call,
-        { uri, role, requestUri, destination },
+        { uri, role, requestUri, destination, srtp: trunk.srtp },
         deps,
         lastAttempt,
       );
@@ -137,6 +139,7 @@ async function attempt(
     near: call.leg.uuid,
     target: target.requestUri,
     destination: target.destination,
+    ...(target.srtp && { srtp: target.srtp }),
     from: `sip:${call.init.from || 'anonymous'}@${legs.publicHost}`,
     fromDisplayName: call.init.callerName ?? undefined,
     credentials:

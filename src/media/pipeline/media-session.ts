@@ -5,6 +5,7 @@ import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { RtpPacket } from '../rtp/rtp-packet.js';
 import { RtpSession } from '../rtp/rtp-session.js';
 import { WebrtcTransport, type WebrtcFailure } from '../webrtc/webrtc-transport.js';
+import { SdesProtection } from '../srtp/sdes-protection.js';
 import { systemScheduler } from '../../core/scheduler.js';
 import {
   clockRateOf,
@@ -79,6 +80,7 @@ export class MediaSession {
   private constructor(
     private readonly rtp: RtpSession,
     private readonly transport: WebrtcTransport | null,
+    private readonly protection: SdesProtection | null,
     private readonly spec: MediaSessionSpec,
     env: MediaEnvironment,
     private readonly listener: MediaSessionListener,
@@ -118,6 +120,7 @@ export class MediaSession {
           onFailed: (failure) => session?.transportFailed(failure),
         })
       : null;
+    const protection = spec.sdes ? new SdesProtection(spec.sdes, env.srtpTally) : null;
     const rtp = await RtpSession.open(
       {
         allocator: env.allocator,
@@ -126,6 +129,7 @@ export class MediaSession {
         scheduler: env.scheduler,
         mediaTimeoutMs: spec.mediaTimeoutMs ?? 0,
         ...(transport && { secure: transport }),
+        ...(protection && { protection }),
       },
       {
         onPacket: (packet) => session?.receive(packet),
@@ -135,7 +139,7 @@ export class MediaSession {
       },
     );
     try {
-      session = new MediaSession(rtp, transport, spec, env, listener);
+      session = new MediaSession(rtp, transport, protection, spec, env, listener);
     } catch (error) {
       await rtp.close();
       throw error;
@@ -177,6 +181,12 @@ export class MediaSession {
     if (changes.remote) this.rtp.setRemote(changes.remote);
     if (changes.direction) this.direction = changes.direction;
     if (changes.webrtc) this.transport?.setPeer(changes.webrtc);
+    if (changes.sdes !== undefined) this.setSdesKeys(changes.sdes);
+  }
+
+  private setSdesKeys(keys: MediaSessionUpdate['sdes']): void {
+    if (this.protection) this.protection.setKeys(keys ?? null);
+    else if (keys) throw new Error('SDES keys for a session not opened for SDES-SRTP');
   }
 
   /**
@@ -297,6 +307,7 @@ export class MediaSession {
       inbound: this.inbound.stats,
       relayDropped: this.relayDropped,
       ...(this.transport && { webrtc: this.transport.stats }),
+      ...(this.protection && { sdes: this.protection.stats }),
     };
   }
 

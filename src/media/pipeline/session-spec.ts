@@ -6,6 +6,12 @@ import type {
   WebrtcTransportSpec,
   WebrtcTransportStats,
 } from '../webrtc/webrtc-transport.js';
+import type {
+  SdesKeys,
+  SdesMode,
+  SdesProtectionStats,
+  SrtpDropTally,
+} from '../srtp/sdes-protection.js';
 import { noiseSuppressionLevel } from '../codec/noise-suppressor.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { FrameClock } from '../playout/frame-clock.js';
@@ -46,6 +52,11 @@ export interface MediaSessionSpec {
    * selects where media goes).
    */
   webrtc?: WebrtcTransportSpec;
+  /**
+   * An SDES-SRTP leg (a peer over SIP over TLS): its RTP and RTCP are SRTP once an update
+   * gives the keys; before that `required` lets nothing through, `optional` plain RTP.
+   */
+  sdes?: SdesMode;
 }
 
 /** What a re-INVITE may change; the call's rate stays. */
@@ -54,6 +65,8 @@ export type MediaSessionUpdate = Partial<
 > & {
   /** A WebRTC leg's peer transport, once its SDP is in. */
   webrtc?: Partial<WebrtcPeer>;
+  /** An SDES leg's keys as offer/answer settled them; null: plain RTP (optional SRTP only). */
+  sdes?: SdesKeys | null;
 };
 
 /** What a worker gives each of its sessions. */
@@ -64,6 +77,8 @@ export interface MediaEnvironment {
   scheduler?: Scheduler;
   /** What WebRTC legs need: the worker's DTLS context (made on first use) and its tally. */
   webrtc?: WebrtcEnvironment;
+  /** Where SDES legs count the SRTP packets they drop (the worker's /metrics tally). */
+  srtpTally?: SrtpDropTally;
 }
 
 export interface ReceivedDtmf {
@@ -94,6 +109,8 @@ export interface MediaSessionStats {
   relayDropped: number;
   /** A WebRTC leg's transport: ICE and DTLS states, SRTP drops. */
   webrtc?: WebrtcTransportStats;
+  /** An SDES leg's SRTP: whether keyed, and what it dropped. */
+  sdes?: SdesProtectionStats;
 }
 
 /** Audio heard on the leg, 20 ms at a time at the call's rate. */

@@ -38,6 +38,19 @@ export interface RtpSessionOptions {
    * may go; the odd port is left unread. Latching is then off: the transport chooses.
    */
   secure?: SecureTransport;
+  /**
+   * SRTP on the session's own ports (SDES-keyed legs): each datagram is unprotected as it
+   * arrives and each packet protected as it leaves; null drops it. Latching is as for RTP.
+   */
+  protection?: PacketProtection;
+}
+
+/** What turns RTP into SRTP and back for a session that keeps its own ports. */
+export interface PacketProtection {
+  unprotectRtp(packet: Buffer): Buffer | null;
+  unprotectRtcp(packet: Buffer): Buffer | null;
+  protectRtp(packet: Buffer): Buffer | null;
+  protectRtcp(packet: Buffer): Buffer | null;
 }
 
 /** What a secure transport (WebRTC's ICE, DTLS-SRTP and rtcp-mux) offers an RTP session. */
@@ -129,6 +142,13 @@ export class RtpSession {
         rtcp: (packet, from) => this.receiveRtcp(packet, from),
       });
       this.take = (data, from) => secure.receive(data, from);
+    } else if (options.protection) {
+      const protection = options.protection;
+      this.take = (data, from) => this.receiveProtected(protection, data, from);
+      rtcpSocket.on('message', (data, from) => {
+        const plain = protection.unprotectRtcp(data);
+        if (plain !== null) this.receiveRtcp(plain, from);
+      });
     } else {
       this.take = (data, from) => this.receiveRtp(data, from);
       rtcpSocket.on('message', (data, from) => this.receiveRtcp(data, from));
@@ -217,7 +237,12 @@ export class RtpSession {
       payload,
     });
     this.sentSinceReport = true;
-    this.rtpSocket.send(this.secure ? this.secure.protectRtp(data) : data, to.port, to.address);
+    const wire = this.secure
+      ? this.secure.protectRtp(data)
+      : this.options.protection
+        ? this.options.protection.protectRtp(data)
+        : data;
+    if (wire !== null) this.rtpSocket.send(wire, to.port, to.address);
   }
 
   /** Receive statistics per remote SSRC. */
@@ -236,7 +261,12 @@ export class RtpSession {
     if (!to || this.closed) return Promise.resolve();
     const report = this.buildReport(extra);
     // RFC 5761 4: with rtcp-mux, RTCP goes on the RTP port, SRTCP-protected (RFC 3711 3.4).
-    const data = this.secure ? this.secure.protectRtcp(report) : report;
+    const data = this.secure
+      ? this.secure.protectRtcp(report)
+      : this.options.protection
+        ? this.options.protection.protectRtcp(report)
+        : report;
+    if (data === null) return Promise.resolve();
     const socket = this.secure ? this.rtpSocket : this.rtcpSocket;
     return new Promise((resolve) => socket.send(data, to.port, to.address, () => resolve()));
   }
@@ -283,6 +313,21 @@ export class RtpSession {
       { type: 'sdes', chunks: [cnameChunk(ssrc, this.options.cname)] },
       ...extra,
     ]);
+  }
+
+  /**
+   * An SRTP leg's RTP port. RFC 5761 4: a peer that multiplexes RTCP there sends a second
+   * byte of 192-223 (a payload type of 64-95 once the marker bit is masked).
+   */
+  private receiveProtected(protection: PacketProtection, data: Buffer, from: MediaAddress): void {
+    const type = data.length > 1 ? data[1]! & 0x7f : 0;
+    if (type >= 64 && type <= 95) {
+      const plain = protection.unprotectRtcp(data);
+      if (plain !== null) this.receiveRtcp(plain, from);
+      return;
+    }
+    const plain = protection.unprotectRtp(data);
+    if (plain !== null) this.receiveRtp(plain, from);
   }
 
   private receiveRtp(data: Buffer, info: MediaAddress): void {

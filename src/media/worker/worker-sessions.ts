@@ -211,6 +211,7 @@ export class WorkerSessions {
         cname: this.settings.cname,
         scheduler: this.scheduler,
         ...(this.settings.dtls && { webrtc: this.webrtcEnvironment(this.settings.dtls) }),
+        srtpTally: this.drops,
       },
       {
         onDigit: (digit) => this.emit(sessionId, { type: 'dtmf', ...digit }),

@@ -10,6 +10,7 @@ import { SdpParseError } from './sdp-parse-error.js';
 import type { OutgoingStream } from './sdp-writer.js';
 import type { SessionDescription } from './session-description.js';
 import { answeredTransport } from './webrtc-transport.js';
+import { answeredCrypto } from './sdes-negotiation.js';
 
 export interface AcceptedAudio {
   readonly ok: true;
@@ -50,12 +51,15 @@ export function readAnswerStreams(
     throw new SdpParseError(`the answer put ${stream.kind} where the offer had audio`);
   }
   if (stream.port === 0) return { ok: false, reason: 'the answer rejected the audio stream' };
-  if (ours.transport !== undefined && stream.protocol.toUpperCase() !== ours.protocol) {
+  const secured = ours.transport !== undefined || ours.crypto !== undefined;
+  // RFC 4568 7.1.3 / RFC 8842 5.3: a secure offer is not answered with another profile.
+  if (secured && stream.protocol.toUpperCase() !== ours.protocol) {
     throw new SdpParseError(
       `the answer has ${stream.protocol} where the offer had ${ours.protocol}`,
     );
   }
   const transport = ours.transport === undefined ? null : answeredTransport(stream);
+  const sdes = ours.crypto === undefined ? null : answeredCrypto(ours.crypto, stream);
   const codecs = ours.payloads.filter((payload) => codecOf(payload) !== null);
   const codec = stream.payloads.find((payload) => codecOf(payload) !== null);
   if (codec === undefined || !codecs.some((offeredCodec) => sameFormat(offeredCodec, codec))) {
@@ -79,6 +83,7 @@ export function readAnswerStreams(
       direction: answerDirection(peerDirection(stream), ours.direction ?? 'sendrecv'),
       heldByPeer: isHeldByPeer(stream),
       ...(transport === null ? {} : { transport }),
+      ...(sdes === null ? {} : { sdes }),
     },
   };
 }

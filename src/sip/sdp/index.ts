@@ -15,6 +15,7 @@ export {
 export { parseOpusParameters, type OpusParameters } from './opus-parameters.js';
 export { answerDirection, reverseDirection, type MediaDirection } from './media-direction.js';
 export type { NegotiatedAudio, NegotiatedTransport } from './negotiated-audio.js';
+export type { NegotiatedSdes } from './sdes-negotiation.js';
 export type { RejectedOffer } from './sdp-answerer.js';
 export type { RejectedAudio } from './answer-reading.js';
 export { SdpParseError } from './sdp-parse-error.js';

@@ -1,6 +1,7 @@
 import type { SdpCandidate } from './ice-candidate.js';
 import type { MediaDirection } from './media-direction.js';
 import type { DtlsFingerprint } from './transport-lines.js';
+import type { NegotiatedSdes } from './sdes-negotiation.js';
 import { isNullAddress, type MediaStream, type PayloadFormat } from './session-description.js';
 
 /** What a WebRTC exchange settled beside the audio: the peer's ICE and DTLS parameters. */
@@ -38,6 +39,8 @@ export interface NegotiatedAudio {
    * Present on a WebRTC stream. Media then goes where ICE nominates, not to the c= address.
    */
   readonly transport?: NegotiatedTransport;
+  /** Present on an SDES-SRTP stream (RTP/SAVP): the suite and both keys. */
+  readonly sdes?: NegotiatedSdes;
 }
 
 export const DEFAULT_PTIME = 20;

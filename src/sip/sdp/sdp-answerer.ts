@@ -13,6 +13,8 @@ import {
   type NegotiatedAudio,
 } from './negotiated-audio.js';
 import type { OutgoingStream } from './sdp-writer.js';
+import { SDES_PROFILE, type SdesCrypto } from './sdes-crypto.js';
+import { answerCrypto, chooseCrypto, type LocalSdes } from './sdes-negotiation.js';
 import type { MediaStream, PayloadFormat, SessionDescription } from './session-description.js';
 import {
   answerSetup,
@@ -36,6 +38,11 @@ export interface LocalAudio {
   readonly direction: MediaDirection;
   /** Set on a WebRTC leg: it then takes only WebRTC profiles, with ICE, DTLS and rtcp-mux. */
   readonly transport?: LocalTransport;
+  /**
+   * Set on a leg that may carry SDES-SRTP (a peer over SIP over TLS): it then takes RTP/SAVP
+   * with a=crypto, and plain RTP/AVP too unless SRTP is required.
+   */
+  readonly sdes?: LocalSdes;
 }
 
 export interface AcceptedAnswer {
@@ -88,7 +95,14 @@ function pickCodec(stream: MediaStream, local: LocalAudio): PayloadFormat | null
 
 function isServable(stream: MediaStream, local: LocalAudio): boolean {
   if (stream.kind !== 'audio' || stream.port === 0) return false;
-  return local.transport ? isWebrtcProfile(stream.protocol) : stream.protocol === AUDIO_PROFILE;
+  if (local.transport) return isWebrtcProfile(stream.protocol);
+  if (stream.protocol === SDES_PROFILE) return local.sdes !== undefined;
+  return stream.protocol === AUDIO_PROFILE && local.sdes?.required !== true;
+}
+
+/** The crypto line an RTP/SAVP stream is answered with; none for other profiles. */
+function streamCrypto(stream: MediaStream): SdesCrypto | string | null {
+  return stream.protocol === SDES_PROFILE ? chooseCrypto(stream) : null;
 }
 
 function webrtcSide(stream: MediaStream, local: LocalTransport) {
@@ -99,13 +113,19 @@ function webrtcSide(stream: MediaStream, local: LocalTransport) {
   };
 }
 
-function acceptAudio(stream: MediaStream, codec: PayloadFormat, local: LocalAudio) {
+function acceptAudio(
+  stream: MediaStream,
+  codec: PayloadFormat,
+  local: LocalAudio,
+  crypto: SdesCrypto | null,
+) {
   const event = local.telephoneEvent ? pickTelephoneEvent(stream, codec) : null;
   const direction = answerDirection(peerDirection(stream), local.direction);
   // The peer's fmtp says how it receives; ours (Opus's) says how voxgate does.
   const answered = answerPayload(codec, codecOf(codec)!);
   const payloads = event === null ? [answered] : [answered, event];
   const webrtc = local.transport ? webrtcSide(stream, local.transport) : null;
+  const sdes = crypto !== null && local.sdes ? answerCrypto(crypto, local.sdes) : null;
   const outgoing: OutgoingStream = {
     kind: 'audio',
     port: local.port,
@@ -116,6 +136,7 @@ function acceptAudio(stream: MediaStream, codec: PayloadFormat, local: LocalAudi
     ptime: local.ptime,
     direction,
     ...webrtc?.outgoing,
+    ...(sdes && { crypto: [sdes.outgoing] }),
   };
   const audio: NegotiatedAudio = {
     streamIndex: stream.index,
@@ -128,6 +149,7 @@ function acceptAudio(stream: MediaStream, codec: PayloadFormat, local: LocalAudi
     direction,
     heldByPeer: isHeldByPeer(stream),
     ...(webrtc === null ? {} : { transport: webrtc.transport }),
+    ...(sdes && { sdes: sdes.negotiated }),
   };
   return { outgoing, audio };
 }
@@ -150,20 +172,27 @@ export function answerStreams(
     sawAudio ||= servable;
     let codec = servable ? pickCodec(stream, local) : null;
     const problem = codec !== null && local.transport ? unusableTransport(stream) : null;
-    if (problem !== null) {
-      transportProblem ??= problem;
+    const crypto = codec !== null ? streamCrypto(stream) : null;
+    if (problem !== null || typeof crypto === 'string') {
+      transportProblem ??= problem ?? (crypto as string);
       codec = null;
     }
     if (codec === null) {
       streams.push(rejected(stream));
       continue;
     }
-    const accepted = acceptAudio(stream, codec, local);
+    const accepted = acceptAudio(stream, codec, local, crypto as SdesCrypto | null);
     audio = accepted.audio;
     streams.push(accepted.outgoing);
   }
   if (audio === null) {
-    const profile = local.transport ? 'WebRTC (UDP/TLS/RTP/SAVPF)' : 'RTP/AVP';
+    const profile = local.transport
+      ? 'WebRTC (UDP/TLS/RTP/SAVPF)'
+      : local.sdes?.required
+        ? 'RTP/SAVP (SRTP is required on this leg)'
+        : local.sdes
+          ? 'RTP/AVP or RTP/SAVP'
+          : 'RTP/AVP';
     const reason =
       transportProblem ??
       (sawAudio

@@ -39,6 +39,8 @@ export interface SdpMediaLines {
   rtcpPort: number | null;
   ptime: number | null;
   direction: MediaDirection | null;
+  /** a=crypto values (RFC 4568), as written: each is read when an answer is chosen. */
+  readonly crypto: { value: string; line: number }[];
   /** ICE, DTLS, mid and rtcp-mux attributes of the section. */
   readonly transport: TransportLines;
 }
@@ -84,6 +86,7 @@ function readMedia(value: string, line: number): SdpMediaLines {
     rtcpPort: null,
     ptime: null,
     direction: null,
+    crypto: [],
     transport: emptyTransportLines(),
   };
 }
@@ -116,6 +119,8 @@ function readAttribute(value: string, line: number, media: SdpMediaLines | null)
       throw new SdpParseError('a=ptime must be a positive number of milliseconds', line);
     }
     if (media !== null) media.ptime = Number(match[1]);
+  } else if (value.startsWith('crypto:')) {
+    media?.crypto.push({ value, line });
   } else if (value.startsWith('rtcp:')) {
     const match = RTCP.exec(value);
     if (media !== null && match !== null) media.rtcpPort = Number(match[1]);

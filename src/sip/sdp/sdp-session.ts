@@ -19,6 +19,8 @@ import { parseSessionDescription, type SessionDescription } from './session-desc
 import { hostCandidate } from './ice-candidate.js';
 import type { DtlsFingerprint } from './transport-lines.js';
 import { outgoingTransport, WEBRTC_PROFILE, type LocalTransport } from './webrtc-transport.js';
+import { freshKeySalt, SDES_PROFILE, type SdesSuite } from './sdes-crypto.js';
+import { offerCryptos, type LocalSdes } from './sdes-negotiation.js';
 
 /** What makes a session a WebRTC one: voxgate's ICE credentials and DTLS fingerprint. */
 export interface WebrtcSessionOptions {
@@ -51,6 +53,12 @@ export interface SdpSessionOptions {
    * to opus, PCMU and PCMA. The address must then be an IP address: it is the host candidate.
    */
   readonly webrtc?: WebrtcSessionOptions;
+  /**
+   * SDES-SRTP (RFC 4568), for a peer reached over SIP over TLS: `required` offers RTP/SAVP
+   * with a=crypto and refuses plain RTP; `optional` offers plain RTP/AVP but answers an
+   * RTP/SAVP offer with SRTP. voxgate's keys are fresh for each session. Unset: plain RTP.
+   */
+  readonly sdes?: 'required' | 'optional';
 }
 
 export interface OfferOptions {
@@ -91,6 +99,19 @@ function localTransport(options: WebrtcSessionOptions, address: string, port: nu
     candidates: [hostCandidate(address, port)],
   };
   return transport;
+}
+
+/** voxgate's SDES keys for one session: one per suite, made when first written. */
+function localSdes(required: boolean): LocalSdes {
+  const keys = new Map<SdesSuite, Uint8Array>();
+  return {
+    required,
+    keyFor: (suite) => {
+      let key = keys.get(suite);
+      if (key === undefined) keys.set(suite, (key = freshKeySalt()));
+      return key;
+    },
+  };
 }
 
 function checkPort(port: number): void {
@@ -135,6 +156,7 @@ export class SdpSession {
       ...(this.webrtc && {
         transport: localTransport(this.webrtc, options.address, options.port),
       }),
+      ...(options.sdes && !this.webrtc && { sdes: localSdes(options.sdes === 'required') }),
     };
   }
 
@@ -167,10 +189,13 @@ export class SdpSession {
         payloads.push({ payloadType, encoding: TELEPHONE_EVENT, clockRate, channels: 1, fmtp });
       }
     }
+    // RFC 4568 3.1.4 / RFC 3711: keys go with RTP/SAVP. An RTP/AVP offer with a=crypto is
+    // not standard, so a leg where SRTP is only optional offers plain RTP.
+    const sdes = this.local.sdes?.required ? this.local.sdes : undefined;
     const stream: OutgoingStream = {
       kind: 'audio',
       port: this.local.port,
-      protocol: this.local.transport ? WEBRTC_PROFILE : 'RTP/AVP',
+      protocol: this.local.transport ? WEBRTC_PROFILE : sdes ? SDES_PROFILE : 'RTP/AVP',
       formats: payloads.map((payload) => String(payload.payloadType)),
       payloads,
       ptime: this.local.ptime,
@@ -180,6 +205,7 @@ export class SdpSession {
         mid: OFFER_MID,
         transport: outgoingTransport(this.local.transport, 'actpass'),
       }),
+      ...(sdes && { crypto: offerCryptos(sdes) }),
     };
     this.pendingOffer = [stream];
     return this.write([stream], this.local.transport ? [OFFER_MID] : null);

@@ -1,5 +1,7 @@
 import { formatCandidate, type SdpCandidate } from './ice-candidate.js';
 import type { MediaDirection } from './media-direction.js';
+import type { OutgoingCrypto } from './sdes-crypto.js';
+import { cryptoLines } from './sdes-negotiation.js';
 import type { PayloadFormat } from './session-description.js';
 import type { DtlsFingerprint, DtlsSetup } from './transport-lines.js';
 
@@ -24,6 +26,8 @@ export interface OutgoingStream {
   /** a=mid (RFC 8843), kept on rejected streams too so the answer pairs with the offer. */
   readonly mid?: string | null;
   readonly transport?: OutgoingTransport;
+  /** SDES-SRTP keys (RFC 4568): every offered line, or the one answered. */
+  readonly crypto?: readonly OutgoingCrypto[];
 }
 
 export interface OutgoingOrigin {
@@ -61,6 +65,7 @@ function writeStream(stream: OutgoingStream, lines: string[]): void {
   lines.push(`m=${stream.kind} ${stream.port} ${stream.protocol} ${stream.formats.join(' ')}`);
   if (stream.mid !== undefined && stream.mid !== null) lines.push(`a=mid:${stream.mid}`);
   if (stream.transport !== undefined) writeTransport(stream.transport, lines);
+  lines.push(...cryptoLines(stream.crypto));
   for (const payload of stream.payloads) {
     const channels = payload.channels > 1 ? `/${payload.channels}` : '';
     lines.push(

@@ -52,6 +52,8 @@ export interface MediaStream {
   readonly rtcpPort: number;
   readonly ptime: number | null;
   readonly direction: MediaDirection;
+  /** The section's a=crypto values (RFC 4568) with their line numbers, in order. */
+  readonly crypto?: readonly { readonly value: string; readonly line: number }[];
   /** Present when the section or the session carries any WebRTC transport attribute. */
   readonly transport?: StreamTransport;
 }
@@ -155,6 +157,7 @@ export function parseSessionDescription(text: string): SessionDescription {
       rtcpPort: media.rtcpPort ?? media.port + 1,
       ptime: media.ptime,
       direction: media.direction ?? lines.direction ?? 'sendrecv',
+      ...(media.crypto.length > 0 && { crypto: media.crypto }),
       ...(transport === undefined ? {} : { transport }),
     };
   });

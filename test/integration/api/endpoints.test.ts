@@ -76,9 +76,28 @@ describeEachStore('SIP endpoints', (target) => {
       sip_registered: 'false',
       sip_uri: `sip:${username}@127.0.0.1`,
       sip_user_agent: null,
+      srtp: 'optional',
       sub_account: null,
       username,
     });
+  });
+
+  it('keeps an SRTP policy, and answers 400 naming the field for a bad one', async () => {
+    const created = await gw.request('POST', base(), {
+      json: { username: 'srtp', password: PASSWORD, alias: 'srtp', srtp: 'required' },
+    });
+    expect(created.status).toBe(201);
+    const path = `${base()}${created.body.endpoint_id}/`;
+    expect((await gw.request('GET', path)).body.srtp).toBe('required');
+    const bad = await gw.request('POST', path, { json: { srtp: 'mandatory' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/srtp.*required, optional or off/);
+    expect((await gw.request('POST', path, { json: { srtp: 'off' } })).status).toBe(200);
+    expect((await gw.request('GET', path)).body.srtp).toBe('off');
+    const badCreate = await gw.request('POST', base(), {
+      json: { username: 'srtp2', password: PASSWORD, alias: 'srtp2', srtp: 'SDES' },
+    });
+    expect(badCreate.status).toBe(400);
   });
 
   it('stores digest HA1 values for MD5 and SHA-256, never the plaintext', async () => {

@@ -52,8 +52,26 @@ describeEachStore('inbound trunks', (target) => {
       trunk_direction: 'inbound',
       primary_uri_uuid: primary,
       fallback_uri_uuid: fallback,
+      srtp: 'optional',
       resource_uri: `/v1/Account/${gw.main.id}/SipTrunk/Trunk/${res.body.trunk_id}/`,
     });
+  });
+
+  it('keeps an SRTP policy, and answers 400 naming the field for a bad one', async () => {
+    const primary = await newUri();
+    const res = await create({
+      trunk_direction: 'inbound',
+      primary_uri_uuid: primary,
+      srtp: 'off',
+    });
+    expect(res.status).toBe(201);
+    const path = `${base()}${res.body.trunk_id}/`;
+    expect((await gw.request('GET', path)).body.srtp).toBe('off');
+    const bad = await gw.request('POST', path, { json: { srtp: 'yes' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/srtp.*required, optional or off/);
+    expect((await gw.request('POST', path, { json: { srtp: 'required' } })).status).toBe(200);
+    expect((await gw.request('GET', path)).body.srtp).toBe('required');
   });
 
   it('takes form bodies and paths without the trailing slash; the fallback is optional', async () => {
