@@ -75,7 +75,14 @@ export class InviteClient {
     const toValue = formatNameAddr({ displayName: options.toDisplayName ?? null, uri: to });
     const firstSeq = randomInt(1, 10_000);
     const ready = this.where(options.destination, target, routeSet).then((destination) => {
-      const contact = localContact(this.stack.transport, destination.protocol, options.contactUser);
+      // RFC 3261 8.1.1.8: a SIPS Request-URI or top Route asks for a SIPS Contact.
+      const sips = target.scheme === 'sips' || /^<?sips:/i.test(routeSet[0] ?? '');
+      const contact = localContact(
+        this.stack.transport,
+        destination.protocol,
+        options.contactUser,
+        sips,
+      );
       const build = (attempt: number): SipRequest => {
         const rows: (readonly [string, string])[] = [
           ['Max-Forwards', '70'],

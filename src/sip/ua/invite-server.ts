@@ -46,7 +46,12 @@ export class InviteServer {
       transaction.respond(responseTo(request, 480));
       return;
     }
-    const contact = localContact(this.stack.transport, transaction.flow.protocol);
+    const contact = localContact(
+      this.stack.transport,
+      transaction.flow.protocol,
+      null,
+      request.requestUri().scheme === 'sips',
+    );
     const invite = new IncomingInvite(request, transaction, this.dialogs, contact);
     try {
       owner(invite);
