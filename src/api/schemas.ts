@@ -78,3 +78,9 @@ export const SrtpPolicyField = Type.Union(
   [Type.Literal('required'), Type.Literal('optional'), Type.Literal('off')],
   { description: 'required, optional or off' },
 );
+
+/** An endpoint's: SDES-SRTP's, or `dtls` for WebRTC's media in calls to it. */
+export const EndpointSrtpPolicyField = Type.Union(
+  [Type.Literal('required'), Type.Literal('optional'), Type.Literal('off'), Type.Literal('dtls')],
+  { description: 'required, optional, off or dtls' },
+);

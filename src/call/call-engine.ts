@@ -288,7 +288,7 @@ export class CallEngine implements CallLauncher {
     destination?: SipDestination;
     routeSet?: string[];
     webrtc?: boolean;
-    srtp?: 'required' | 'optional' | 'off';
+    srtp?: 'required' | 'optional' | 'off' | 'dtls';
   } | null> {
     return resolveSipTarget(uri, {
       state: this.options.services.state,

@@ -16,7 +16,7 @@ export type ResolvedTarget =
       /** A browser: it registered over WebSocket, so it takes WebRTC media alone. */
       webrtc?: boolean;
       /** The endpoint's SRTP policy, when it set one. */
-      srtp?: 'required' | 'optional' | 'off';
+      srtp?: 'required' | 'optional' | 'off' | 'dtls';
     }
   /** The URI names one of our endpoints, and it has no live registration. */
   | { kind: 'unregistered' };

@@ -8,11 +8,16 @@ import { parseSessionDescription, type NegotiatedSdes } from '../sip/sdp/index.j
  * `optional`: an RTP/SAVP offer is answered with SRTP, a plain one with RTP; our own offers are
  *   plain RTP/AVP (an RTP/SAVP offer fails with a peer that lacks SRTP, and RTP/AVP with
  *   a=crypto is not standard);
- * `off`: plain RTP only.
- * The keys travel in the SDP, so SDES runs only over SIP over TLS whatever the policy.
+ * `off`: plain RTP only;
+ * `dtls` (endpoints only): calls to the endpoint offer WebRTC's media (ICE-lite, DTLS-SRTP,
+ *   rtcp-mux), which softphones such as baresip take with their DTLS-SRTP and ICE modules; its
+ *   keys never travel in SDP, so any SIP transport carries it. Its own offers are answered as
+ *   they come (DTLS-SRTP, SDES over TLS, or plain).
+ * The SDES keys travel in the SDP, so SDES runs only over SIP over TLS whatever the policy.
  */
 export const SRTP_POLICIES = ['required', 'optional', 'off'] as const;
-export type SrtpPolicy = (typeof SRTP_POLICIES)[number];
+export const ENDPOINT_SRTP_POLICIES = [...SRTP_POLICIES, 'dtls'] as const;
+export type SrtpPolicy = (typeof ENDPOINT_SRTP_POLICIES)[number];
 
 /** An endpoint's or a trunk's policy when none was set. */
 export const DEFAULT_SRTP_POLICY: SrtpPolicy = 'optional';
@@ -24,6 +29,7 @@ export type LegSdes = 'required' | 'optional' | null | { refuse: string };
 export function legSdes(policy: SrtpPolicy | undefined, overTls: boolean): LegSdes {
   const effective = policy ?? DEFAULT_SRTP_POLICY;
   if (effective === 'off') return null;
+  if (effective === 'dtls') return overTls ? 'optional' : null;
   if (overTls) return effective;
   if (effective === 'required') {
     return { refuse: 'SRTP is required on this leg, and SDES-SRTP needs SIP over TLS' };

@@ -78,8 +78,8 @@ export interface EndpointRecord extends Owned {
   ha1_md5: string;
   ha1_sha256: string;
   app_id: string | null;
-  /** SDES-SRTP on its calls (call/srtp-policy.ts); absent: optional. */
-  srtp?: 'required' | 'optional' | 'off';
+  /** SDES-SRTP or DTLS-SRTP on its calls (call/srtp-policy.ts); absent: optional. */
+  srtp?: 'required' | 'optional' | 'off' | 'dtls';
 }
 
 export interface OriginationUriRecord extends Owned {

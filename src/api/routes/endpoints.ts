@@ -16,7 +16,7 @@ import {
   ListQuery,
   MessageBody,
   Nullable,
-  SrtpPolicyField,
+  EndpointSrtpPolicyField,
   errorResponses,
 } from '../schemas.js';
 import { DEFAULT_SRTP_POLICY } from '../../call/srtp-policy.js';
@@ -53,7 +53,7 @@ const EndpointUpdate = Type.Object({
       description: 'the app_id of one of your applications, or empty to detach',
     }),
   ),
-  srtp: Type.Optional(SrtpPolicyField),
+  srtp: Type.Optional(EndpointSrtpPolicyField),
 });
 
 const EndpointListItem = Type.Object({
@@ -149,7 +149,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
           password: Password,
           alias: Alias,
           app_id: Type.Optional(AppId),
-          srtp: Type.Optional(SrtpPolicyField),
+          srtp: Type.Optional(EndpointSrtpPolicyField),
         },
         { required: ['username', 'password', 'alias'] },
       ),

@@ -128,8 +128,9 @@ export class OutboundLeg extends CallLeg {
         });
       }
       ({ target, destination, routeSet } = resolved);
-      webrtc = resolved.webrtc ?? false;
       srtp = resolved.srtp ?? srtp;
+      // A browser, or an endpoint whose phone takes WebRTC's media (srtp: dtls).
+      webrtc = (resolved.webrtc ?? false) || srtp === 'dtls';
     }
     if (this.pendingEnd) return this.finish(this.pendingEnd);
     const sdes = webrtc ? null : legSdes(srtp, reachedOverTls(target, destination?.protocol));

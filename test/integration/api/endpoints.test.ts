@@ -91,7 +91,9 @@ describeEachStore('SIP endpoints', (target) => {
     expect((await gw.request('GET', path)).body.srtp).toBe('required');
     const bad = await gw.request('POST', path, { json: { srtp: 'mandatory' } });
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toMatch(/srtp.*required, optional or off/);
+    expect(bad.body.error).toMatch(/srtp.*required, optional, off or dtls/);
+    expect((await gw.request('POST', path, { json: { srtp: 'dtls' } })).status).toBe(200);
+    expect((await gw.request('GET', path)).body.srtp).toBe('dtls');
     expect((await gw.request('POST', path, { json: { srtp: 'off' } })).status).toBe(200);
     expect((await gw.request('GET', path)).body.srtp).toBe('off');
     const badCreate = await gw.request('POST', base(), {
