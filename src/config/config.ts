@@ -1,28 +1,57 @@
-import { constants, accessSync, readFileSync, statSync } from 'node:fs';
-import { readInboundCarrierMode, type InboundCarrierMode } from '../call/incoming-carriers.js';
-import { availableParallelism, hostname } from 'node:os';
-import { isIP } from 'node:net';
-import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
-import { parseRedisTarget } from '../state/redis-target.js';
-import { parseSecretKey } from '../state/secret-box.js';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { InboundCarrierMode } from '../call/incoming-carriers.js';
+import type { OutboundProfile } from '../core/address-policy.js';
+import type { DtlsSettings } from '../media/dtls/dtls-settings.js';
+import type { SmppCarrier } from '../messaging/smpp/carrier-config.js';
 import type { AccountLimits } from '../state/records.js';
-import { OUTBOUND_PROFILES, type OutboundProfile } from '../core/address-policy.js';
+import { ConfigError, type Env } from './config-error.js';
 import {
-  DtlsSettingError,
-  readDtlsSettings,
-  type DtlsSettings,
-} from '../media/dtls/dtls-settings.js';
+  LOG_LEVELS,
+  port,
+  dnsServers,
+  nodeId,
+  limit,
+  whole,
+  realtimePriority,
+  outboundProfile,
+  decimal,
+  digestAlgorithms,
+  origins,
+  flag,
+  portRange,
+  url,
+  redisUrl,
+  redisWait,
+  host,
+  DEFAULT_RATE_DECK,
+  DEFAULT_MESSAGE_RATE_DECK,
+  DEFAULT_CHATAPP_GRAPH_URL,
+  operatorToken,
+  secretKey,
+  mm7Settings,
+  smppCarriers,
+  inboundCarriers,
+  dtls,
+  readableFile,
+  type Mm7Settings,
+  type PortRange,
+} from './env-values.js';
+
+export { ConfigError } from './config-error.js';
+export type { Env } from './config-error.js';
+export type { Mm7Settings, PortRange } from './env-values.js';
+export {
+  DEFAULT_CHATAPP_GRAPH_URL,
+  DEFAULT_MESSAGE_RATE_DECK,
+  DEFAULT_RATE_DECK,
+} from './env-values.js';
 
 /**
  * The runtime contract of DESIGN.md: every setting comes from the environment (a JSON file named
  * by VOXGATE_CONFIG_FILE may supply defaults for the same names), is checked here once at start,
  * and a bad value stops the start with a message naming the variable and its rule.
  */
-export interface PortRange {
-  min: number;
-  max: number;
-}
-
 export interface Config {
   httpHost: string;
   httpPort: number;
@@ -132,324 +161,6 @@ export interface Config {
   /** Where tenant-supplied URLs may lead (docs/calls-and-media.md, Outbound requests). */
   outboundProfile: OutboundProfile;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-}
-
-/** An MMSC reached over MM7, and the credentials it and voxgate use with each other. */
-export interface Mm7Settings {
-  /** Where SubmitReq goes, without credentials or query. */
-  url: string;
-  username: string;
-  password: string;
-  vaspId: string;
-  vasId: string;
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    rule: string,
-    value: string,
-  ) {
-    super(`${variable}=${JSON.stringify(value)} is invalid: ${rule}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Env = Record<string, string | undefined>;
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-function port(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  // 0 asks the system for a free port (tests run gateways side by side).
-  if (!/^\d+$/.test(raw) || value > 65535) {
-    throw new ConfigError(name, 'must be a port number from 1 to 65535, or 0 for any', raw);
-  }
-  return value;
-}
-
-/** Comma-separated IPv4 or IPv6 addresses, each with an optional port (host:port, [v6]:port). */
-function dnsServers(env: Env, name: string): string[] {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return [];
-  const list = raw.split(',').map((s) => s.trim());
-  const ok = (entry: string) => {
-    const match = /^(?:\[([0-9a-fA-F:]+)\]|([\d.]+))(?::(\d{1,5}))?$|^([0-9a-fA-F:]+)$/.exec(entry);
-    if (!match) return false;
-    const host = match[1] ?? match[2] ?? match[4]!;
-    return isIP(host) !== 0 && (match[3] === undefined || Number(match[3]) <= 65535);
-  };
-  if (!list.every(ok)) {
-    throw new ConfigError(
-      name,
-      'must be IP addresses, each with an optional :port, comma-separated',
-      raw,
-    );
-  }
-  return list;
-}
-
-/** Letters, digits, dots, dashes and underscores; the host name and process id by default. */
-function nodeId(env: Env, name: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return `${hostname()}-${process.pid}`;
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(raw))
-    throw new ConfigError(
-      name,
-      'must be 1 to 64 letters, digits, dots, dashes or underscores',
-      raw,
-    );
-  return raw;
-}
-
-/** A limit: a positive whole number, or none (unset or 0). */
-function limit(env: Env, name: string): number | null {
-  const value = whole(env, name, 0, 0);
-  return value === 0 ? null : value;
-}
-
-function whole(env: Env, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) {
-    throw new ConfigError(name, `must be a whole number of at least ${min}`, raw);
-  }
-  return Number(raw);
-}
-
-/** Unset, empty or 0: normal scheduling; 1 to 99: that SCHED_RR priority. */
-function realtimePriority(env: Env, name: string): number | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  if (!/^\d+$/.test(raw) || Number(raw) > 99) {
-    throw new ConfigError(name, 'must be a whole number from 0 (off) to 99', raw);
-  }
-  return Number(raw) === 0 ? null : Number(raw);
-}
-
-function outboundProfile(env: Env, name: string): OutboundProfile {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return 'self-hosted';
-  if (!(OUTBOUND_PROFILES as readonly string[]).includes(raw))
-    throw new ConfigError(name, `must be one of ${OUTBOUND_PROFILES.join(', ')}`, raw);
-  return raw as OutboundProfile;
-}
-
-function decimal(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+(\.\d+)?$/.test(raw)) {
-    throw new ConfigError(name, 'must be a decimal number such as 0.00300', raw);
-  }
-  return raw;
-}
-
-function digestAlgorithms(
-  env: Env,
-  name: string,
-  fallback: ('SHA-256' | 'MD5')[],
-): ('SHA-256' | 'MD5')[] {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const list = raw.split(',').map((a) => a.trim().toUpperCase());
-  const valid =
-    list.every((a) => a === 'SHA-256' || a === 'MD5') && new Set(list).size === list.length;
-  if (!valid)
-    throw new ConfigError(
-      name,
-      'must be SHA-256 and/or MD5, comma-separated, most preferred first',
-      raw,
-    );
-  return list as ('SHA-256' | 'MD5')[];
-}
-
-/**
- * A comma-separated list of WebSocket origins (RFC 6454): each `scheme://host[:port]` with an
- * http or https scheme and nothing after the authority, compared in lower case.
- */
-function origins(env: Env, name: string): string[] | null {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return null;
-  const rule =
-    'must be comma-separated origins such as https://app.example.com (scheme://host[:port])';
-  const list = raw.split(',').map((origin) => {
-    let parsed: URL;
-    try {
-      parsed = new URL(origin.trim());
-    } catch {
-      throw new ConfigError(name, rule, raw);
-    }
-    // An origin has no path, query, fragment or credentials (not even a trailing slash).
-    const bare =
-      /^[a-z]+:\/\/[^/?#@]+$/i.test(origin.trim()) && ['http:', 'https:'].includes(parsed.protocol);
-    if (!bare) throw new ConfigError(name, rule, raw);
-    // As browsers send it: lower case, without the scheme's default port.
-    return parsed.origin;
-  });
-  return [...new Set(list)];
-}
-
-function flag(env: Env, name: string, fallback = false): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'true' && raw !== 'false') throw new ConfigError(name, 'must be true or false', raw);
-  return raw === 'true';
-}
-
-function portRange(env: Env, name: string, fallback: PortRange): PortRange {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const match = /^(\d+)-(\d+)$/.exec(raw);
-  const rule = 'must be two port numbers MIN-MAX with 1024 <= MIN < MAX <= 65535';
-  if (!match) throw new ConfigError(name, rule, raw);
-  const min = Number(match[1]);
-  const max = Number(match[2]);
-  if (min < 1024 || max > 65535 || min >= max) throw new ConfigError(name, rule, raw);
-  return { min, max };
-}
-
-function url(env: Env, name: string, schemes: string[]): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  const rule = `must be a URL with scheme ${schemes.join(' or ')}`;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, rule, raw);
-  }
-  if (!schemes.includes(parsed.protocol.replace(/:$/, ''))) throw new ConfigError(name, rule, raw);
-  return raw;
-}
-
-function redisUrl(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  try {
-    parseRedisTarget(raw);
-  } catch (error) {
-    throw new ConfigError(name, (error as Error).message, raw);
-  }
-  return raw;
-}
-
-/** `replicas` or `none`; by default replicas on Sentinel and Cluster, where failover happens. */
-function redisWait(env: Env, name: string, url: string | null): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '')
-    return url !== null && parseRedisTarget(url).kind !== 'server';
-  if (raw !== 'replicas' && raw !== 'none')
-    throw new ConfigError(name, 'must be replicas or none', raw);
-  return raw === 'replicas';
-}
-
-function host(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  // A host name (RFC 1123 labels), an IPv4 address or a bare IPv6 address.
-  if (
-    !/^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
-      raw,
-    ) &&
-    !/^[0-9A-Fa-f:.]+:[0-9A-Fa-f:.]*$/.test(raw)
-  ) {
-    throw new ConfigError(name, 'must be a host name or an IP address', raw);
-  }
-  return raw;
-}
-
-/** The bundled deck, relative to the working directory as the data directory is. */
-export const DEFAULT_RATE_DECK = 'fixtures/rate-deck.csv';
-export const DEFAULT_MESSAGE_RATE_DECK = 'fixtures/message-rate-deck.csv';
-/** The public Graph API, at the version the chat-app client was written against. */
-export const DEFAULT_CHATAPP_GRAPH_URL = 'https://graph.facebook.com/v21.0';
-
-function operatorToken(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  // A secret: a message about it never repeats it.
-  if (raw.length < 24 || /\s/.test(raw))
-    throw new ConfigError(name, 'must be at least 24 characters without spaces', '(hidden)');
-  return raw;
-}
-
-function secretKey(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  try {
-    parseSecretKey(raw);
-  } catch (error) {
-    // A secret: a message about it never repeats it.
-    throw new ConfigError(name, (error as Error).message, '(hidden)');
-  }
-  return raw.trim();
-}
-
-/** `http(s)://user:password@host[:port]/path?vasp_id=...&vas_id=...` */
-function mm7Settings(env: Env, name: string): Mm7Settings | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  // The value holds a password: a message about it never repeats it.
-  const rule = 'must be http(s)://user:password@host[:port]/path[?vasp_id=...&vas_id=...]';
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, rule, '(hidden)');
-  }
-  if (!['http:', 'https:'].includes(parsed.protocol) || !parsed.username || !parsed.password)
-    throw new ConfigError(name, rule, '(hidden)');
-  return {
-    url: `${parsed.protocol}//${parsed.host}${parsed.pathname}`,
-    username: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-    vaspId: parsed.searchParams.get('vasp_id') ?? '',
-    vasId: parsed.searchParams.get('vas_id') ?? '',
-  };
-}
-
-function smppCarriers(env: Env, name: string): SmppCarrier[] {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return [];
-  try {
-    return parseSmppCarriers(raw);
-  } catch (error) {
-    // The value is shown without its passwords.
-    throw new ConfigError(name, (error as Error).message, raw.replace(/:[^:@/\s]*@/g, ':***@'));
-  }
-}
-
-function inboundCarriers(env: Env): InboundCarrierMode {
-  const raw = env.VOXGATE_INBOUND_CARRIERS;
-  try {
-    return readInboundCarrierMode(raw);
-  } catch (error) {
-    throw new ConfigError('VOXGATE_INBOUND_CARRIERS', (error as Error).message, raw ?? '');
-  }
-}
-
-function dtls(env: Env): DtlsSettings {
-  try {
-    return readDtlsSettings(env);
-  } catch (error) {
-    if (error instanceof DtlsSettingError)
-      throw new ConfigError(error.variable, error.rule, error.value);
-    throw error;
-  }
-}
-
-function readableFile(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  try {
-    accessSync(raw, constants.R_OK);
-    if (statSync(raw).isFile()) return raw;
-  } catch {
-    // Reported below, as for a directory.
-  }
-  throw new ConfigError(name, 'must be the path of a readable file', raw);
 }
 
 export function readFileDefaults(env: Env): Env {
