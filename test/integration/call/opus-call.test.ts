@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBaresip, type Baresip } from '../../support/baresip.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { wavSamples } from '../../support/phone-audio.js';
 import { StreamServer } from '../../support/stream-server.js';
 import { strongestFrequency, tone } from '../../support/signal.js';
 import { until } from '../../support/wait.js';
@@ -51,18 +52,6 @@ afterAll(async () => {
   await bot?.close();
   await rm(dumps, { recursive: true, force: true });
 });
-
-/** The first channel's samples of a 16-bit WAV file (its data chunk), and its rate. */
-function wavSamples(file: Buffer): { rate: number; channels: number; pcm: Int16Array } {
-  const channels = file.readUInt16LE(22);
-  const rate = file.readUInt32LE(24);
-  let at = 12;
-  while (file.toString('ascii', at, at + 4) !== 'data') at += 8 + file.readUInt32LE(at + 4);
-  const data = file.subarray(at + 8, at + 8 + file.readUInt32LE(at + 4));
-  const pcm = new Int16Array(data.length / 2 / channels);
-  for (let i = 0; i < pcm.length; i++) pcm[i] = data.readInt16LE(i * 2 * channels);
-  return { rate, channels, pcm };
-}
 
 describe('a call in Opus', () => {
   it('carries wideband audio both ways between an Opus-only baresip and a 16 kHz stream', async () => {

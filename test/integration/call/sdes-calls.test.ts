@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
@@ -9,9 +9,10 @@ import { startBaresip, type Baresip } from '../../support/baresip.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { StreamServer } from '../../support/stream-server.js';
-import { strongestFrequency, tone } from '../../support/signal.js';
-import { makeTestCertificate, type TestCertificate } from '../../support/tls-certificate.js';
+import { exchangeTones, strongestDecodedHz } from '../../support/phone-audio.js';
+import { strongestFrequency } from '../../support/signal.js';
 import { until } from '../../support/wait.js';
+import { makeTestCertificate, type TestCertificate } from '../../support/tls-certificate.js';
 
 /**
  * SDES-SRTP (RFC 4568) with baresip over SIP over TLS: it calls in and is called with
@@ -97,60 +98,6 @@ async function phone(name: string, options: Partial<Parameters<typeof startBares
   return started;
 }
 
-/** Plays 1 kHz to the stream's call, hears what it sends; returns 1 s of the phone's sound. */
-async function streamTones(connection: number): Promise<Int16Array> {
-  const ws = await bot.connection(connection);
-  await until(() => ws.of('start').length === 1, 10_000);
-  const back = tone(8000, 1000, 3, 8000);
-  for (let at = 0; at < back.length; at += 800) {
-    ws.send({
-      event: 'playAudio',
-      media: {
-        contentType: 'audio/x-l16',
-        sampleRate: 8000,
-        payload: Buffer.from(back.buffer, at * 2, 1600).toString('base64'),
-      },
-    });
-  }
-  await until(() => ws.payloads('inbound').length >= 150, 15_000);
-  const samples = () => {
-    const heard = Buffer.concat(ws.payloads('inbound'));
-    const pcm = new Int16Array(heard.length >> 1);
-    for (let i = 0; i < pcm.length; i++) pcm[i] = heard.readInt16LE(i * 2);
-    return pcm;
-  };
-  // From the phone's first sound (its SRTP may start a moment after the call's media), 1 s.
-  await until(() => {
-    const pcm = samples();
-    const loud = pcm.findIndex((s) => Math.abs(s) > 1000);
-    return loud >= 0 && pcm.length >= loud + 1600 + 8000;
-  }, 15_000);
-  const pcm = samples();
-  const loud = pcm.findIndex((s) => Math.abs(s) > 1000);
-  return pcm.subarray(loud + 1600, loud + 9600);
-}
-
-/** The strongest frequency baresip decoded, from its -dec WAV dump. */
-async function decodedByPhone(): Promise<number> {
-  const files = await readdir(dumps);
-  const decoded = files
-    .filter((name) => name.includes('-dec'))
-    .sort()
-    .at(-1);
-  expect(decoded, `dumps: ${files.join(', ')}`).toBeDefined();
-  const file = await readFile(join(dumps, decoded!));
-  await rm(join(dumps, decoded!));
-  const rate = file.readUInt32LE(24);
-  const channels = file.readUInt16LE(22);
-  let at = 12;
-  while (file.toString('ascii', at, at + 4) !== 'data') at += 8 + file.readUInt32LE(at + 4);
-  const data = file.subarray(at + 8, at + 8 + file.readUInt32LE(at + 4));
-  const pcm = new Int16Array(data.length / 2 / channels);
-  for (let i = 0; i < pcm.length; i++) pcm[i] = data.readInt16LE(i * 2 * channels);
-  const loud = pcm.findIndex((s) => Math.abs(s) > 2000);
-  return strongestFrequency(pcm.subarray(loud + rate / 5, loud + rate / 5 + rate), rate, 10);
-}
-
 /** The SIP trace lines the gateway logged (its SDP included), as one text. */
 const traced = () => gw.logs.join('\n');
 
@@ -160,12 +107,12 @@ describe('SDES-SRTP with baresip over SIP over TLS', () => {
     const caller = await phone('optional', {
       commands: [`/dial sip:14155550123@127.0.0.1:${tlsPort}`],
     });
-    const heard = await streamTones(0);
+    const heard = await exchangeTones(bot, 0, { rate: 8000, hz: 1000 });
     expect(strongestFrequency(heard, 8000, 10)).toBe(440);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await caller.stop();
     phones.length = 0;
-    expect(await decodedByPhone()).toBe(1000);
+    expect(await strongestDecodedHz(dumps)).toBe(1000);
     // On the wire: RTP/SAVP both ways, one a=crypto in the answer; no key in any log line.
     const log = traced();
     expect(log).toMatch(/m=audio \d+ RTP\/SAVP /);
@@ -185,12 +132,12 @@ describe('SDES-SRTP with baresip over SIP over TLS', () => {
       },
     });
     expect(placed.status).toBe(201);
-    const heard = await streamTones(1);
+    const heard = await exchangeTones(bot, 1, { rate: 8000, hz: 1000 });
     expect(strongestFrequency(heard, 8000, 10)).toBe(440);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await callee.stop();
     phones.length = 0;
-    expect(await decodedByPhone()).toBe(1000);
+    expect(await strongestDecodedHz(dumps)).toBe(1000);
     const invite = traced().match(/INVITE sip:[^\n]*[\s\S]*?m=audio \d+ (\S+)[\s\S]*?(?=\\n\\n|$)/);
     expect(invite?.[1]).toBe('RTP/SAVP');
     expect(traced()).toContain('a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:<redacted>');
