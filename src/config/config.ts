@@ -2,6 +2,8 @@ import { constants, accessSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-config.js';
+import { CarrierSettingError, readCarrierSettings } from '../call/carriers/carrier-settings.js';
+import type { CarrierSettings } from '../call/carriers/sip-carrier.js';
 import { parseRedisTarget } from '../state/redis-target.js';
 import { parseSecretKey } from '../state/secret-box.js';
 import type { AccountLimits } from '../state/records.js';
@@ -82,7 +84,11 @@ export interface Config {
    * on Redis.
    */
   secretKey: string | null;
-  carrierUri: string | null;
+  /**
+   * The outbound SIP carriers (VOXGATE_CARRIERS_FILE, or VOXGATE_CARRIER_URI's one) and the
+   * timing of calls through them (call/carriers/carrier-settings.ts).
+   */
+  carriers: CarrierSettings;
   /** DNS servers (host or host:port) for SIP server location; empty: the system's. */
   dnsServers: string[];
   /** Seconds an origination URI has to respond at all to an INVITE before the next is tried. */
@@ -428,6 +434,16 @@ function dtls(env: Env): DtlsSettings {
   }
 }
 
+function carriers(env: Env): CarrierSettings {
+  try {
+    return readCarrierSettings(env);
+  } catch (error) {
+    if (error instanceof CarrierSettingError)
+      throw new ConfigError(error.variable, error.rule, error.value);
+    throw error;
+  }
+}
+
 function readableFile(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -583,7 +599,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     authId,
     authToken,
     secretKey: secretKey(env, 'VOXGATE_SECRET_KEY'),
-    carrierUri: url(env, 'VOXGATE_CARRIER_URI', ['sip', 'sips']),
+    carriers: carriers(env),
     dnsServers: dnsServers(env, 'VOXGATE_DNS_SERVERS'),
     trunkResponseTimeout: whole(env, 'VOXGATE_TRUNK_RESPONSE_TIMEOUT', 4, 1),
     trunkAnswerTimeout: whole(env, 'VOXGATE_TRUNK_ANSWER_TIMEOUT', 0, 0),
