@@ -101,7 +101,7 @@ function parseCarrier(entry: unknown): SipCarrier {
       fromDomain: optionalText(entry, 'from_domain', HOSTNAME, 'a host name'),
     },
     codecs: entry.codecs === undefined ? null : parseCodecs(entry.codecs),
-    register: entry.register === undefined ? null : parseRegister(entry.register),
+    register: entry.register === undefined ? null : refuseRegister(entry.register),
     secure: false,
   };
 }
@@ -147,6 +147,15 @@ function parseRegister(value: unknown): CarrierRegister {
     user: optionalText(value, 'user', USER, 'URI user characters', 'register'),
     domain: optionalText(value, 'domain', HOSTNAME, 'a host name', 'register'),
   };
+}
+
+/**
+ * Outbound registration is not built yet: a file asking for it is refused rather than
+ * silently left unregistered (parseRegister says what it will take).
+ */
+function refuseRegister(value: unknown): CarrierRegister {
+  parseRegister(value);
+  throw new CarriersFileError('register (outbound REGISTER) is not supported yet');
 }
 
 function parseCodecs(value: unknown): AudioCodec[] {

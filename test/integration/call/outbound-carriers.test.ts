@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -267,5 +269,37 @@ describe('VOXGATE_CARRIERS_FILE', () => {
       msg: 'no carrier takes +14155550199: no carrier has a prefix that matches it',
     });
     expect(invitesIn((await uas.stop()).messages)).toBe(0);
+  }, 30_000);
+
+  it('skips a carrier whose gateway fails its OPTIONS probes, and calls the next at once', async () => {
+    // A host that takes UDP and never answers: its probes go unanswered.
+    const silent = createSocket('udp4');
+    const received: string[] = [];
+    silent.on('message', (data) => received.push(data.toString('latin1')));
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const pbx = await carrier('pbx-probed.xml');
+      const file = carriersFile({
+        carriers: [
+          { name: 'first', gateways: [{ host: '127.0.0.1', port }], priority: 0 },
+          { name: 'second', gateways: [local(pbx)], priority: 1 },
+        ],
+      });
+      const gw = await gateway({
+        VOXGATE_CARRIERS_FILE: file,
+        VOXGATE_CARRIER_PROBE_INTERVAL: '1',
+      });
+      await until(
+        () => warnings(gw).some((l) => l.carrier === 'first' && /is down/.test(String(l.msg))),
+        10_000,
+      );
+      expect(await call(gw, '+14155550199')).toMatchObject({ HangupCauseCode: '4000' });
+      expect(received.length).toBeGreaterThanOrEqual(2);
+      expect(received.every((m) => m.startsWith('OPTIONS '))).toBe(true);
+      expect((await pbx.stop()).messages).toMatch(/^INVITE sip:\+14155550199@127\.0\.0\.1/m);
+    } finally {
+      silent.close();
+    }
   }, 30_000);
 });

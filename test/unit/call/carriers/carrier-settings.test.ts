@@ -47,7 +47,6 @@ describe('VOXGATE_CARRIERS_FILE', () => {
             from_user: 'acct9',
             from_domain: 'trunk.example.com',
             codecs: ['PCMA'],
-            register: { expires: 600 },
           },
           { name: 'other', gateways: [gateway] },
         ],
@@ -76,7 +75,7 @@ describe('VOXGATE_CARRIERS_FILE', () => {
         fromDomain: 'trunk.example.com',
       },
       codecs: ['PCMA'],
-      register: { expires: 600, user: null, domain: null },
+      register: null,
       secure: false,
     });
     expect(settings.carriers[1]).toMatchObject({ prefixes: [''], auth: null, priority: 0 });
@@ -127,6 +126,10 @@ describe('VOXGATE_CARRIERS_FILE', () => {
         ],
       },
       'carrier "acme" (carriers[1]): name is used twice',
+    ],
+    [
+      { carriers: [{ name: 'acme', gateways: [gateway], register: { expires: 600 } }] },
+      'carrier "acme" (carriers[0]): register (outbound REGISTER) is not supported yet',
     ],
     ['{"carriers": [', 'must name a readable JSON file'],
   ])('refuses to start on a bad field, naming the file, the carrier and the field', (doc, rule) => {
