@@ -63,6 +63,7 @@ import { createState, sealLegacySecrets, type State } from './state/state.js';
 import { TollfreeVerifications } from './tollfree/verifications.js';
 import { PeriodicSweep } from './core/periodic-sweep.js';
 import { OriginationProbes } from './call/trunks/origination-probes.js';
+import { OutboundCarriers } from './call/carriers/outbound-carriers.js';
 import { systemSipDns } from './sip/dialog/server-locator.js';
 
 export interface GatewayOptions {
@@ -268,6 +269,13 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     intervalMs: config.trunkProbeInterval * 1000,
     log: app.log,
   });
+  const carriers = new OutboundCarriers(config.carriers, {
+    transactions: sip.stack.transactions,
+    dns,
+    scheduler,
+    publicHost: config.publicHost,
+    log: app.log,
+  });
   // On Redis, several nodes may share the state: each call's owner is kept there (src/cluster).
   const directory = redisStore
     ? new LiveCallDirectory({
@@ -316,7 +324,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       webrtc,
       sipOpus: config.sipOpus,
     },
-    carrierUri: config.carrierUri,
+    carriers: carriers.dialling,
     inboundCarriers: config.inboundCarriers,
     trunks: {
       dns,
@@ -483,6 +491,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       retention.start();
       tollfreeExpiry.start();
       probes.start();
+      carriers.start();
       listening = true;
       await cluster?.start();
     },
@@ -502,6 +511,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       retention.stop();
       tollfreeExpiry.stop();
       probes.stop();
+      carriers.stop();
       // A part that takes long to stop is named in the log, so a stuck shutdown says where.
       const part = async (name: string, stop: () => Promise<void> | undefined) => {
         const slow = scheduler.after(SLOW_CLOSE_MS, () =>

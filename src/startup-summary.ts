@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Gateway } from './app.js';
 import type { Config } from './config/config.js';
+import { gatewayUri } from './call/carriers/carrier-routes.js';
 import { gatewayListeners, type Listener } from './config/listeners.js';
 import { RedisStore } from './state/redis-store.js';
 import type { RedisClient } from './state/redis-connection.js';
@@ -43,7 +44,13 @@ export async function logStartupSummary(
       rtpPorts: `${config.rtpPorts.min}-${config.rtpPorts.max}`,
       rtpHost: config.rtpHost,
       store: await describeStore(gateway, config),
-      carrier: config.carrierUri ? withoutUserInfo(config.carrierUri) : null,
+      carriers: config.carriers.carriers.map((c) => ({
+        name: c.name,
+        gateways: c.gateways.map((g) => gatewayUri(c, g)),
+        prefixes: c.prefixes,
+        // The user the carrier knows us by; never the password.
+        ...(c.auth && { username: c.auth.username }),
+      })),
       smsc: config.smppCarriers.map((c) => ({
         name: c.name,
         url: `${c.tls ? 'ssmpp' : 'smpp'}://${c.host}:${c.port}`,

@@ -6,7 +6,8 @@ import type { CallLauncher, CallOwner } from './call-launcher.js';
 import { hangupCause } from './hangup-causes.js';
 import type { LegEnvironment } from './legs/call-leg.js';
 import { InboundLeg } from './legs/inbound-leg.js';
-import { OutboundLeg } from './legs/outbound-leg.js';
+import { OutboundLeg, type AttemptPlan } from './legs/outbound-leg.js';
+import type { CarrierDialling } from './carriers/carrier-dialling.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
 import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
@@ -22,8 +23,11 @@ import { describeHit } from '../limits/account-limiter.js';
 export interface CallEngineOptions {
   services: CallServices;
   legs: LegEnvironment;
-  /** VOXGATE_CARRIER_URI: where calls to phone numbers go; null when none is configured. */
-  carrierUri: string | null;
+  /**
+   * How calls to phone numbers go out through the carriers (VOXGATE_CARRIERS_FILE or
+   * VOXGATE_CARRIER_URI); null when none is configured.
+   */
+  carriers: CarrierDialling | null;
   /** Whether calls to numbers must come from their IncomingCarrier (VOXGATE_INBOUND_CARRIERS). */
   inboundCarriers?: InboundCarrierMode;
   /** How calls to numbers on inbound trunks reach the trunks' origination URIs. */
@@ -77,13 +81,13 @@ export class CallEngine implements CallLauncher {
   }
 
   /**
-   * A phone number is reached through the carrier (VOXGATE_CARRIER_URI), the one route to
+   * A phone number is reached through a carrier (VOXGATE_CARRIER_URI or a carriers file), the one route to
    * numbers there is (trunks carry inbound calls only): without it such a call could only end
    * 5020 Routing Error, so the request is refused before any call of it is placed. SIP URIs
    * (endpoints, SIP addresses) need no carrier.
    */
   private refuseUncarriedNumbers(request: OutboundCallRequest): void {
-    if (this.options.carrierUri) return;
+    if (this.options.carriers) return;
     const number = request.to.find((destination) => destination.kind === 'number');
     if (number)
       throw invalidParameter(
@@ -201,7 +205,10 @@ export class CallEngine implements CallLauncher {
   ): void {
     const { legs, services } = this.options;
     const to = destination.kind === 'number' ? destination.number : destination.uri;
-    const target = this.targetOf(destination);
+    const plan =
+      destination.kind === 'number'
+        ? this.numberPlan(uuid, destination.number, request.from)
+        : null;
     // Voice document: sip_headers are prefixed X-PH-; "when the originating leg uses SIP
     // authentication they are forwarded without the prefix".
     const headers = outboundSipHeaders(request.sipHeaders, {
@@ -209,10 +216,11 @@ export class CallEngine implements CallLauncher {
     }).map((h) => [h.name, h.value] as [string, string]);
     const leg = OutboundLeg.dial(legs, {
       uuid,
-      target: target ?? `sip:${to.replace(/^\+/, '')}@invalid`,
+      target: destination.kind === 'sip' ? destination.uri : `sip:${to.replace(/^\+/, '')}@invalid`,
       ...(destination.kind === 'sip'
         ? { resolve: () => this.sipTarget(destination.uri, owner) }
         : {}),
+      ...(plan && { plan }),
       from: `sip:${request.from}@${legs.publicHost}`,
       fromDisplayName: request.callerName ?? undefined,
       headers,
@@ -252,7 +260,7 @@ export class CallEngine implements CallLauncher {
       },
     });
     this.track(call, owner, requestUuid);
-    if (target === null) {
+    if (destination.kind === 'number' && plan === null) {
       void leg.hangup({
         cause: hangupCause('Routing Error'),
         source: 'Service',
@@ -308,13 +316,14 @@ export class CallEngine implements CallLauncher {
     );
   }
 
-  /** The Request-URI for a destination: SIP URIs as given, numbers through the carrier. */
-  private targetOf(destination: Destination): string | null {
-    if (destination.kind === 'sip') return destination.uri;
-    const carrier = this.options.carrierUri;
-    if (!carrier) return null;
-    const host = carrier.replace(/^sips?:/, '').replace(/^[^@]*@/, '');
-    return `${carrier.startsWith('sips:') ? 'sips' : 'sip'}:${destination.number}@${host}`;
+  /** How a leg reaches a phone number: its carriers' gateways in turn; null without carriers. */
+  private numberPlan(
+    uuid: string,
+    number: string,
+    caller: string,
+  ): (() => Promise<AttemptPlan>) | null {
+    const carriers = this.options.carriers;
+    return carriers ? () => carriers.plan(uuid, number, caller) : null;
   }
 
   private incoming(invite: IncomingInvite): void {
@@ -419,7 +428,7 @@ export class CallEngine implements CallLauncher {
     return {
       services: this.options.services,
       legs: this.options.legs,
-      numberTarget: (number) => this.targetOf({ kind: 'number', number }),
+      numberPlan: (uuid, number, caller) => this.numberPlan(uuid, number, caller),
       sipTarget: (uri, owner) => this.sipTarget(uri, owner),
     };
   }

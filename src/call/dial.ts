@@ -4,7 +4,7 @@ import type { Call, CallAccount, CallServices } from './call.js';
 import { findHangupCauseByName, hangupCause } from './hangup-causes.js';
 import type { CallLeg, DigitSource, LegEnvironment } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
-import { OutboundLeg, type RoutedTarget } from './legs/outbound-leg.js';
+import { OutboundLeg, type AttemptPlan, type RoutedTarget } from './legs/outbound-leg.js';
 import { writeLegRecord } from './leg-record.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import type { DialInstruction, DialTarget } from './xml/answer-document.js';
@@ -14,8 +14,8 @@ import { loadDialSound, playDialSound } from './dial-sound.js';
 export interface DialDeps {
   services: CallServices;
   legs: LegEnvironment;
-  /** The Request-URI for a phone number (through the carrier); null when none is set. */
-  numberTarget(number: string): string | null;
+  /** How a leg reaches a phone number (its carriers in turn); null when none is set. */
+  numberPlan(uuid: string, number: string, caller: string): (() => Promise<AttemptPlan>) | null;
   /**
    * For a caller not answered yet (a call straight to an endpoint): answers it when a B leg
    * answers, and no ringback is played meanwhile (the caller hears its own, on 180).
@@ -221,7 +221,8 @@ function placeB(
     (target.kind === 'Number' ? target.callerName : null) ??
     instruction.callerName ??
     call.init.callerName;
-  const requestUri = target.kind === 'Number' ? deps.numberTarget(target.number) : target.uri;
+  const callerUser = callerId.replace(/^sip:/, '').replace(/@.*$/, '');
+  const plan = target.kind === 'Number' ? deps.numberPlan(uuid, target.number, callerUser) : null;
   const headers = Object.entries({
     ...instruction.sipHeaders,
     ...(target.kind === 'User' ? target.sipHeaders : {}),
@@ -229,11 +230,12 @@ function placeB(
   const leg = OutboundLeg.dial(deps.legs, {
     uuid,
     near: call.leg.uuid,
-    target: requestUri ?? 'sip:unroutable@invalid',
+    target: target.kind === 'User' ? target.uri : 'sip:unroutable@invalid',
+    ...(plan && { plan }),
     ...(target.kind === 'User'
       ? { resolve: () => deps.sipTarget(target.uri, call.init.owner) }
       : {}),
-    from: `sip:${callerId.replace(/^sip:/, '').replace(/@.*$/, '')}@${deps.legs.publicHost}`,
+    from: `sip:${callerUser}@${deps.legs.publicHost}`,
     fromDisplayName: callerName ?? undefined,
     headers: outboundSipHeaders(
       headers.map(([key, value]) => ({ key, value })),
@@ -242,7 +244,7 @@ function placeB(
     ringTimeoutSeconds: instruction.timeout ?? undefined,
   });
   call.trackChildLeg(leg, { from: callerId, to });
-  if (requestUri === null) {
+  if (target.kind === 'Number' && plan === null) {
     void leg.hangup({ cause: hangupCause('Routing Error'), source: 'Service', status: 'failed' });
   }
   const bDigits: string[] = [];

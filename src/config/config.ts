@@ -4,6 +4,7 @@ import type { InboundCarrierMode } from '../call/incoming-carriers.js';
 import type { OutboundProfile } from '../core/address-policy.js';
 import type { DtlsSettings } from '../media/dtls/dtls-settings.js';
 import type { SmppCarrier } from '../messaging/smpp/carrier-config.js';
+import type { CarrierSettings } from '../call/carriers/sip-carrier.js';
 import type { AccountLimits } from '../state/records.js';
 import { ConfigError, type Env } from './config-error.js';
 import {
@@ -33,6 +34,7 @@ import {
   smppCarriers,
   inboundCarriers,
   dtls,
+  carriers,
   readableFile,
   type Mm7Settings,
   type PortRange,
@@ -114,7 +116,11 @@ export interface Config {
    * on Redis.
    */
   secretKey: string | null;
-  carrierUri: string | null;
+  /**
+   * The outbound SIP carriers (VOXGATE_CARRIERS_FILE, or VOXGATE_CARRIER_URI's one) and the
+   * timing of calls through them (call/carriers/carrier-settings.ts).
+   */
+  carriers: CarrierSettings;
   /** DNS servers (host or host:port) for SIP server location; empty: the system's. */
   dnsServers: string[];
   /** Seconds an origination URI has to respond at all to an INVITE before the next is tried. */
@@ -307,7 +313,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     authId,
     authToken,
     secretKey: secretKey(env, 'VOXGATE_SECRET_KEY'),
-    carrierUri: url(env, 'VOXGATE_CARRIER_URI', ['sip', 'sips']),
+    carriers: carriers(env),
     dnsServers: dnsServers(env, 'VOXGATE_DNS_SERVERS'),
     trunkResponseTimeout: whole(env, 'VOXGATE_TRUNK_RESPONSE_TIMEOUT', 4, 1),
     trunkAnswerTimeout: whole(env, 'VOXGATE_TRUNK_ANSWER_TIMEOUT', 0, 0),

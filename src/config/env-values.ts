@@ -11,6 +11,8 @@ import {
   readDtlsSettings,
   type DtlsSettings,
 } from '../media/dtls/dtls-settings.js';
+import { CarrierSettingError, readCarrierSettings } from '../call/carriers/carrier-settings.js';
+import type { CarrierSettings } from '../call/carriers/sip-carrier.js';
 import { ConfigError, type Env } from './config-error.js';
 
 /**
@@ -313,6 +315,16 @@ export function dtls(env: Env): DtlsSettings {
     return readDtlsSettings(env);
   } catch (error) {
     if (error instanceof DtlsSettingError)
+      throw new ConfigError(error.variable, error.rule, error.value);
+    throw error;
+  }
+}
+
+export function carriers(env: Env): CarrierSettings {
+  try {
+    return readCarrierSettings(env);
+  } catch (error) {
+    if (error instanceof CarrierSettingError)
       throw new ConfigError(error.variable, error.rule, error.value);
     throw error;
   }

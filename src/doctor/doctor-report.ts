@@ -50,6 +50,7 @@ export function secretsOf(config: Config): string[] {
     config.secretKey,
     config.mm7?.password,
     ...config.smppCarriers.map((c) => c.password),
+    ...config.carriers.carriers.map((c) => c.auth?.password),
     ...redisPasswords(config.redisUrl),
   ];
   return secrets.filter((s): s is string => typeof s === 'string' && s.length >= 3);

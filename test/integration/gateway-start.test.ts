@@ -87,7 +87,14 @@ describe('the start of a gateway process', () => {
       rtpPorts: '31000-31999',
       rtpHost: '127.0.0.1',
       store: { kind: 'embedded', path: join(dir, 'state.log'), persistent: true },
-      carrier: 'sip:127.0.0.1:5999',
+      carriers: [
+        {
+          name: 'default',
+          gateways: ['sip:127.0.0.1:5999'],
+          prefixes: [''],
+          username: 'trunkuser',
+        },
+      ],
       smsc: [{ url: 'smpp://127.0.0.1:9', prefixes: [] }],
       mmsc: 'http://127.0.0.1:9/mm7',
       chatApp: 'https://graph.facebook.com/v21.0',

@@ -1,5 +1,7 @@
 import type { Destination } from '../../sip/transport/transport-layer.js';
-import type { InviteFailure, OutgoingInvite } from '../../sip/ua/outgoing-invite.js';
+import type { InviteFailure, InviteOutcome, OutgoingInvite } from '../../sip/ua/outgoing-invite.js';
+import type { DigestCredentials } from '../../sip/auth/challenge-answer.js';
+import type { AudioCodec } from '../../sip/sdp/audio-codecs.js';
 import type { TimerHandle } from '../../core/scheduler.js';
 import { hangupCause } from '../hangup-causes.js';
 import { legSdes, reachedOverTls, type SrtpPolicy } from '../srtp-policy.js';
@@ -16,7 +18,7 @@ export interface DialOptions {
   from: string;
   fromDisplayName?: string;
   headers?: [string, string][];
-  credentials?: { username: string; password: string };
+  credentials?: DigestCredentials;
   /** Seconds to ring before giving up (6010 Ring Timeout Reached). */
   ringTimeoutSeconds?: number;
   /** A leg to share a media worker with, for bridging (Dial's B leg names its A leg). */
@@ -31,6 +33,11 @@ export interface DialOptions {
    */
   resolve?: () => Promise<RoutedTarget | null>;
   /**
+   * Where to try in turn instead of `target` (a number's carriers and their gateways): looked
+   * up before the media opens; no attempt at all ends the leg with the plan's `none`.
+   */
+  plan?: () => Promise<AttemptPlan>;
+  /**
    * Waits until the call may be placed (the account's calls per second) and decides whether it
    * may (its concurrent calls): null to dial, or the end the leg has instead. The leg is queued
    * (no INVITE) meanwhile.
@@ -38,6 +45,44 @@ export interface DialOptions {
   admission?: () => Promise<LegEnd | null>;
   /** SDES-SRTP for this call (a trunk's policy); a resolved endpoint's own policy wins. */
   srtp?: SrtpPolicy;
+}
+
+/** One INVITE of a leg: where it goes and as whom. */
+export interface DialAttempt {
+  target: string;
+  to?: string;
+  from: string;
+  destination?: Destination;
+  routeSet?: readonly string[];
+  credentials?: DigestCredentials;
+  /** The codecs offered in this INVITE, when they are not the default. */
+  codecs?: readonly AudioCodec[];
+}
+
+/**
+ * Several INVITEs tried in turn for one leg (a number's carriers and their gateways), over one
+ * media session, until one answers or `judge` says the failure is the call's answer.
+ */
+export interface AttemptPlan {
+  attempts: readonly DialAttempt[];
+  /** How the leg ends when there is no attempt at all. */
+  none: LegEnd;
+  /** How long an attempt has to respond at all (a 100 Trying is enough). */
+  responseTimeoutMs: number;
+  /** How long an attempt other than the last may ring; 0: no limit. */
+  answerTimeoutMs: number;
+  /**
+   * After a failed attempt (a SIP failure, or why it was given up): whether the next is
+   * tried, and the leg's end if not (or if none is left).
+   */
+  judge(attempt: DialAttempt, failure: InviteFailure | string, last: boolean): AttemptVerdict;
+  /** Whether an attempt is left out after all (its carrier refused our credentials). */
+  skips(attempt: DialAttempt): boolean;
+}
+
+export interface AttemptVerdict {
+  next: boolean;
+  end: LegEnd;
 }
 
 /** Where a dialled SIP URI is reached: its Request-URI, and how the INVITE gets there. */
@@ -115,11 +160,19 @@ export class OutboundLeg extends CallLeg {
       const refused = await this.options.admission();
       if (refused || this.pendingEnd) return this.finish(refused ?? this.pendingEnd!);
     }
-    let { target, destination, routeSet } = this.options;
+    const { options } = this;
+    let first: DialAttempt = {
+      target: options.target,
+      to: options.to,
+      from: options.from,
+      destination: options.destination,
+      routeSet: options.routeSet,
+      credentials: options.credentials,
+    };
     let webrtc = false;
-    let srtp = this.options.srtp;
-    if (this.options.resolve) {
-      const resolved = await this.options.resolve();
+    let srtp = options.srtp;
+    if (options.resolve) {
+      const resolved = await options.resolve();
       if (resolved === null) {
         return this.finish({
           cause: hangupCause('Endpoint Not Registered'),
@@ -127,13 +180,18 @@ export class OutboundLeg extends CallLeg {
           status: 'failed',
         });
       }
-      ({ target, destination, routeSet } = resolved);
+      const { target, destination, routeSet } = resolved;
+      first = { ...first, target, destination, routeSet };
       srtp = resolved.srtp ?? srtp;
       // A browser, or an endpoint whose phone takes WebRTC's media (srtp: dtls).
       webrtc = (resolved.webrtc ?? false) || srtp === 'dtls';
     }
+    const plan = options.plan ? await options.plan() : null;
+    if (plan && plan.attempts.length === 0) return this.finish(this.pendingEnd ?? plan.none);
     if (this.pendingEnd) return this.finish(this.pendingEnd);
-    const sdes = webrtc ? null : legSdes(srtp, reachedOverTls(target, destination?.protocol));
+    const sdes = webrtc
+      ? null
+      : legSdes(srtp, reachedOverTls(first.target, first.destination?.protocol));
     if (sdes !== null && typeof sdes === 'object') {
       this.mediaProblem = sdes.refuse;
       return this.finish({
@@ -143,60 +201,123 @@ export class OutboundLeg extends CallLeg {
         reason: sdes.refuse,
       });
     }
-    await this.openMedia(this.options.near, webrtc, sdes);
+    await this.openMedia(options.near, webrtc, sdes);
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
-    const offer = this.sdp!.createOffer();
-    const { options } = this;
-    this.invite = this.env.sip.invites.invite({
-      target,
-      destination,
-      routeSet,
-      to: options.to,
-      from: options.from,
-      fromDisplayName: options.fromDisplayName,
-      sdp: offer,
-      headers: options.headers,
-      credentials: options.credentials,
-      callId: undefined,
-      delegate: {
-        onProgress: (progress) => {
-          if (progress.sdp) {
-            try {
-              const reading = this.sdp!.readAnswer(progress.sdp, { early: true });
-              if (reading.ok) {
-                this.applyAudio(reading.audio).catch((error: Error) =>
-                  this.env.log.warn({ err: error, callUuid: this.uuid }, 'early media not applied'),
-                );
-                this.state = 'early';
-                this.events.onEarlyMedia?.();
-              }
-            } catch (error) {
-              this.env.log.warn({ err: error, callUuid: this.uuid }, 'bad early media SDP');
-            }
-          }
-          this.ringing();
-        },
-      },
+    this.startRingTimer();
+    try {
+      await this.attempts(plan ? plan.attempts : [first], plan);
+    } finally {
+      this.ringTimer?.cancel();
+    }
+  }
+
+  /** Sends the INVITEs in turn until one answers, or the plan says the failure is the end. */
+  private async attempts(attempts: readonly DialAttempt[], plan: AttemptPlan | null) {
+    let end: LegEnd | null = null;
+    for (const [index, attempt] of attempts.entries()) {
+      if (plan?.skips(attempt)) continue;
+      const last = attempts.slice(index + 1).every((next) => plan?.skips(next) ?? true);
+      const tried = await this.tryAttempt(attempt, plan, last);
+      if (tried.answered) return this.connected(tried.outcome);
+      if (this.pendingEnd) return this.finish(this.pendingEnd);
+      this.failure = tried.failure;
+      if (!plan) return this.finish(endOfFailedInvite(tried.failure, !!attempt.credentials));
+      const verdict = plan.judge(attempt, tried.gaveUp ?? tried.failure, last);
+      if (!verdict.next) return this.finish(verdict.end);
+      end = verdict.end;
+    }
+    this.finish(end ?? plan!.none);
+  }
+
+  private startRingTimer(): void {
+    const seconds = this.options.ringTimeoutSeconds;
+    if (seconds === undefined) return;
+    this.ringTimer = this.env.scheduler.after(seconds * 1000, () => {
+      if (this.state !== 'answered' && !this.isOver) {
+        void this.hangup({
+          cause: hangupCause('Ring Timeout Reached'),
+          source: 'Service',
+          status: 'no-answer',
+        });
+      }
     });
-    if (options.ringTimeoutSeconds !== undefined) {
-      this.ringTimer = this.env.scheduler.after(options.ringTimeoutSeconds * 1000, () => {
-        if (this.state !== 'answered' && !this.isOver) {
-          void this.hangup({
-            cause: hangupCause('Ring Timeout Reached'),
-            source: 'Service',
-            status: 'no-answer',
-          });
+  }
+
+  /**
+   * One INVITE. With a plan, an attempt that does not respond within its response timeout, or
+   * answer within its answer timeout (not the last attempt's), is cancelled and `gaveUp` says
+   * why.
+   */
+  private async tryAttempt(
+    attempt: DialAttempt,
+    plan: AttemptPlan | null,
+    last: boolean,
+  ): Promise<
+    | { answered: true; outcome: Extract<InviteOutcome, { answered: true }> }
+    | { answered: false; failure: InviteFailure; gaveUp: string | null }
+  > {
+    const offer = this.sdp!.createOffer(attempt.codecs ? { codecs: attempt.codecs } : {});
+    const invite = this.env.sip.invites.invite({
+      target: attempt.target,
+      destination: attempt.destination,
+      routeSet: attempt.routeSet,
+      to: attempt.to,
+      from: attempt.from,
+      fromDisplayName: this.options.fromDisplayName,
+      sdp: offer,
+      headers: this.options.headers,
+      credentials: attempt.credentials,
+      callId: undefined,
+      delegate: { onProgress: (progress) => this.progress(progress.sdp) },
+    });
+    this.invite = invite;
+    let gaveUp: string | null = null;
+    const giveUp = (reason: string) => {
+      gaveUp = reason;
+      invite.cancel();
+    };
+    const { scheduler } = this.env;
+    const timers = plan
+      ? [
+          scheduler.after(plan.responseTimeoutMs, () => {
+            if (!invite.responded) giveUp(`no response in ${plan.responseTimeoutMs} ms`);
+          }),
+          ...(plan.answerTimeoutMs > 0 && !last
+            ? [
+                scheduler.after(plan.answerTimeoutMs, () =>
+                  giveUp(`no answer in ${plan.answerTimeoutMs} ms`),
+                ),
+              ]
+            : []),
+        ]
+      : [];
+    const outcome = await invite.outcome;
+    for (const timer of timers) timer.cancel();
+    if (outcome.answered) return { answered: true, outcome };
+    return { answered: false, failure: outcome.failure, gaveUp };
+  }
+
+  /** A provisional response: early media when it carries SDP, and ringing. */
+  private progress(sdp: string | null): void {
+    if (sdp) {
+      try {
+        const reading = this.sdp!.readAnswer(sdp, { early: true });
+        if (reading.ok) {
+          this.applyAudio(reading.audio).catch((error: Error) =>
+            this.env.log.warn({ err: error, callUuid: this.uuid }, 'early media not applied'),
+          );
+          this.state = 'early';
+          this.events.onEarlyMedia?.();
         }
-      });
+      } catch (error) {
+        this.env.log.warn({ err: error, callUuid: this.uuid }, 'bad early media SDP');
+      }
     }
-    const outcome = await this.invite.outcome;
+    this.ringing();
+  }
+
+  private async connected(outcome: Extract<InviteOutcome, { answered: true }>): Promise<void> {
     this.ringTimer?.cancel();
-    if (!outcome.answered) {
-      this.failure = outcome.failure;
-      const end =
-        this.pendingEnd ?? endOfFailedInvite(outcome.failure, options.credentials !== undefined);
-      return this.finish(end);
-    }
     if (this.pendingEnd) {
       // Answered as our CANCEL crossed it: the stack ACKs and BYEs; the leg ends as asked.
       return this.finish(this.pendingEnd);

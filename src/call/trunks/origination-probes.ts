@@ -1,9 +1,7 @@
-import { randomHex } from '../../core/ids.js';
 import type { Scheduler } from '../../core/scheduler.js';
 import { PeriodicSweep } from '../../core/periodic-sweep.js';
-import { locateSipServers, type SipDns } from '../../sip/dialog/server-locator.js';
-import { parseUri, SipRequest } from '../../sip/message/index.js';
-import { newTag } from '../../sip/transaction/response-to.js';
+import type { SipDns } from '../../sip/dialog/server-locator.js';
+import { askOptions } from '../options-probe.js';
 import type { TransactionLayer } from '../../sip/transaction/transaction-layer.js';
 import type { OriginationUriRecord } from '../../state/records.js';
 import type { State } from '../../state/state.js';
@@ -115,43 +113,7 @@ export class OriginationProbes {
     }
   }
 
-  /** null when the server answered; otherwise what went wrong. */
-  private async ask(uri: string): Promise<string | null> {
-    const { transactions, dns, publicHost, scheduler, intervalMs } = this.options;
-    const [destination] = await locateSipServers(parseUri(uri), dns);
-    if (!destination) return `${uri} has no server`;
-    const request = new SipRequest({
-      method: 'OPTIONS',
-      uri,
-      headers: [
-        ['Max-Forwards', '70'],
-        ['From', `<sip:voxgate@${publicHost}>;tag=${newTag()}`],
-        ['To', `<${uri}>`],
-        ['Call-ID', randomHex(16)],
-        ['CSeq', '1 OPTIONS'],
-        ['Accept', 'application/sdp'],
-      ],
-    });
-    // An answer must come within the interval (at most 5 s), not Timer F's 32 s.
-    const waitMs = Math.min(5000, intervalMs > 0 ? intervalMs : 5000);
-    return new Promise((resolve) => {
-      const timer = scheduler.after(waitMs, () => resolve(`no answer to OPTIONS in ${waitMs} ms`));
-      const done = (result: string | null) => {
-        timer.cancel();
-        resolve(result);
-      };
-      try {
-        transactions.request(request, destination, {
-          onResponse: (response) => {
-            if (response.status < 200) return;
-            done(response.status === 503 ? `OPTIONS answered 503` : null);
-          },
-          onTimeout: () => done('no answer to OPTIONS'),
-          onTransportError: (error) => done(`cannot reach ${uri}: ${error.message}`),
-        });
-      } catch (error) {
-        done(`cannot send OPTIONS to ${uri}: ${(error as Error).message}`);
-      }
-    });
+  private ask(uri: string): Promise<string | null> {
+    return askOptions(uri, this.options);
   }
 }

@@ -1,6 +1,16 @@
 import { answerDigestChallenge } from './digest-client.js';
 import type { AuthValue, SipRequest, SipResponse } from '../message/index.js';
 
+/**
+ * What answers a digest challenge. With a realm, only challenges of that realm are answered:
+ * the credentials of one carrier are not given to another's proxy on the way.
+ */
+export interface DigestCredentials {
+  username: string;
+  password: string;
+  realm?: string | null;
+}
+
 /** The credentials header that answers a challenge, and whether the challenge was stale. */
 export interface ChallengeAnswer {
   header: 'Authorization' | 'Proxy-Authorization';
@@ -17,7 +27,7 @@ export interface ChallengeAnswer {
 export function answerChallenge(
   response: SipResponse,
   request: SipRequest,
-  credentials: { username: string; password: string },
+  credentials: DigestCredentials,
 ): ChallengeAnswer | null {
   let challenges: AuthValue[];
   try {
@@ -32,6 +42,7 @@ export function answerChallenge(
     const realm = challenge.params.get('realm');
     const nonce = challenge.params.get('nonce');
     if (realm === undefined || nonce === undefined) continue;
+    if (credentials.realm && credentials.realm !== realm) continue;
     const value = answerDigestChallenge(
       {
         realm,

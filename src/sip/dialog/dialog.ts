@@ -1,3 +1,4 @@
+import type { DigestCredentials } from '../auth/challenge-answer.js';
 import { randomInt } from 'node:crypto';
 import { SipRequest, detached, type SipMessage, type SipResponse } from '../message/index.js';
 import type { ServerTransaction } from '../transaction/transaction-layer.js';
@@ -87,7 +88,7 @@ export class Dialog {
    * Answers a 401/407 to a request in this dialog (RFC 3261 22.2): the credentials its INVITE
    * was sent with, when it was.
    */
-  credentials: { username: string; password: string } | null = null;
+  credentials: DigestCredentials | null = null;
   /** @internal Offer/answer transactions under way, by method, for glare (RFC 3261 14). */
   readonly pendingOut = new Set<string>();
   /** @internal */ readonly pendingIn = new Map<string, ServerTransaction>();

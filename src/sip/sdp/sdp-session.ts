@@ -66,6 +66,8 @@ export interface OfferOptions {
   readonly direction?: MediaDirection;
   /** A new local RTP port, for a re-offer that moves the stream. */
   readonly port?: number;
+  /** The codecs offered from now on, most preferred first (a carrier's own list). */
+  readonly codecs?: readonly AudioCodec[];
 }
 
 export interface AcceptedOffer {
@@ -177,6 +179,7 @@ export class SdpSession {
     this.local = {
       ...this.local,
       port,
+      ...(options.codecs && { codecs: options.codecs }),
       direction: options.direction ?? 'sendrecv',
       ...(this.webrtc && { transport: localTransport(this.webrtc, this.origin.address, port) }),
     };

@@ -6,7 +6,7 @@ import { SipRequest, type SipResponse, parseMessage } from '../message/index.js'
 import { reasonPhrase } from '../transaction/response-to.js';
 import type { ClientTransaction } from '../transaction/transaction-layer.js';
 import type { Destination } from '../transport/transport-layer.js';
-import { answerChallenge } from '../auth/challenge-answer.js';
+import { answerChallenge, type DigestCredentials } from '../auth/challenge-answer.js';
 
 /** A 1xx other than 100 (180 Ringing, 183 Session Progress with early media...). */
 export interface InviteProgress {
@@ -71,7 +71,7 @@ export interface OutgoingInviteOptions {
   /** A Call-ID of our choosing (a fresh one otherwise). */
   callId?: string;
   /** Answers one 401/407 digest challenge with these (RFC 3261 22.2). */
-  credentials?: { username: string; password: string };
+  credentials?: DigestCredentials;
   /** Where to send the INVITE (an outbound proxy, a trunk) instead of the target's host. */
   destination?: Destination;
   /**
@@ -102,7 +102,7 @@ export interface InviteSetup {
   /** Where the INVITE goes, and how to build it: attempt 0, then 1 after a challenge... */
   destination: Promise<{ destination: Destination; build: (attempt: number) => SipRequest }>;
   delegate: OutgoingInviteDelegate;
-  credentials?: { username: string; password: string };
+  credentials?: DigestCredentials;
 }
 
 /**

@@ -39,7 +39,13 @@ describe('loadConfig', () => {
       dataDir: 'data',
       authId: null,
       authToken: null,
-      carrierUri: null,
+      carriers: {
+        carriers: [],
+        source: null,
+        responseTimeoutMs: 4000,
+        answerTimeoutMs: 0,
+        probeIntervalMs: 0,
+      },
       dnsServers: [],
       trunkResponseTimeout: 4,
       trunkAnswerTimeout: 0,
@@ -121,7 +127,19 @@ describe('loadConfig', () => {
       redisUrl: 'redis://10.0.0.1:6379/2',
       authId: ID,
       authToken: TOKEN,
-      carrierUri: 'sip:carrier.example.com:5080',
+      carriers: expect.objectContaining({
+        source: 'VOXGATE_CARRIER_URI',
+        carriers: [
+          expect.objectContaining({
+            name: 'default',
+            gateways: [
+              { host: 'carrier.example.com', port: 5080, transport: null, priority: 0, weight: 1 },
+            ],
+            auth: null,
+            prefixes: [''],
+          }),
+        ],
+      }),
       dnsServers: ['10.0.0.53', '[2001:db8::53]:5353', '127.0.0.1:5300'],
       trunkResponseTimeout: 2,
       trunkAnswerTimeout: 20,
@@ -262,7 +280,7 @@ describe('loadConfig', () => {
     ],
     [
       { VOXGATE_CARRIER_URI: 'carrier' },
-      'VOXGATE_CARRIER_URI="carrier" is invalid: must be a URL with scheme sip or sips',
+      'VOXGATE_CARRIER_URI="carrier" is invalid: must be a SIP URI sip:[user:password@]host[:port] (sips: for TLS)',
     ],
     [
       { VOXGATE_SMPP_URL: 'smpp//x' },

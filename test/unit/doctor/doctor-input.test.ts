@@ -47,9 +47,18 @@ describe('what the doctor reads', () => {
         'redis+sentinel://user:redis%40pw@10.0.0.1:26379/mymaster?sentinel_password=sentinel-pw',
       VOXGATE_SMPP_URL: 'smpp://id:smpp-pw@10.0.0.2:2775',
       VOXGATE_MMS_MM7_URL: 'https://vasp:mm7-pw@mmsc.example.com/mm7',
+      VOXGATE_CARRIER_URI: 'sip:trunk:carrier-pw@carrier.example.com',
     });
     expect(secretsOf(config).sort()).toEqual(
-      ['a'.repeat(40), 'o'.repeat(24), 'redis@pw', 'sentinel-pw', 'smpp-pw', 'mm7-pw'].sort(),
+      [
+        'a'.repeat(40),
+        'o'.repeat(24),
+        'redis@pw',
+        'sentinel-pw',
+        'smpp-pw',
+        'mm7-pw',
+        'carrier-pw',
+      ].sort(),
     );
   });
 });
