@@ -32,6 +32,8 @@ export async function startGatewayProcess(options: {
     VOXGATE_HTTP_PORT: String(port),
     VOXGATE_AUTH_ID: authId,
     VOXGATE_AUTH_TOKEN: authToken,
+    // The load's numbers name no IncomingCarrier.
+    VOXGATE_INBOUND_CARRIERS: 'open',
     VOXGATE_SIP_PORT: '0',
     ...(options.redisUrl
       ? { VOXGATE_REDIS_URL: options.redisUrl, VOXGATE_SECRET_KEY: SECRET_KEY }

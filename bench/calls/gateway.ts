@@ -63,6 +63,8 @@ export async function startCallsGateway(options: {
     VOXGATE_HTTP_PORT: String(port),
     VOXGATE_AUTH_ID: authId,
     VOXGATE_AUTH_TOKEN: authToken,
+    // The load's callers are on loopback and its numbers name no IncomingCarrier.
+    VOXGATE_INBOUND_CARRIERS: 'open',
     VOXGATE_SIP_PORT: String(sipPort),
     VOXGATE_RTP_HOST: '127.0.0.1',
     VOXGATE_RTP_PORTS: options.rtpPorts,

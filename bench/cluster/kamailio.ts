@@ -49,6 +49,8 @@ const node = (id: string, host: string) =>
       VOXGATE_NODE_ID: id,
       VOXGATE_AUTH_ID: authId,
       VOXGATE_AUTH_TOKEN: authToken,
+      // Calls come through Kamailio, and the numbers name no IncomingCarrier.
+      VOXGATE_INBOUND_CARRIERS: 'open',
       VOXGATE_SIP_HOST: host,
       VOXGATE_SIP_PORT: '5060',
       VOXGATE_RTP_HOST: host,

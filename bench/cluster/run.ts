@@ -38,7 +38,12 @@ const authorization = `Basic ${Buffer.from(`${authId}:${authToken}`).toString('b
 const node = (id: string) =>
   startGatewayProcess({
     redisUrl: redis.url,
-    env: { VOXGATE_NODE_ID: id, VOXGATE_AUTH_ID: authId, VOXGATE_AUTH_TOKEN: authToken },
+    env: {
+      VOXGATE_NODE_ID: id,
+      VOXGATE_AUTH_ID: authId,
+      VOXGATE_AUTH_TOKEN: authToken,
+      VOXGATE_INBOUND_CARRIERS: 'open',
+    },
   });
 const a = await node('bench-a');
 const b = await node('bench-b');
