@@ -68,6 +68,8 @@ export async function startCallsGateway(options: {
     VOXGATE_RTP_PORTS: options.rtpPorts,
     VOXGATE_MEDIA_WORKERS: String(options.mediaWorkers),
     VOXGATE_REALTIME_PRIORITY: String(options.realtimePriority ?? 0),
+    // The bench's callers are on loopback and its numbers name no IncomingCarrier.
+    VOXGATE_INBOUND_CARRIERS: 'open',
   });
   // BENCH_GATEWAY_NODE_ARGS: flags for the gateway's node, e.g. --cpu-prof to profile it.
   const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
