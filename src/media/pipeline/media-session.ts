@@ -6,7 +6,7 @@ import type { RtpPacket } from '../rtp/rtp-packet.js';
 import { RtpSession } from '../rtp/rtp-session.js';
 import { WebrtcTransport, type WebrtcFailure } from '../webrtc/webrtc-transport.js';
 import { SdesProtection } from '../srtp/sdes-protection.js';
-import { systemScheduler } from '../../core/scheduler.js';
+import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
 import {
   clockRateOf,
   payloadCodec,
@@ -48,11 +48,16 @@ export class MediaSession {
   private rateSettled = false;
   private readonly taps = new Set<AudioTap>();
   private readonly outboundTaps = new Set<AudioTap>();
+  private readonly tickTaps = new Set<() => void>();
   private readonly digitTaps = new Set<(digit: ReceivedDtmf) => void>();
   private readonly packetTaps = new Set<PacketTap>();
   /** The worker's clock (a test's fake one in tests): paces the frames sent. */
   private readonly now: () => number;
   private readonly pacer = new SendPacer();
+  /** Timers of the worker (a test's fake ones in tests): a frame catching up. */
+  private readonly timers: Scheduler;
+  /** A frame behind its time waiting out half a frame since the last (see sendNow). */
+  private catchUp: TimerHandle | null = null;
   /** Whether a tick in a talkspurt has something to send rather than audio to wait for. */
   private readonly playoutReady = (): boolean =>
     this.outbound.sendingDigits || this.outbound.playout.ready;
@@ -89,6 +94,7 @@ export class MediaSession {
     this.callRate = rate;
     const scheduler = env.scheduler;
     this.now = scheduler ? () => scheduler.now() : () => performance.now();
+    this.timers = scheduler ?? systemScheduler;
     this.sendCodec = payloadCodec(spec.formats[0]!);
     this.formats = [...spec.formats];
     this.telephoneEvent = spec.telephoneEvent ?? null;
@@ -262,6 +268,16 @@ export class MediaSession {
     return () => this.outboundTaps.delete(tap);
   }
 
+  /**
+   * Calls `tap` on every 20 ms tick of the leg's clock, whether or not a frame goes then (in a
+   * talkspurt the frames keep the audio's time, not the ticks'), until the returned function
+   * is called.
+   */
+  addTickTap(tap: () => void): () => void {
+    this.tickTaps.add(tap);
+    return () => this.tickTaps.delete(tap);
+  }
+
   /** Hands `tap` each packet's audio as it arrives, until the returned function is called. */
   addPacketTap(tap: PacketTap): () => void {
     this.rateSettled = true;
@@ -279,13 +295,26 @@ export class MediaSession {
   /**
    * Audio has just arrived for this leg (a stream's playAudio): once a whole frame of it is
    * queued, that frame goes now rather than at the next tick when the pacer allows (see
-   * SendPacer): at once when it starts a talkspurt, else when its frame is due.
+   * SendPacer): at once when it starts a talkspurt, else when its frame is due, and a frame
+   * behind its time half a frame after the last.
    * `queuedFrames`: the whole frames of it now queued.
    */
   sendNow(queuedFrames: number): void {
     if (this.closed) return;
     const now = this.now();
-    if (!this.pacer.arrivalSends(now, queuedFrames) || !this.outbound.playout.ready) return;
+    const wait = this.pacer.arrivalWait(now, queuedFrames);
+    if (wait > 0) {
+      if (wait !== Infinity && !this.catchUp) {
+        this.catchUp = this.timers.after(wait, () => {
+          this.catchUp = null;
+          const at = this.now();
+          if (this.closed || !this.pacer.catchUpSends(at) || !this.outbound.playout.ready) return;
+          this.sendFrame(at, at);
+        });
+      }
+      return;
+    }
+    if (!this.outbound.playout.ready) return;
     if (!this.pacer.talking) this.marker = true;
     this.sendFrame(now, now);
   }
@@ -316,9 +345,11 @@ export class MediaSession {
     if (this.closed) return;
     this.closed = true;
     this.stopTicking();
+    this.catchUp?.cancel();
     this.relayTo(null);
     this.taps.clear();
     this.outboundTaps.clear();
+    this.tickTaps.clear();
     this.digitTaps.clear();
     this.outbound.stopDigits();
     this.stopPlayback();
@@ -395,6 +426,7 @@ export class MediaSession {
       const frame = this.inbound.frame();
       if (frame) for (const tap of this.taps) tap(frame);
     }
+    for (const tap of this.tickTaps) tap();
     const now = this.now();
     if (!this.pacer.tickSends(now, this.playoutReady)) return;
     this.sendFrame(now, at);

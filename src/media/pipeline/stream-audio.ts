@@ -114,19 +114,25 @@ export class StreamAudio {
         }),
       );
     }
-    // Every tick: the played-out frame for the outbound track, and silence for the inbound
-    // one when the caller has sent nothing for a while, so each track runs every 20 ms.
-    this.detach.push(
-      session.addOutboundTap((played) => {
-        if (inbound && inboundSent < due() - LATE_FRAMES) {
+    // Every tick, whether or not the leg sends a frame then: silence for the inbound track
+    // when the caller has sent nothing for a while, so that it runs every 20 ms.
+    if (inbound) {
+      this.detach.push(
+        session.addTickTap(() => {
+          if (inboundSent >= due() - LATE_FRAMES) return;
           filling = true;
           while (inboundSent < due() - LATE_FRAMES) sendInbound(silence, null);
-        }
-        if (outbound) {
+        }),
+      );
+    }
+    // Every frame the leg plays out, for the outbound track.
+    if (outbound) {
+      this.detach.push(
+        session.addOutboundTap((played) => {
           options.onFrame('outbound', encode(toStreamOut(played), format.encoding), null);
-        }
-      }),
-    );
+        }),
+      );
+    }
     this.detach.push(session.addDigitTap((digit) => options.onDigit(digit.digit)));
     this.pushed = options.bidirectional ? new PushedSource() : null;
     if (this.pushed) {

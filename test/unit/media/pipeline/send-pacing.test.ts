@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import { muLawEncode } from '../../../../src/media/codec/g711.js';
 import { MediaSession } from '../../../../src/media/pipeline/media-session.js';
@@ -19,6 +19,7 @@ const open: MediaSession[] = [];
 const peers: RtpPeer[] = [];
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.all(open.splice(0).map((s) => s.close()));
   await Promise.all(peers.splice(0).map((p) => p.close()));
 });
@@ -126,6 +127,83 @@ describe("a stream's audio on a leg", () => {
     }
     scheduler.advance(100);
     expect(sounded).toEqual(arrivals);
+  });
+
+  /** Plays one 20 ms chunk of tone at each of `arrivals` (ms); the times each frame went. */
+  async function streamAt(arrivals: number[]): Promise<number[]> {
+    const scheduler = new ManualScheduler();
+    const { audio, sounded } = await streamLeg(scheduler);
+    const parts = [...chunks(tone(8000, 600, arrivals.length / 50, 8000), [160])].map(muLawEncode);
+    for (let k = 0; k < arrivals.length; k++) {
+      scheduler.advance(arrivals[k]! - scheduler.now());
+      audio.enqueue(parts[k]!, MULAW);
+    }
+    for (let ms = 0; ms < 500; ms++) scheduler.advance(1);
+    expect(sounded).toHaveLength(arrivals.length);
+    return sounded;
+  }
+
+  /** Frames k from `from` on went within 2 ms of their arrival; none before it went early. */
+  function caughtUp(sounded: number[], arrivals: number[], from: number): void {
+    for (let k = 0; k < arrivals.length; k++) {
+      expect(sounded[k]!).toBeGreaterThanOrEqual(arrivals[k]!);
+      if (k >= from) expect(sounded[k]! - arrivals[k]!).toBeLessThanOrEqual(2);
+    }
+  }
+
+  it('sends a real-time stream whose first frames came in a burst as it arrives, once caught up', async () => {
+    // Four frames at once at 100 ms, then one every 20 ms for 2 s (jitter within 2 ms).
+    const arrivals = Array.from({ length: 104 }, (_, k) =>
+      k < 4 ? 100 : 100 + 20 * (k - 3) + [0, 2, -2, 1][k % 4]!,
+    );
+    const sounded = await streamAt(arrivals);
+    caughtUp(sounded, arrivals, 20);
+    // Caught up by at most 100 ms: never more than 5 frames ahead of the first's time.
+    for (let k = 1; k < sounded.length; k++) {
+      expect(sounded[k]! - sounded[0]!).toBeGreaterThanOrEqual(k * 20 - 100 - 2);
+    }
+  });
+
+  it('sends a real-time stream whose first frame came 15 ms late as it arrives, once caught up', async () => {
+    const arrivals = Array.from({ length: 100 }, (_, k) => (k === 0 ? 115 : 100 + 20 * k));
+    caughtUp(await streamAt(arrivals), arrivals, 15);
+  });
+
+  it('catches a talkspurt up after its audio stopped for 100 ms and came again in a burst', async () => {
+    // Real time from 100 ms; frames 50-54 come together 100 ms late, then real time again.
+    const arrivals = Array.from({ length: 150 }, (_, k) =>
+      k >= 50 && k < 55 ? 100 + 20 * 54 + 1 : 100 + 20 * k + 1,
+    );
+    const sounded = await streamAt(arrivals);
+    caughtUp(sounded, arrivals, 60);
+    // No faster than real time beyond the 100 ms caught up.
+    for (let k = 1; k < sounded.length; k++) {
+      expect(sounded[k]! - sounded[0]!).toBeGreaterThanOrEqual(k * 20 - 100 - 2);
+    }
+  });
+
+  it("keeps the inbound track at one frame per 20 ms while the caller is silent and the server's audio pauses", async () => {
+    const scheduler = new ManualScheduler();
+    // The inbound track keeps time by the worker's clock: the test's, here.
+    vi.spyOn(performance, 'now').mockImplementation(() => scheduler.now());
+    const session = await leg(scheduler);
+    const inboundAt: number[] = [];
+    const audio = new StreamAudio(session, {
+      format: MULAW,
+      tracks: ['inbound'],
+      noiseCancellationLevel: null,
+      bidirectional: true,
+      onFrame: () => inboundAt.push(scheduler.now()),
+      onDigit: () => {},
+    });
+    // The server's audio comes every 100 ms, so the leg's talkspurt keeps waiting for it.
+    const frame = muLawEncode(tone(8000, 600, 0.02, 8000));
+    for (let ms = 1; ms <= 1000; ms++) {
+      scheduler.advance(1);
+      if (ms % 100 === 5) audio.enqueue(frame, MULAW);
+    }
+    // The caller sends nothing: silence fills in from 80 ms on, one frame per tick.
+    expect(inboundAt).toEqual(Array.from({ length: 47 }, (_, k) => 80 + 20 * k));
   });
 
   it('joins chunks of 7 and 30 ms into whole frames, the first part held for the rest', async () => {
