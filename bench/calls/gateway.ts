@@ -70,6 +70,8 @@ export async function startCallsGateway(options: {
     VOXGATE_RTP_PORTS: options.rtpPorts,
     VOXGATE_MEDIA_WORKERS: String(options.mediaWorkers),
     VOXGATE_REALTIME_PRIORITY: String(options.realtimePriority ?? 0),
+    // The bench's number names no IncomingCarrier: its callers are on this machine.
+    VOXGATE_INBOUND_CARRIERS: 'open',
     ...(options.opusComplexity !== undefined && {
       VOXGATE_OPUS_COMPLEXITY: String(options.opusComplexity),
     }),
