@@ -54,6 +54,8 @@ export async function startCallsGateway(options: {
   mediaWorkers: number;
   /** VOXGATE_REALTIME_PRIORITY; 0 or unset leaves the gateway at normal priority. */
   realtimePriority?: number;
+  /** VOXGATE_OPUS_COMPLEXITY; the gateway's default (5) when unset. */
+  opusComplexity?: number;
 }): Promise<CallsGateway> {
   const port = await freePort();
   const sipPort = await freePort();
@@ -70,6 +72,9 @@ export async function startCallsGateway(options: {
     VOXGATE_RTP_PORTS: options.rtpPorts,
     VOXGATE_MEDIA_WORKERS: String(options.mediaWorkers),
     VOXGATE_REALTIME_PRIORITY: String(options.realtimePriority ?? 0),
+    ...(options.opusComplexity !== undefined && {
+      VOXGATE_OPUS_COMPLEXITY: String(options.opusComplexity),
+    }),
   });
   // BENCH_GATEWAY_NODE_ARGS: flags for the gateway's node, e.g. --cpu-prof to profile it.
   const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];

@@ -108,6 +108,7 @@ function readPlan() {
       seconds: { type: 'string', default: '10' },
       'ramp-rate': { type: 'string', default: '100' },
       'media-workers': { type: 'string' },
+      'opus-complexity': { type: 'string' },
       legs: { type: 'string', default: 'pcmu' },
       'skip-socket-floor': { type: 'boolean', default: false },
       ...GATEWAY_TARGET_OPTIONS,
@@ -118,15 +119,28 @@ function readPlan() {
     throw new Error(
       '--media-workers applies to the gateway the bench starts; a gateway named by --gateway-url runs with the workers its operator gave it',
     );
+  if (target && values['opus-complexity'] !== undefined)
+    throw new Error(
+      "--opus-complexity applies to the gateway the bench starts; a gateway named by --gateway-url runs with its operator's VOXGATE_OPUS_COMPLEXITY",
+    );
   return {
     streams: values.streams.split(',').map((s) => positiveInteger('--streams', s.trim())),
     seconds: positiveInteger('--seconds', values.seconds),
     rampRate: positiveInteger('--ramp-rate', values['ramp-rate']),
     mediaWorkers: positiveInteger('--media-workers', values['media-workers'] ?? MEDIA_WORKERS),
+    opusComplexity: opusComplexity(values['opus-complexity']),
     legs: readLegs(values.legs),
     skipSocketFloor: values['skip-socket-floor'],
     target,
   };
+}
+
+/** --opus-complexity: the started gateway's VOXGATE_OPUS_COMPLEXITY, 0-10; its default when absent. */
+function opusComplexity(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) > 10)
+    throw new Error(`Expected --opus-complexity from 0 to 10 but received ${text}`);
+  return Number(text);
 }
 
 function readLegs(text: string): CallerLeg[] {
@@ -203,6 +217,7 @@ async function main(): Promise<void> {
     startCallsGateway({
       rtpPorts: RTP_PORTS,
       mediaWorkers: plan.mediaWorkers,
+      ...(plan.opusComplexity !== undefined && { opusComplexity: plan.opusComplexity }),
     }),
   ).catch(async (error: unknown) => {
     // Without a gateway there is no run: the peers close, or they would keep the process up.
@@ -305,6 +320,7 @@ async function main(): Promise<void> {
       legs: plan.legs,
       answerXml: answerXml(`ws://${listenHost}:<bot port>/echo`),
       mediaWorkers: target ? null : plan.mediaWorkers,
+      opusComplexity: target ? null : (plan.opusComplexity ?? 'default (5)'),
       rtpPorts: target ? null : RTP_PORTS,
       callerAudio:
         'PCMU, 20 ms frames: a 400 Hz tone whose first 5 bytes number the frame; silence (0xFF) while calls are set up; ' +

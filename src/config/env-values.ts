@@ -99,6 +99,21 @@ export function whole(env: Env, name: string, fallback: number, min: number): nu
   return Number(raw);
 }
 
+/** A whole number from `min` to `max`, both included; `fallback` when unset or empty. */
+export function wholeInRange(
+  env: Env,
+  name: string,
+  fallback: number,
+  range: { min: number; max: number },
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < range.min || Number(raw) > range.max) {
+    throw new ConfigError(name, `must be a whole number from ${range.min} to ${range.max}`, raw);
+  }
+  return Number(raw);
+}
+
 /** Unset, empty or 0: normal scheduling; 1 to 99: that SCHED_RR priority. */
 export function realtimePriority(env: Env, name: string): number | null {
   const raw = env[name];

@@ -17,6 +17,12 @@ export interface OpusSending {
   dtx?: boolean;
 }
 
+/** How this side codes, whatever the peer asked: the gateway's own settings. */
+export interface CodecSettings {
+  /** The Opus encoder's complexity, 0-10 (VOXGATE_OPUS_COMPLEXITY); libopus's 5 when absent. */
+  opusComplexity?: number;
+}
+
 /** One negotiated audio format: what SDP's rtpmap said. */
 export interface AudioFormat {
   encoding: AudioEncoding;
@@ -86,10 +92,14 @@ export function clockRateOf(format: AudioFormat): number {
  * the call's (a re-INVITE that changed codec) are resampled both ways. Opus codecs hold
  * state: make one per leg and direction of use.
  */
-export function payloadCodec(format: AudioFormat, rate: SampleRate = format.rate): PayloadCodec {
+export function payloadCodec(
+  format: AudioFormat,
+  rate: SampleRate = format.rate,
+  settings: CodecSettings = {},
+): PayloadCodec {
   checkAudioFormat(format);
   checkRate(rate, 'rate');
-  if (format.encoding === 'opus') return opusCodec(format, rate);
+  if (format.encoding === 'opus') return opusCodec(format, rate, settings);
   const coder = CODERS[format.encoding];
   const plain = { format, clockRate: format.rate, sequential: false };
   if (rate === format.rate) return { ...plain, decode: coder.decode, encode: coder.encode };
@@ -102,12 +112,13 @@ export function payloadCodec(format: AudioFormat, rate: SampleRate = format.rate
   };
 }
 
-function opusCodec(format: AudioFormat, rate: SampleRate): PayloadCodec {
+function opusCodec(format: AudioFormat, rate: SampleRate, settings: CodecSettings): PayloadCodec {
   const sending = format.opus ?? {};
   const encoder = new OpusEncoder(rate, {
     bitrate: sending.bitrate,
     fec: sending.fec,
     dtx: sending.dtx,
+    complexity: settings.opusComplexity,
   });
   const decoder = new OpusDecoder(rate);
   return {

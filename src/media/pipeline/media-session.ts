@@ -12,6 +12,7 @@ import {
   payloadCodec,
   rtpUnits,
   type AudioFormat,
+  type CodecSettings,
   type PayloadCodec,
 } from './audio-format.js';
 import { InboundPath } from './inbound-path.js';
@@ -68,6 +69,8 @@ export class MediaSession {
   }>();
   private readonly digits: DtmfReceiver;
   private sendCodec: PayloadCodec;
+  /** The worker's own coding settings, for every send codec the leg makes. */
+  private readonly codecSettings: CodecSettings;
   private telephoneEvent: TelephoneEventFormat | null;
   private direction: MediaDirection;
   private eventTimestamp = 0;
@@ -95,7 +98,8 @@ export class MediaSession {
     const scheduler = env.scheduler;
     this.now = scheduler ? () => scheduler.now() : () => performance.now();
     this.timers = scheduler ?? systemScheduler;
-    this.sendCodec = payloadCodec(spec.formats[0]!);
+    this.codecSettings = env.codecs ?? {};
+    this.sendCodec = payloadCodec(spec.formats[0]!, rate, this.codecSettings);
     this.formats = [...spec.formats];
     this.telephoneEvent = spec.telephoneEvent ?? null;
     this.direction = spec.direction ?? 'sendrecv';
@@ -173,7 +177,7 @@ export class MediaSession {
       const first = changes.formats[0]!;
       if (!this.rateSettled && first.rate !== this.callRate) this.moveRate(first.rate);
       this.rateSettled = true;
-      const codec = payloadCodec(first, this.callRate);
+      const codec = payloadCodec(first, this.callRate, this.codecSettings);
       this.inbound.setFormats(changes.formats);
       this.sendCodec = codec;
       this.formats = [...changes.formats];

@@ -17,7 +17,7 @@ import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { FrameClock } from '../playout/frame-clock.js';
 import type { PairSource } from '../rtp/port-range.js';
 import type { MediaAddress } from '../rtp/rtp-session.js';
-import type { AudioFormat } from './audio-format.js';
+import type { AudioFormat, CodecSettings } from './audio-format.js';
 import { InboundPath, type InboundPacket, type InboundStats } from './inbound-path.js';
 
 /*
@@ -79,6 +79,8 @@ export interface MediaEnvironment {
   webrtc?: WebrtcEnvironment;
   /** Where SDES legs count the SRTP packets they drop (the worker's /metrics tally). */
   srtpTally?: SrtpDropTally;
+  /** How the legs code what they send (the Opus encoder's complexity); libopus's defaults when absent. */
+  codecs?: CodecSettings;
 }
 
 export interface ReceivedDtmf {

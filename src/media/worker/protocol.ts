@@ -36,6 +36,8 @@ export interface WorkerSettings {
    * without it a WebRTC session is refused.
    */
   dtls?: { certificate: DtlsCertificate; handshakeTimeoutMs: number; consentTimeoutMs?: number };
+  /** The complexity (0-10) of every Opus encoder of the worker's legs (VOXGATE_OPUS_COMPLEXITY). */
+  opusComplexity?: number;
 }
 
 /** Audio to play into a call leg. */

@@ -212,6 +212,9 @@ export class WorkerSessions {
         scheduler: this.scheduler,
         ...(this.settings.dtls && { webrtc: this.webrtcEnvironment(this.settings.dtls) }),
         srtpTally: this.drops,
+        ...(this.settings.opusComplexity !== undefined && {
+          codecs: { opusComplexity: this.settings.opusComplexity },
+        }),
       },
       {
         onDigit: (digit) => this.emit(sessionId, { type: 'dtmf', ...digit }),

@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       sipWsOrigins: null,
       sipTrace: false,
       sipOpus: true,
+      opusComplexity: 5,
       inboundCarriers: 'enforce',
       rtpPorts: { min: 20000, max: 29999 },
       rtpHost: '0.0.0.0',
@@ -80,6 +81,7 @@ describe('loadConfig', () => {
       VOXGATE_RTP_PORTS: '30000-30100',
       VOXGATE_RTP_HOST: '10.0.0.5',
       VOXGATE_SIP_OPUS: 'false',
+      VOXGATE_OPUS_COMPLEXITY: '0',
       VOXGATE_MEDIA_WORKERS: '3',
       VOXGATE_REALTIME_PRIORITY: '20',
       VOXGATE_PUBLIC_HOST: 'gw.example.com',
@@ -120,6 +122,7 @@ describe('loadConfig', () => {
       rtpPorts: { min: 30000, max: 30100 },
       rtpHost: '10.0.0.5',
       sipOpus: false,
+      opusComplexity: 0,
       mediaWorkers: 3,
       realtimePriority: 20,
       publicHost: 'gw.example.com',
@@ -254,6 +257,18 @@ describe('loadConfig', () => {
     ],
     [{ VOXGATE_SIP_TRACE: 'yes' }, 'VOXGATE_SIP_TRACE="yes" is invalid: must be true or false'],
     [{ VOXGATE_SIP_OPUS: 'off' }, 'VOXGATE_SIP_OPUS="off" is invalid: must be true or false'],
+    [
+      { VOXGATE_OPUS_COMPLEXITY: '11' },
+      'VOXGATE_OPUS_COMPLEXITY="11" is invalid: must be a whole number from 0 to 10',
+    ],
+    [
+      { VOXGATE_OPUS_COMPLEXITY: '-1' },
+      'VOXGATE_OPUS_COMPLEXITY="-1" is invalid: must be a whole number from 0 to 10',
+    ],
+    [
+      { VOXGATE_OPUS_COMPLEXITY: 'low' },
+      'VOXGATE_OPUS_COMPLEXITY="low" is invalid: must be a whole number from 0 to 10',
+    ],
     [
       { VOXGATE_INBOUND_CARRIERS: 'strict' },
       'VOXGATE_INBOUND_CARRIERS="strict" is invalid: must be enforce or open',
