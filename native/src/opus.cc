@@ -24,6 +24,8 @@ Napi::Function OpusEncoderWrap::Define(Napi::Env env) {
                          InstanceMethod<&OpusEncoderWrap::Encode>("encode"),
                          InstanceMethod<&OpusEncoderWrap::SetBitrate>("setBitrate"),
                          InstanceMethod<&OpusEncoderWrap::SetPacketLoss>("setPacketLoss"),
+                         InstanceMethod<&OpusEncoderWrap::SetMaxBandwidth>("setMaxBandwidth"),
+                         InstanceMethod<&OpusEncoderWrap::Reset>("reset"),
                      });
 }
 
@@ -81,6 +83,33 @@ Napi::Value OpusEncoderWrap::SetBitrate(const Napi::CallbackInfo& info) {
 Napi::Value OpusEncoderWrap::SetPacketLoss(const Napi::CallbackInfo& info) {
   const int err = opus_encoder_ctl(
       encoder_, OPUS_SET_PACKET_LOSS_PERC(info[0].As<Napi::Number>().Int32Value()));
+  if (err != OPUS_OK) throw OpusFailure(info.Env(), "opus_encoder_ctl", err);
+  return info.Env().Undefined();
+}
+
+// Argument: the highest audio frequency worth coding, in Hz; the encoder codes at most the
+// Opus bandwidth (RFC 6716 2) that holds it: 4 kHz narrowband up to 20 kHz fullband.
+Napi::Value OpusEncoderWrap::SetMaxBandwidth(const Napi::CallbackInfo& info) {
+  const int hz = info[0].As<Napi::Number>().Int32Value();
+  int bandwidth = OPUS_BANDWIDTH_FULLBAND;
+  if (hz <= 4000) {
+    bandwidth = OPUS_BANDWIDTH_NARROWBAND;
+  } else if (hz <= 6000) {
+    bandwidth = OPUS_BANDWIDTH_MEDIUMBAND;
+  } else if (hz <= 8000) {
+    bandwidth = OPUS_BANDWIDTH_WIDEBAND;
+  } else if (hz <= 12000) {
+    bandwidth = OPUS_BANDWIDTH_SUPERWIDEBAND;
+  }
+  const int err = opus_encoder_ctl(encoder_, OPUS_SET_MAX_BANDWIDTH(bandwidth));
+  if (err != OPUS_OK) throw OpusFailure(info.Env(), "opus_encoder_ctl", err);
+  return info.Env().Undefined();
+}
+
+// Forgets every frame coded so far, keeping the settings: the next frame is coded as a first
+// one, at the bandwidth the settings now allow.
+Napi::Value OpusEncoderWrap::Reset(const Napi::CallbackInfo& info) {
+  const int err = opus_encoder_ctl(encoder_, OPUS_RESET_STATE);
   if (err != OPUS_OK) throw OpusFailure(info.Env(), "opus_encoder_ctl", err);
   return info.Env().Undefined();
 }

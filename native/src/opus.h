@@ -17,6 +17,8 @@ class OpusEncoderWrap : public Napi::ObjectWrap<OpusEncoderWrap> {
   Napi::Value Encode(const Napi::CallbackInfo& info);
   Napi::Value SetBitrate(const Napi::CallbackInfo& info);
   Napi::Value SetPacketLoss(const Napi::CallbackInfo& info);
+  Napi::Value SetMaxBandwidth(const Napi::CallbackInfo& info);
+  Napi::Value Reset(const Napi::CallbackInfo& info);
 
   OpusEncoder* encoder_ = nullptr;
   std::vector<unsigned char> packet_;

@@ -132,6 +132,10 @@ export interface NativeOpusEncoder {
   encode(pcm: Int16Array): Buffer;
   setBitrate(bitsPerSecond: number): void;
   setPacketLoss(percent: number): void;
+  /** Codes no wider an Opus bandwidth than holds `hz`, the highest frequency worth coding. */
+  setMaxBandwidth(hz: number): void;
+  /** Forgets the frames coded so far (OPUS_RESET_STATE); the settings stay. */
+  reset(): void;
 }
 
 export interface NativeOpusDecoder {

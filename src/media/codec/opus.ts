@@ -108,6 +108,18 @@ export class OpusEncoder {
   setExpectedLoss(percent: number): void {
     this.#native.setPacketLoss(checkIntegerInRange(percent, 0, 100, 'percent'));
   }
+
+  /**
+   * The highest frequency the audio holds, in Hz (its source's rate over two): the encoder
+   * codes no wider a band than holds it (narrowband up to 4000), which saves the CPU and bits
+   * of coding a band that is empty. At most half the encoder's rate is coded in any case.
+   * libopus moves to a new band over a few seconds, smoothly; `now` moves at once by starting
+   * the encoder afresh, which a listener does not hear only at a gap in the audio.
+   */
+  setAudioBand(hz: number, now = false): void {
+    this.#native.setMaxBandwidth(checkIntegerInRange(hz, 1, 24000, 'hz'));
+    if (now) this.#native.reset();
+  }
 }
 
 /**

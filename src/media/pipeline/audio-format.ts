@@ -1,8 +1,9 @@
 import { checkRate, type SampleRate } from '../codec/argument-checks.js';
 import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from '../codec/g711.js';
-import { OPUS_CLOCK_RATE, OpusDecoder, OpusEncoder, opusPacketSamples } from '../codec/opus.js';
+import { OPUS_CLOCK_RATE, opusPacketSamples } from '../codec/opus.js';
 import { l16FromNetwork, l16ToNetwork } from '../codec/pcm-frame.js';
 import { Resampler } from '../codec/resampler.js';
+import { opusCodec } from './opus-codec.js';
 
 /** The audio encodings a call's RTP may carry (RFC 3551 PCMU and PCMA, L16; RFC 7587 Opus). */
 export type AudioEncoding = 'PCMU' | 'PCMA' | 'L16' | 'opus';
@@ -52,6 +53,14 @@ export interface PayloadCodec {
    * packet, from the FEC data in `next` (the packet after it) when it came, else concealed.
    */
   recover?(samples: number, next: Uint8Array | null): Int16Array;
+  /**
+   * Only for codecs that code a band of their choosing (Opus): the highest frequency the
+   * frame about to be encoded holds, in Hz, or null when unknown (the call's whole band);
+   * `talkspurtStart` when it starts a talkspurt, after silence.
+   */
+  audioBand?(hz: number | null, talkspurtStart: boolean): void;
+  /** Only for codecs that adapt to loss (Opus): an RTCP report's fraction lost (0-255). */
+  lossReported?(fractionLost: number): void;
 }
 
 const CODERS: Record<
@@ -109,26 +118,6 @@ export function payloadCodec(
     ...plain,
     decode: (payload) => toCall.process(coder.decode(payload)),
     encode: (pcm) => coder.encode(toFormat.process(pcm)),
-  };
-}
-
-function opusCodec(format: AudioFormat, rate: SampleRate, settings: CodecSettings): PayloadCodec {
-  const sending = format.opus ?? {};
-  const encoder = new OpusEncoder(rate, {
-    bitrate: sending.bitrate,
-    fec: sending.fec,
-    dtx: sending.dtx,
-    complexity: settings.opusComplexity,
-  });
-  const decoder = new OpusDecoder(rate);
-  return {
-    format,
-    clockRate: OPUS_CLOCK_RATE,
-    sequential: true,
-    decode: (payload) => decoder.decode(payload),
-    encode: (pcm) => encoder.encode(pcm),
-    recover: (samples, next) =>
-      next === null ? decoder.conceal(samples) : decoder.decodeFec(next, samples),
   };
 }
 

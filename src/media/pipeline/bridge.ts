@@ -19,12 +19,13 @@ export function bridgeSessions(a: MediaSession, b: MediaSession): () => void {
 }
 
 function carry(from: MediaSession, to: MediaSession): () => void {
-  const source = new PushedSource();
+  // Audio from a leg at a lower rate holds no more than that leg's band.
+  const source = new PushedSource(Math.min(from.rate, to.rate) / 2);
   const resampler = from.rate === to.rate ? null : new Resampler(from.rate, to.rate);
   const limit = (to.rate * MAX_QUEUED_MS) / 1000;
   // The far leg's frames come on the same ticks as this leg's: a tick never waits for them
   // (as it waits for a stream's audio under way), so the source is played without ready().
-  void to.play({ read: (samples) => source.read(samples) }, 'mix');
+  void to.play({ read: (samples) => source.read(samples), audioBand: source.audioBand }, 'mix');
   const removeTap = from.addTap((frame) => {
     if (source.queued > limit) source.clear();
     source.push(resampler ? resampler.process(frame) : frame);

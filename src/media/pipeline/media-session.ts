@@ -4,6 +4,7 @@ import { DtmfReceiver } from '../dtmf/dtmf-receiver.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { RtpPacket } from '../rtp/rtp-packet.js';
 import { RtpSession } from '../rtp/rtp-session.js';
+import type { RtcpPacket } from '../rtp/rtcp-packet.js';
 import { WebrtcTransport, type WebrtcFailure } from '../webrtc/webrtc-transport.js';
 import { SdesProtection } from '../srtp/sdes-protection.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
@@ -75,6 +76,8 @@ export class MediaSession {
   private direction: MediaDirection;
   private eventTimestamp = 0;
   private marker = true;
+  /** Whether the last frame sent was silence (nothing played). */
+  private sentSilence = true;
   private received = 0;
   private formats: AudioFormat[];
   private relayTarget: MediaSession | null = null;
@@ -145,6 +148,7 @@ export class MediaSession {
         onPacket: (packet) => session?.receive(packet),
         onLatched: (from) => session?.report('onLatched', from),
         onMediaTimeout: (ms) => session?.timedOut(ms),
+        onRtcp: (packets) => session?.reportsReceived(packets),
         onError: (error) => session?.report('onError', error),
       },
     );
@@ -420,6 +424,16 @@ export class MediaSession {
     for (const tap of this.digitTaps) tap(digit);
   }
 
+  /** RFC 3550 6.4: what the peer's reports say of this side's packets tunes the encoder. */
+  private reportsReceived(packets: RtcpPacket[]): void {
+    const ssrc = this.rtp.sender.ssrc;
+    for (const packet of packets) {
+      if (packet.type !== 'sr' && packet.type !== 'rr') continue;
+      const about = packet.reports.find((report) => report.ssrc === ssrc);
+      if (about) this.sendCodec.lossReported?.(about.fractionLost);
+    }
+  }
+
   private timedOut(silentForMs: number): void {
     if (!this.closed && this.receiving) this.report('onMediaTimeout', silentForMs);
   }
@@ -453,6 +467,9 @@ export class MediaSession {
 
   private send(item: OutboundItem): void {
     if (item.kind === 'audio') {
+      // After silence, a change of band is heard by no one: the encoder may start afresh.
+      this.sendCodec.audioBand?.(item.band ?? null, this.marker || this.sentSilence);
+      this.sentSilence = item.pcm === this.outbound.playout.silence;
       this.rtp.send(this.encode(item.pcm), {
         payloadType: this.sendCodec.format.payloadType,
         // RFC 7587 4.1: Opus timestamps count 48 kHz whatever rate the audio is coded at.

@@ -5,8 +5,10 @@ import { dtmfTone } from '../dtmf/dtmf-tone.js';
 import { PlayoutQueue } from '../playout/playout-queue.js';
 
 /** What goes out on one 20 ms tick: audio, or a packet of an RFC 4733 event. */
+/** `band`: the highest frequency the audio holds, null when not known (see PlayoutQueue.band). */
 export type OutboundItem =
-  { kind: 'audio'; pcm: Int16Array } | { kind: 'event'; packet: OutgoingEventPacket };
+  | { kind: 'audio'; pcm: Int16Array; band?: number | null }
+  | { kind: 'event'; packet: OutgoingEventPacket };
 
 export interface OutboundPathOptions {
   rate: SampleRate;
@@ -97,7 +99,8 @@ export class OutboundPath {
       const item = job.items.get(offset);
       if (item) return item;
     }
-    return { kind: 'audio', pcm: this.playout.frame() };
+    const pcm = this.playout.frame();
+    return { kind: 'audio', pcm, band: this.playout.band };
   }
 
   private digitItems(

@@ -138,6 +138,9 @@ export class StreamAudio {
     if (this.pushed) {
       const pushed = this.pushed;
       const counted = {
+        get audioBand() {
+          return pushed.audioBand;
+        },
         ready: (samples: number) => pushed.ready(samples),
         read: (samples: number) => {
           const out = pushed.read(samples);
@@ -176,6 +179,8 @@ export class StreamAudio {
       );
     }
     this.arrivals.push({ at: this.pushedTotal, receivedAt });
+    // What the server sends at 8 kHz holds nothing above 4 kHz, whatever the call's rate.
+    this.pushed.audioBand = Math.min(format.rate, this.session.rate) / 2;
     this.pushed.push(pcm);
     this.pushedTotal += pcm.length;
     // A frame goes as the audio arrives when it is due, not at the next tick; audio that came

@@ -18,6 +18,11 @@ export class PlayoutQueue {
   private playing: Playing[] = [];
   /** The frame played when nothing plays: always this one array, so it can be recognised. */
   readonly silence: Int16Array;
+  /**
+   * The highest frequency the last frame of audio held (see PlayoutSource.audioBand), or null
+   * when a source of it did not say: what an encoder that picks its band needs to know.
+   */
+  band: number | null = null;
 
   constructor(readonly frameSamples: number) {
     if (!Number.isInteger(frameSamples) || frameSamples < 1) {
@@ -62,11 +67,16 @@ export class PlayoutQueue {
   frame(): Int16Array {
     if (this.playing.length === 0) return this.silence;
     const frames: Int16Array[] = [];
+    let band: number | null = 0;
     for (const p of [...this.playing]) {
       const frame = this.fill(p);
-      if (frame) frames.push(frame);
+      if (!frame) continue;
+      frames.push(frame);
+      const own = p.source.audioBand;
+      band = own === undefined || band === null ? null : Math.max(band, own);
     }
     if (frames.length === 0) return this.silence;
+    this.band = band;
     return frames.length === 1 ? frames[0]! : mix(frames);
   }
 

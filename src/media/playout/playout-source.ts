@@ -7,6 +7,11 @@ export interface PlayoutSource {
    * be empty, or hold part of a frame, while the rest is on its way).
    */
   ready?(samples: number): boolean;
+  /**
+   * The highest frequency the audio holds, in Hz: half the rate it was made at (4000 for a
+   * stream's 8 kHz audio played on a 16 kHz call). Absent: as wide as the call's rate.
+   */
+  readonly audioBand?: number;
 }
 
 /** Rendered or decoded audio (Speak, Play), once or looped. */
@@ -37,6 +42,9 @@ export class PcmSource implements PlayoutSource {
  * drained; until then an empty queue is silence, not the end.
  */
 export class PushedSource implements PlayoutSource {
+  /** `audioBand`: see PlayoutSource; unknown by default, and set as the audio changes. */
+  constructor(public audioBand?: number) {}
+
   private readonly chunks: Int16Array[] = [];
   private offset = 0;
   private ended = false;

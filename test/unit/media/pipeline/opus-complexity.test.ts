@@ -54,7 +54,8 @@ async function sendTone(complexity: number | undefined) {
 }
 
 function encodedAt(complexity: number, played: Int16Array[]): string[] {
-  const encoder = new OpusEncoder(16000, { complexity });
+  // A leg's encoder starts planning for no loss: no FEC data until a receiver reports loss.
+  const encoder = new OpusEncoder(16000, { complexity, expectedLossPercent: 0 });
   return played.map((pcm) => encoder.encode(pcm).toString('hex'));
 }
 

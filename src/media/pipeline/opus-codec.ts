@@ -1,0 +1,91 @@
+import type { SampleRate } from '../codec/argument-checks.js';
+import { OPUS_CLOCK_RATE, OpusDecoder, OpusEncoder } from '../codec/opus.js';
+import type { AudioFormat, CodecSettings, PayloadCodec } from './audio-format.js';
+
+/**
+ * The loss a receiver's report must show before the encoder spends on in-band FEC, in
+ * percent of packets (smoothed): below it, the LBRR copy of each frame would cost about a
+ * fifth of the encoder's CPU at complexity 5 (bench/media/opus.ts) for nothing.
+ */
+const FEC_FROM_LOSS_PERCENT = 1;
+/** The most loss FEC is planned for: beyond it, the bits go to the copy, not the audio. */
+const MAX_PLANNED_LOSS_PERCENT = 25;
+/** How much of the smoothed loss a report that shows less loss keeps (it decays, not drops). */
+const LOSS_DECAY = 0.75;
+
+/**
+ * How the sending side of an Opus leg adapts as the call goes (RFC 7587 3.1.2 leaves it to
+ * the sender): the band coded follows the audio played, and in-band FEC follows the loss the
+ * receiver reports in RTCP (RFC 3550 6.4.1), as WebRTC endpoints do.
+ */
+class OpusSendTuning {
+  private band = 0;
+  private loss = 0;
+  private planned = 0;
+
+  constructor(
+    private readonly encoder: OpusEncoder,
+    private readonly fullBand: number,
+    private readonly fec: boolean,
+  ) {}
+
+  /**
+   * The highest frequency the next frame holds (half the rate of the audio's source), or null
+   * when it is not known: then the call's whole band is coded. At the start of a talkspurt
+   * (after silence) the encoder moves to a new band at once, else over a few seconds.
+   */
+  audioBand(hz: number | null, talkspurtStart: boolean): void {
+    const band = Math.min(hz ?? this.fullBand, this.fullBand);
+    if (band === this.band) return;
+    this.band = band;
+    this.encoder.setAudioBand(band, talkspurtStart);
+  }
+
+  /** A reception report's fraction lost (0-255) about what this side sends. */
+  lossReported(fractionLost: number): void {
+    if (!this.fec) return;
+    const percent = (fractionLost * 100) / 256;
+    // Loss that rises is planned for at once; loss that falls is let go of slowly.
+    this.loss =
+      percent >= this.loss ? percent : this.loss * LOSS_DECAY + percent * (1 - LOSS_DECAY);
+    const planned =
+      this.loss < FEC_FROM_LOSS_PERCENT
+        ? 0
+        : Math.min(Math.round(this.loss), MAX_PLANNED_LOSS_PERCENT);
+    if (planned === this.planned) return;
+    this.planned = planned;
+    this.encoder.setExpectedLoss(planned);
+  }
+}
+
+/**
+ * Opus at the call's rate (libopus takes it directly), with the 48 kHz RTP clock. The encoder
+ * starts planning for no loss (so no FEC data is made) and for the call's whole band.
+ */
+export function opusCodec(
+  format: AudioFormat,
+  rate: SampleRate,
+  settings: CodecSettings,
+): PayloadCodec {
+  const sending = format.opus ?? {};
+  const encoder = new OpusEncoder(rate, {
+    bitrate: sending.bitrate,
+    fec: sending.fec,
+    expectedLossPercent: 0,
+    dtx: sending.dtx,
+    complexity: settings.opusComplexity,
+  });
+  const decoder = new OpusDecoder(rate);
+  const tuning = new OpusSendTuning(encoder, rate / 2, sending.fec ?? true);
+  return {
+    format,
+    clockRate: OPUS_CLOCK_RATE,
+    sequential: true,
+    decode: (payload) => decoder.decode(payload),
+    encode: (pcm) => encoder.encode(pcm),
+    recover: (samples, next) =>
+      next === null ? decoder.conceal(samples) : decoder.decodeFec(next, samples),
+    audioBand: (hz, talkspurtStart) => tuning.audioBand(hz, talkspurtStart),
+    lossReported: (fraction) => tuning.lossReported(fraction),
+  };
+}
