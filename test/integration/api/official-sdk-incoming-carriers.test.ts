@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type Credentials, type TestGateway } from '../../support/gateway.js';
@@ -253,5 +254,96 @@ describe('the same SDK not told of the authority', () => {
     } finally {
       await untrusting.stop();
     }
+  });
+});
+
+/**
+ * The official Python SDK's IncomingCarrier calls: plivo-python 0.11.3 (plivo.py, 2016), the
+ * last with them (4.x has none), is not installed here. Its RestAPI takes the base URL, so it
+ * reaches voxgate over plain HTTP. Its requests, as its `_request` builds them with
+ * `requests`: the path with one trailing slash; POST (create, modify) with a JSON body as
+ * json.dumps writes it and `content-type: application/json`; GET and DELETE with what is left
+ * of the arguments as a query string and no body or type; carrier_id taken out of the
+ * arguments into the path. These are those bytes.
+ */
+describe('requests shaped as the official Python SDK 0.11.3 sends them', () => {
+  const python = async (method: 'GET' | 'POST' | 'DELETE', path: string, json?: string) => {
+    const { port } = gw.gateway.app.server.address() as AddressInfo;
+    const auth = Buffer.from(`${gw.main.id}:${gw.main.token}`).toString('base64');
+    const from = gw.logs.length;
+    const response = await fetch(`http://127.0.0.1:${port}${base}/${path}`, {
+      method,
+      headers: {
+        authorization: `Basic ${auth}`,
+        'user-agent': 'PythonPlivo',
+        ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(json === undefined ? {} : { body: json }),
+    });
+    const text = await response.text();
+    await until(() => requestsSince(from).length > 0, 5_000);
+    expect(requestsSince(from)).toHaveLength(1);
+    return {
+      status: response.status,
+      body: text === '' ? null : JSON.parse(text),
+      request: requestsSince(from)[0]!,
+    };
+  };
+
+  it('creates, reads, lists, changes and deletes a carrier, and gets 400 for a bad CIDR', async () => {
+    const created = await python(
+      'POST',
+      'IncomingCarrier/',
+      '{"name": "Py Carrier", "ip_set": "127.0.0.1, 192.0.2.0/24"}',
+    );
+    expect(created).toEqual({
+      status: 201,
+      body: { api_id: expect.any(String), message: 'created', carrier_id: expect.any(String) },
+      request: 'POST /v1/Account/{auth_id}/IncomingCarrier/ 201',
+    });
+    const id = created.body.carrier_id as string;
+    const carrier = {
+      carrier_id: id,
+      name: 'Py Carrier',
+      ip_set: '127.0.0.1,192.0.2.0/24',
+      voice: true,
+      sms: false,
+      resource_uri: `${base}/IncomingCarrier/${id}/`,
+    };
+    expect(await stored(id)).toEqual(carrier);
+    expect(await python('GET', `IncomingCarrier/${id}/`)).toEqual({
+      status: 200,
+      body: { api_id: expect.any(String), ...carrier },
+      request: `GET /v1/Account/{auth_id}/IncomingCarrier/${id}/ 200`,
+    });
+    const listed = await python('GET', 'IncomingCarrier/?limit=5&offset=0');
+    expect(listed.request).toBe('GET /v1/Account/{auth_id}/IncomingCarrier/?limit=5&offset=0 200');
+    expect(listed.body.meta).toMatchObject({ limit: 5, offset: 0 });
+    expect(listed.body.objects).toContainEqual(carrier);
+
+    expect(await python('POST', `IncomingCarrier/${id}/`, '{"name": "Py Carrier (EU)"}')).toEqual({
+      status: 200,
+      body: { api_id: expect.any(String), message: 'changed' },
+      request: `POST /v1/Account/{auth_id}/IncomingCarrier/${id}/ 200`,
+    });
+    expect(await stored(id)).toEqual({ ...carrier, name: 'Py Carrier (EU)' });
+
+    const bad = await python(
+      'POST',
+      `IncomingCarrier/${id}/`,
+      '{"ip_set": "10.0.0.0/8, 300.1.2.3"}',
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe(
+      'invalid ip_set: 300.1.2.3 is not an IP address or a CIDR range (like 192.0.2.0/24)',
+    );
+    expect(await stored(id)).toEqual({ ...carrier, name: 'Py Carrier (EU)' });
+
+    expect(await python('DELETE', `IncomingCarrier/${id}/`)).toEqual({
+      status: 204,
+      body: null,
+      request: `DELETE /v1/Account/{auth_id}/IncomingCarrier/${id}/ 204`,
+    });
+    expect(await stored(id)).toBe(404);
   });
 });
