@@ -77,13 +77,17 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<TypedApp> {
   // Fastify's JSON parser drops what JSON.parse said; the client hears where its body breaks.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // The official Node SDK 0.x labels every request `Content-Type: application/json`, its
+    // DELETEs without a body too (RFC 9110 9.3.5: "content received in a DELETE request has
+    // no generally defined semantics"). No content is no body, whatever its label says.
+    if (request.method === 'DELETE' && body === '') return done(null, undefined);
     parseJson(request, body as string, (error, value) =>
       (error as { code?: string } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
         ? done(invalidJson(body as string), undefined)
         : done(error, value),
-    ),
-  );
+    );
+  });
   await app.register(formbody);
   await app.register(swagger, {
     openapi: {

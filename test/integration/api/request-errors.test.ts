@@ -178,6 +178,37 @@ describe('requests refused before routing', () => {
     ).toBe(204);
   });
 
+  it('answers 400 for an empty JSON body on a POST, and takes a bodiless DELETE labelled JSON', async () => {
+    expectEnvelope(
+      await post(`${account}/Subaccount/`, 'application/json', ''),
+      400,
+      'the JSON body is empty',
+    );
+    // As the official Node SDK 0.x sends every DELETE: a JSON type, no length, no body.
+    const remove = (id: string, lengthHeader: string[]) =>
+      sendRaw(
+        port,
+        [
+          `DELETE ${account}/Subaccount/${id}/ HTTP/1.1`,
+          'Host: 127.0.0.1',
+          `Authorization: ${authorization}`,
+          'Content-Type: application/json',
+          'Connection: close',
+          ...lengthHeader,
+          '',
+          '',
+        ].join('\r\n'),
+      );
+    for (const lengthHeader of [[], ['Content-Length: 0']]) {
+      const created = await gw.request('POST', `${account}/Subaccount/`, { json: { name: 'd' } });
+      const removed = await remove(created.body.auth_id as string, lengthHeader);
+      expect(removed.status, removed.text).toBe(204);
+      expect(
+        (await gw.request('GET', `${account}/Subaccount/${created.body.auth_id}/`)).status,
+      ).toBe(404);
+    }
+  });
+
   it('answers 413 for a body over 1 MiB', async () => {
     const body = JSON.stringify({ name: 'a'.repeat(1024 * 1024) });
     expectEnvelope(
