@@ -2,7 +2,7 @@ import type { SampleRate } from '../codec/argument-checks.js';
 import { muLawDecode, muLawEncode } from '../codec/g711.js';
 import { NoiseSuppressor } from '../codec/noise-suppressor.js';
 import { concatPcm } from '../codec/pcm-frame.js';
-import { convertRate, Resampler } from '../codec/resampler.js';
+import { Resampler } from '../codec/resampler.js';
 import { PushedSource } from '../playout/playout-source.js';
 import type { MediaSession } from './media-session.js';
 
@@ -55,6 +55,12 @@ export class StreamAudio {
   private checkpoints: { at: number; onPlayed: () => void }[] = [];
   /** Where each playAudio's first sample sits, and when it arrived: playout latency. */
   private arrivals: { at: number; receivedAt: number }[] = [];
+  /**
+   * The server's audio at another rate than the call's, to the call's: one filter over the
+   * chunks as they come, so their joins are as clean as the rest (a filter per chunk would
+   * fade each one's edges, 50 times a second).
+   */
+  private toCall: Resampler | null = null;
   private closed = false;
 
   constructor(
@@ -172,7 +178,7 @@ export class StreamAudio {
     } else {
       pcm = muLawDecode(payload);
     }
-    if (format.rate !== this.session.rate) pcm = convertRate(pcm, format.rate, this.session.rate);
+    if (format.rate !== this.session.rate) pcm = this.resampled(pcm, format.rate);
     if (this.pushed.queued + pcm.length > this.maxQueued) {
       throw new QueueFullError(
         `the playout queue holds at most ${this.maxQueued / this.session.rate} s of audio; this chunk of ${(pcm.length / this.session.rate).toFixed(2)} s was dropped`,
@@ -202,6 +208,8 @@ export class StreamAudio {
   clear(): void {
     if (!this.pushed) throw new Error('this stream does not play audio');
     this.pushed.clear();
+    // What comes next starts afresh, without the tail of what was dropped.
+    this.toCall = null;
     this.pushedTotal = this.playedTotal;
     this.checkpoints = [];
     this.arrivals = [];
@@ -231,6 +239,11 @@ export class StreamAudio {
     while (this.checkpoints.length > 0 && this.checkpoints[0]!.at <= this.playedTotal) {
       this.checkpoints.shift()!.onPlayed();
     }
+  }
+
+  private resampled(pcm: Int16Array, rate: SampleRate): Int16Array {
+    if (this.toCall?.fromRate !== rate) this.toCall = new Resampler(rate, this.session.rate);
+    return this.toCall.process(pcm);
   }
 
   /** The call's rate to the stream's, sample for sample when they are the same. */
