@@ -111,7 +111,6 @@ function readName(reader: ElementReader): string {
       `the room name must be at most ${CONFERENCE_NAME_MAX_CHARS} characters, got ${length}`,
     );
   }
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f/]/.test(name)) {
     throw new AnswerXmlError(
       'Conference',
