@@ -158,3 +158,83 @@ describe('<Conference>', () => {
     void b;
   }, 30_000);
 });
+
+describe('the Conference API', () => {
+  const base = () => `/v1/Account/${gw.main.id}/Conference`;
+
+  it('lists, shows, mutes, deafens and kicks members; 404 for what is not there', async () => {
+    app.serve('/answer', {
+      body: `<Response><Conference callbackUrl="${app.baseUrl}/events">api-room</Conference></Response>`,
+    });
+    const members = await join(3, 'api');
+    await until(() => app.requestsTo('/events').length === 3, 5000);
+    const listed = await gw.request('GET', `${base()}/`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.conferences).toEqual(['api-room']);
+    const shown = await gw.request('GET', `${base()}/api-room/`);
+    expect(shown.status).toBe(200);
+    expect(shown.body).toMatchObject({ conference_name: 'api-room', conference_member_count: '3' });
+    const ids = (shown.body.members as { member_id: string; from: string }[])
+      .sort((a, b) => a.from.localeCompare(b.from))
+      .map((m) => m.member_id);
+
+    const muted = await gw.request('POST', `${base()}/api-room/Member/${ids[0]}/Mute/`);
+    expect(muted.status).toBe(202);
+    expect(muted.body).toMatchObject({ message: 'muted', member_id: ids[0] });
+    const deaf = await gw.request('POST', `${base()}/api-room/Member/${ids[2]}/Deaf/`);
+    expect(deaf.status).toBe(202);
+    await sleep(200);
+    const [one, two] = await Promise.all([tonesHeard(members[1]!), tonesHeard(members[2]!)]);
+    expect(one[0], 'a muted member is not heard').toBeLessThan(QUIET);
+    expect(one[2]).toBeGreaterThan(LOUD);
+    expect(Math.max(...two), 'a deaf member hears nothing').toBeLessThan(QUIET);
+    const state = await gw.request('GET', `${base()}/api-room/`);
+    const byId = Object.fromEntries(
+      (state.body.members as { member_id: string }[]).map((m) => [m.member_id, m]),
+    );
+    expect(byId[ids[0]!]).toMatchObject({ muted: true, deaf: false });
+    expect(byId[ids[2]!]).toMatchObject({ muted: false, deaf: true });
+
+    expect((await gw.request('DELETE', `${base()}/api-room/Member/${ids[0]}/Mute/`)).status).toBe(
+      204,
+    );
+    await sleep(200);
+    expect((await tonesHeard(members[1]!))[0], 'unmuted').toBeGreaterThan(LOUD);
+
+    // Kicked: its document has nothing after the Conference, so the call ends with a BYE.
+    const kicked = await gw.request('POST', `${base()}/api-room/Member/${ids[1]}/Kick/`);
+    expect(kicked.status).toBe(202);
+    expect(kicked.body).toMatchObject({ message: 'kicked', member_id: ids[1] });
+    await until(() => members[1]!.byeReceived, 5000);
+    expect(members[0]!.byeReceived).toBe(false);
+    await until(() => app.requestsTo('/hangup').some((r) => paramsOf(r).From === 'api1'), 5000);
+    const hangup = paramsOf(app.requestsTo('/hangup').find((r) => paramsOf(r).From === 'api1')!);
+    expect(hangup.HangupCauseCode).toBe('4010');
+
+    for (const [path, what] of [
+      [`${base()}/api-room/Member/${ids[1]}/Mute/`, `member ${ids[1]} of conference api-room`],
+      [`${base()}/api-room/Member/999/Kick/`, 'member 999 of conference api-room'],
+      [`${base()}/no-such-room/Member/${ids[0]}/Kick/`, 'conference no-such-room'],
+    ] as const) {
+      const missing = await gw.request('POST', path);
+      expect(missing.status, path).toBe(404);
+      expect(missing.body.error).toBe(`${what} not found`);
+    }
+    expect((await gw.request('GET', `${base()}/no-such-room/`)).status).toBe(404);
+    // Another account sees no such conference.
+    const other = await gw.subaccount('outsider');
+    const hidden = await gw.request('GET', `/v1/Account/${other.id}/Conference/api-room/`, {
+      as: other,
+    });
+    expect(hidden.status).toBe(404);
+    const theirs = await gw.request('GET', `/v1/Account/${other.id}/Conference/`, { as: other });
+    expect(theirs.body.conferences).toEqual([]);
+
+    // Hanging up a member ends its call; hanging up the room ends the rest.
+    expect((await gw.request('DELETE', `${base()}/api-room/Member/${ids[0]}/`)).status).toBe(204);
+    await until(() => members[0]!.byeReceived, 5000);
+    expect((await gw.request('DELETE', `${base()}/api-room/`)).status).toBe(204);
+    await until(() => members[2]!.byeReceived, 5000);
+    expect((await gw.request('GET', `${base()}/`)).body.conferences).toEqual([]);
+  }, 40_000);
+});
