@@ -9,6 +9,7 @@ import { callControlRoutes } from './routes/call-control.js';
 import { callCreateRoutes } from './routes/call-create.js';
 import { applicationRoutes } from './routes/applications.js';
 import { callRoutes } from './routes/calls.js';
+import { conferenceRoutes } from './routes/conferences.js';
 import { chatAppAccountRoutes } from './routes/chatapp-accounts.js';
 import { chatAppTemplateRoutes } from './routes/chatapp-templates.js';
 import { liveCallRoutes } from './routes/live-calls.js';
@@ -33,6 +34,7 @@ const RESOURCES: RouteModule[] = [
   callControlRoutes,
   streamRoutes,
   liveCallRoutes,
+  conferenceRoutes,
   messageRoutes,
   powerpackRoutes,
   chatAppAccountRoutes,

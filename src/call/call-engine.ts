@@ -12,6 +12,7 @@ import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
 import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
+import { ConferenceRooms } from './conferences/conference-rooms.js';
 import { resolveSipTarget } from './endpoint-target.js';
 import type { InboundCarrierMode } from './incoming-carriers.js';
 import { routeInbound } from './inbound-routing.js';
@@ -50,6 +51,8 @@ export interface LiveCall {
  */
 export class CallEngine implements CallLauncher {
   private readonly live = new Map<string, LiveCall>();
+  /** The conference rooms of this node (answer XML's Conference, the Conference API). */
+  readonly conferences: ConferenceRooms;
   private readonly requests = new Map<string, Set<string>>();
   private closing = false;
   private draining = false;
@@ -57,6 +60,8 @@ export class CallEngine implements CallLauncher {
 
   constructor(private readonly options: CallEngineOptions) {
     options.legs.sip.incoming.onInvite = (invite) => this.incoming(invite);
+    const { media, scheduler } = options.legs;
+    this.conferences = new ConferenceRooms({ media, scheduler, log: options.services.log });
   }
 
   async fire(
@@ -436,6 +441,10 @@ export class CallEngine implements CallLauncher {
   private track(call: Call, owner: CallAccount, requestUuid: string | null): void {
     this.live.set(call.uuid, { call, owner });
     call.dial = (instruction) => runDial(call, instruction, this.dialDeps());
+    call.conference = async (instruction) => {
+      const result = await this.conferences.join(call, instruction);
+      return 'refused' in result ? null : result;
+    };
     void call.finished.then(() => {
       this.live.delete(call.uuid);
       void this.options.services.limits

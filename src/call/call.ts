@@ -29,6 +29,7 @@ import type { OwedRecords } from './owed-records.js';
 import { CallStreams } from './streams/call-streams.js';
 import type { StreamRequest } from './streams/stream-request.js';
 import type { DialInstruction } from './xml/answer-document.js';
+import type { ConferenceInstruction } from './xml/conference-instruction.js';
 
 /** What every call runs on. */
 export interface CallServices {
@@ -324,6 +325,9 @@ export class Call implements AppCall {
   }
 
   dial?: (instruction: DialInstruction) => Promise<Record<string, string>>;
+  conference?: (instruction: ConferenceInstruction) => Promise<Record<string, string> | null>;
+  /** The conference the call last joined; its record keeps it. */
+  conferenceUuid: string | null = null;
 
   log(message: string, fields: Record<string, unknown> = {}): void {
     this.services.log.warn({ callUuid: this.uuid, ...fields }, message);
@@ -414,6 +418,7 @@ export class Call implements AppCall {
           parentCallUuid: init.parentCallUuid,
           conversion: this.conversion,
           machineDetection: this.machineDetection,
+          conferenceUuid: this.conferenceUuid,
         },
         hangupCallback(this, end),
       );

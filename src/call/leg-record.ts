@@ -18,6 +18,8 @@ export interface LegFacts {
   conversion?: CallConversion | null;
   /** Answering-machine detection's outcome, when it ran to a verdict. */
   machineDetection?: MachineDetectionOutcome | null;
+  /** The conference the leg joined. */
+  conferenceUuid?: string | null;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function writeLegRecord(
         hangupCauseName: end.cause.name,
         hangupSource: end.source,
         parentCallUuid: facts.parentCallUuid ?? null,
+        conferenceUuid: facts.conferenceUuid ?? null,
         sourceIp: facts.sourceIp,
         account: facts.owner.account,
         subaccount: facts.owner.subaccount,

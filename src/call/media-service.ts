@@ -168,6 +168,11 @@ export class MediaService {
     return this.pool.sessions;
   }
 
+  /** The worker thread a session runs on (a conference is mixed on one); null when none. */
+  workerOf(sessionId: string): number | null {
+    return this.pool.threadOf(sessionId);
+  }
+
   async shutdown(): Promise<void> {
     this.handlers.clear();
     await this.pool.close();

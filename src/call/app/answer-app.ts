@@ -244,6 +244,19 @@ export class AnswerApp {
         }
         return this.follow(instruction.action, instruction.method, params, 'action');
       }
+      case 'Conference': {
+        if (!this.call.conference) return this.unsupported('Conference');
+        const params = await this.call.conference(instruction);
+        if (this.call.over) return STOP;
+        if (params === null || instruction.action === null) return CONTINUE;
+        if (instruction.redirect)
+          return this.follow(instruction.action, instruction.method, params, 'action');
+        this.call.notify(instruction.action, instruction.method, {
+          ...this.call.requestParams(),
+          ...params,
+        });
+        return CONTINUE;
+      }
       case 'Stream': {
         if (!this.call.stream) return this.unsupported('Stream');
         this.call.answer();

@@ -3,6 +3,7 @@ import type { PlaySource } from '../../media/worker/protocol.js';
 import type { LegEnd } from '../legs/leg-end.js';
 import type { DigitCollector } from './digit-collector.js';
 import type { DialInstruction } from '../xml/answer-document.js';
+import type { ConferenceInstruction } from '../xml/conference-instruction.js';
 
 export type HttpMethod = 'GET' | 'POST';
 
@@ -38,6 +39,11 @@ export interface AppCall {
   hangup(end: LegEnd): Promise<void>;
   /** Dials out and bridges; resolves with the action parameters once the B leg is over. */
   dial?(instruction: DialInstruction): Promise<Record<string, string>>;
+  /**
+   * Joins a conference room; resolves with the action parameters once the member has left,
+   * or null when it was refused (maxMembers reached): the document goes on.
+   */
+  conference?(instruction: ConferenceInstruction): Promise<Record<string, string> | null>;
   /** Forks the call's audio to a WebSocket server; `ended` settles when the stream is over. */
   stream?(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }>;
   log(message: string, fields?: Record<string, unknown>): void;

@@ -1,4 +1,5 @@
 import type { SpeakLanguage, SpeakVoice } from './speak-voices.js';
+import type { ConferenceInstruction } from './conference-instruction.js';
 
 /**
  * The validated instructions of one answer XML document, with every default applied. Property
@@ -163,13 +164,13 @@ export interface StreamInstruction {
 }
 
 /** Elements the API defines that are accepted as XML but not interpreted here. */
-export const UNSUPPORTED_ELEMENTS = ['Record', 'Message', 'Conference', 'MultiPartyCall'] as const;
+export const UNSUPPORTED_ELEMENTS = ['Record', 'Message', 'MultiPartyCall'] as const;
 
 export interface UnsupportedInstruction {
   readonly kind: (typeof UNSUPPORTED_ELEMENTS)[number];
   /** Attributes as written, unchecked. */
   readonly attributes: Readonly<Record<string, string>>;
-  /** Trimmed text content (a Message body, a Conference name), '' when none. */
+  /** Trimmed text content (a Message body), '' when none. */
   readonly text: string;
 }
 
@@ -199,5 +200,6 @@ export type ResponseInstruction =
   | GetInputInstruction
   | DialInstruction
   | StreamInstruction
+  | ConferenceInstruction
   | PreAnswerInstruction
   | UnsupportedInstruction;

@@ -57,7 +57,7 @@ export function readDtmf(element: XmlElement): DtmfInstruction {
   return { kind: 'DTMF', digits, async: reader.boolean('async', ANSWER_XML_DEFAULTS.DTMF.async) };
 }
 
-/** Record, Message, Conference, MultiPartyCall: kept with their attributes as written. */
+/** Record, Message, MultiPartyCall: kept with their attributes as written. */
 export function readUnsupported(
   element: XmlElement,
   kind: UnsupportedInstruction['kind'],

@@ -6,6 +6,7 @@ import type {
 } from './answer-document.js';
 import { readDtmf, readHangup, readRedirect, readUnsupported } from './call-flow-instructions.js';
 import { readDial } from './dial-instruction.js';
+import { readConference } from './conference-instruction.js';
 import { ElementReader } from './element-reader.js';
 import { readGetDigits, readGetInput } from './input-instructions.js';
 import { readPlay, readSpeak, readWait } from './prompt-instructions.js';
@@ -65,8 +66,9 @@ function readResponseChild(element: XmlElement): ResponseInstruction {
       return readStream(element);
     case 'PreAnswer':
       return readPreAnswer(element);
-    case 'Record':
     case 'Conference':
+      return readConference(element);
+    case 'Record':
     case 'MultiPartyCall':
       return readUnsupported(element, element.name);
     default:

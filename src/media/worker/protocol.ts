@@ -12,6 +12,7 @@ import type { DropSnapshot } from './drop-counts.js';
 import type { SpeechVoice } from '../sources/speech.js';
 import type { MachineDetectionSettings, MachineVerdict } from '../pipeline/machine-classifier.js';
 import type { PlayoutMode } from '../playout/playout-queue.js';
+import type { ConferenceCommand, ConferenceResults } from '../conference/conference-commands.js';
 import type {
   MediaSessionSpec,
   MediaSessionStats,
@@ -200,10 +201,11 @@ export type Command =
   | Unbridge
   | SessionStats
   | DestroySession
-  | Stats;
+  | Stats
+  | ConferenceCommand;
 
 /** What each command resolves to. */
-export interface Results {
+export interface Results extends ConferenceResults {
   createSession: { sessionId: string; port: number; rtcpPort: number };
   updateSession: { sessionId: string };
   /** Resolves when the audio ends: completed false when it was stopped. */

@@ -14,6 +14,7 @@ import { StreamAudio, type StreamAudioOptions } from '../pipeline/stream-audio.j
 import { LatencyCounts } from './latency-counts.js';
 import { DropCounts } from './drop-counts.js';
 import { DtlsContext } from '../dtls/dtls-context.js';
+import { WorkerConferences } from '../conference/worker-conferences.js';
 import type {
   Command,
   DetectMachine,
@@ -72,6 +73,7 @@ export class WorkerSessions {
   private readonly allocator: PreboundPairs;
   private readonly speech = new SpeechRenderer();
   private readonly files: AudioFileSource;
+  private readonly conferences: WorkerConferences;
   /** What Play's files and the stream forks' URLs go through (settings.outbound). */
   readonly guard: OutboundGuard;
 
@@ -102,6 +104,7 @@ export class WorkerSessions {
         message: `outbound request refused (rule ${refused.rule}): ${redactedUrl(url)}: ${refused.message}`,
       }),
     );
+    this.conferences = new WorkerConferences(this.clock);
     this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes, guard: this.guard });
     if (reportLatency) {
       const { inbound, playout } = this.latency;
@@ -156,6 +159,10 @@ export class WorkerSessions {
         return this.bridge(command.sessionId, command.peerId, command.mode);
       case 'unbridge':
         return { sessionId: command.sessionId, bridged: this.unbridge(command.sessionId) };
+      case 'joinConference':
+      case 'leaveConference':
+      case 'updateConferenceMember':
+        return this.conferences.handle(command, this.get(command.sessionId));
       case 'sessionStats':
         return this.get(command.sessionId).stats;
       case 'destroySession':
@@ -378,6 +385,7 @@ export class WorkerSessions {
     if (!session) return { sessionId, existed: false, stats: null };
     this.sessions.delete(sessionId);
     this.unbridge(sessionId);
+    this.conferences.leave(sessionId);
     for (const fork of [...(this.forks.get(sessionId)?.values() ?? [])]) fork.stop();
     const stats = session.stats;
     await session.close(reason);

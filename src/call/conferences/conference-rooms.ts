@@ -1,0 +1,290 @@
+import type { Scheduler } from '../../core/scheduler.js';
+import type { SessionCommand } from '../../media/worker/media-worker-pool.js';
+import type { PlaySource, Results } from '../../media/worker/protocol.js';
+import type { Call } from '../call.js';
+import { loadDialSound, playDialSound } from '../dial-sound.js';
+import { hangupCause } from '../hangup-causes.js';
+import type { ConferenceInstruction, ConferenceSound } from '../xml/conference-instruction.js';
+import { ConferenceMember, ConferenceRoom, type ExitReason } from './conference-room.js';
+
+/** What the rooms need from the media plane. */
+export interface ConferenceMedia {
+  send<C extends SessionCommand>(command: C): Promise<Results[C['type']]>;
+  workerOf(sessionId: string): number | null;
+}
+
+export interface ConferenceRoomsOptions {
+  media: ConferenceMedia;
+  scheduler: Scheduler;
+  log: { info(object: object, message: string): void; warn(object: object, message: string): void };
+}
+
+/** What a member joining was refused for; the document goes on to its next element. */
+export type JoinRefusal = 'full' | 'other-worker';
+
+/** Playback tags, so that a member's wait sound or a room sound stops alone. */
+const WAIT_TAG = 'conference-wait';
+const SOUND_TAG = 'conference-sound';
+/** beep:1 and beep:2: 700 Hz for 300 ms, the second after 200 ms. */
+const BEEP = { frequencies: [700], durationMs: 300, gapMs: 200 } as const;
+
+/**
+ * The conference rooms of this node, by account and name: members join through the answer
+ * XML's Conference (join resolves when they leave, with the action parameters), and the
+ * Conference API finds and steers them here.
+ */
+export class ConferenceRooms {
+  private readonly rooms = new Map<string, ConferenceRoom>();
+  private nextMemberId = 0;
+
+  constructor(private readonly options: ConferenceRoomsOptions) {}
+
+  /** The rooms an account has now. */
+  list(authId: string): ConferenceRoom[] {
+    return [...this.rooms.values()].filter((room) => room.authId === authId);
+  }
+
+  find(authId: string, name: string): ConferenceRoom | null {
+    return this.rooms.get(keyOf(authId, name)) ?? null;
+  }
+
+  /** Ends a room: every member's call is hung up. */
+  hangupRoom(room: ConferenceRoom): void {
+    this.close(room);
+    for (const member of room.present()) void this.hangupMember(member);
+  }
+
+  hangupMember(member: ConferenceMember): Promise<void> {
+    return member.call.hangup({
+      cause: hangupCause('Normal Hangup'),
+      source: 'API Request',
+      status: 'completed',
+    });
+  }
+
+  async setFlags(member: ConferenceMember, flags: { muted?: boolean; deaf?: boolean }) {
+    if (flags.muted !== undefined) member.muted = flags.muted;
+    if (flags.deaf !== undefined) member.deaf = flags.deaf;
+    if (!member.mixed) return;
+    await this.options.media
+      .send({ type: 'updateConferenceMember', sessionId: member.sessionId, ...flags })
+      .catch(() => undefined);
+  }
+
+  /**
+   * Runs one member's time in a room. Resolves with the action parameters once the member has
+   * left, or with the refusal when the member could not join.
+   */
+  async join(
+    call: Call,
+    instruction: ConferenceInstruction,
+  ): Promise<Record<string, string> | { refused: JoinRefusal }> {
+    const authId = call.init.owner.authId;
+    const key = keyOf(authId, instruction.name);
+    const room =
+      this.rooms.get(key) ??
+      new ConferenceRoom(authId, instruction.name, this.options.scheduler.now());
+    const refusal = this.refusal(room, call, instruction);
+    if (refusal) return { refused: refusal };
+    this.rooms.set(key, room);
+    room.worker ??= this.options.media.workerOf(call.leg.uuid);
+    const member = new ConferenceMember(
+      String(++this.nextMemberId),
+      call,
+      instruction,
+      this.options.scheduler.now(),
+    );
+    room.members.set(member.id, member);
+    call.conferenceUuid = room.uuid;
+    this.event(room, member, 'enter');
+    if (instruction.startConferenceOnEnter) room.started = true;
+    const joining = room.started ? room.present().filter((m) => !m.mixed) : [member];
+    if (room.started) await Promise.all(joining.map((m) => this.mix(m)));
+    if (!member.mixed) void this.waitSound(member);
+    this.sound(room, member, instruction.enterSound);
+    const stop = this.watch(room, member);
+    const reason = await member.left;
+    stop();
+    await this.part(room, member, reason);
+    return {
+      ConferenceName: room.name,
+      ConferenceUUID: room.uuid,
+      ConferenceMemberID: member.id,
+    };
+  }
+
+  private refusal(
+    room: ConferenceRoom,
+    call: Call,
+    instruction: ConferenceInstruction,
+  ): JoinRefusal | null {
+    if (room.present().length >= instruction.maxMembers) {
+      call.log('the conference is full; the document goes on', {
+        conference: room.name,
+        maxMembers: instruction.maxMembers,
+      });
+      return 'full';
+    }
+    const worker = this.options.media.workerOf(call.leg.uuid);
+    if (room.worker !== null && worker !== room.worker) {
+      call.log('the conference is mixed on another media worker; the document goes on', {
+        conference: room.name,
+      });
+      return 'other-worker';
+    }
+    return null;
+  }
+
+  /** Hangs up, kicks on *, ends at timeLimit, reports digitsMatch and relays digits. */
+  private watch(room: ConferenceRoom, member: ConferenceMember): () => void {
+    const { settings, call } = member;
+    void call.leg.ended.then(() => member.leave('hangup'));
+    const limit =
+      settings.timeLimit > 0
+        ? this.options.scheduler.after(settings.timeLimit * 1000, () => member.leave('time-limit'))
+        : null;
+    let typed = '';
+    const stopDigits = call.onDigit((digit, via) => {
+      if (settings.hangupOnStar && digit === '*') return member.leave('kicked');
+      // Tones in the audio reach the others as audio; events are sent on to them.
+      if (settings.relayDTMF && via !== 'inband') {
+        for (const other of room.present()) {
+          if (other !== member && other.mixed && !other.deaf) void other.call.sendDigits(digit);
+        }
+      }
+      if (settings.digitsMatch.length === 0) return;
+      typed = (typed + digit).slice(-32);
+      const match = settings.digitsMatch.find((pattern) => typed.endsWith(pattern));
+      if (!match) return;
+      typed = '';
+      this.event(room, member, 'digits', { ConferenceDigitsMatch: match });
+    });
+    return () => {
+      limit?.cancel();
+      stopDigits();
+    };
+  }
+
+  /** The member leaves the room, the mix, and perhaps ends the conference for the others. */
+  private async part(room: ConferenceRoom, member: ConferenceMember, reason: ExitReason) {
+    const { call } = member;
+    room.members.delete(member.id);
+    if (!call.over) {
+      if (member.mixed) {
+        await this.options.media
+          .send({ type: 'leaveConference', sessionId: member.sessionId })
+          .catch(() => undefined);
+      } else await call.leg.stopPlayback(WAIT_TAG);
+    }
+    this.options.log.info(
+      { callUuid: call.uuid, conference: room.name, memberId: member.id, reason },
+      'conference member left',
+    );
+    this.event(room, member, 'exit');
+    this.sound(room, member, member.settings.exitSound);
+    const remaining = room.present();
+    if (member.settings.endConferenceOnExit) {
+      this.close(room);
+      room.end();
+    } else if (remaining.length === 1 && !remaining[0]!.settings.stayAlone) {
+      remaining[0]!.leave('ended');
+    }
+    if (room.members.size === 0) this.close(room);
+  }
+
+  /** Takes a room off the books: a member joining its name from now on opens a new one. */
+  private close(room: ConferenceRoom): void {
+    const key = keyOf(room.authId, room.name);
+    if (this.rooms.get(key) === room) this.rooms.delete(key);
+  }
+
+  /** Puts a member into the worker's mix, its wait sound stopped. */
+  private async mix(member: ConferenceMember): Promise<void> {
+    if (member.mixed || member.call.over) return;
+    member.mixed = true;
+    await member.call.leg.stopPlayback(WAIT_TAG);
+    await this.options.media
+      .send({
+        type: 'joinConference',
+        sessionId: member.sessionId,
+        conferenceId: member.call.conferenceUuid!,
+        muted: member.muted,
+        deaf: member.deaf,
+      })
+      .catch((error: Error) => {
+        member.mixed = false;
+        member.call.log('the member could not join the mix', { reason: error.message });
+        member.leave('ended');
+      });
+  }
+
+  /** waitSound, over and over until the conference starts; silence without one. */
+  private async waitSound(member: ConferenceMember): Promise<void> {
+    const url = member.settings.waitSound;
+    if (url === null) return;
+    const sound = await loadDialSound(member.call, url);
+    const player = {
+      play: (source: PlaySource, options: { loop?: boolean }) =>
+        member.call.leg.play(source, { ...options, tag: WAIT_TAG }),
+    };
+    await playDialSound(player, sound, this.options.scheduler, {
+      loop: true,
+      stopped: () => member.mixed || !member.present,
+    });
+  }
+
+  /** enterSound or exitSound, to every member in the mix. */
+  private sound(room: ConferenceRoom, cause: ConferenceMember, sound: ConferenceSound): void {
+    if (sound === null) return;
+    const hearers = room.present().filter((m) => m.mixed && !m.deaf);
+    if (sound.kind === 'beep') {
+      const tone = {
+        kind: 'tone',
+        frequencies: [...BEEP.frequencies],
+        durationMs: BEEP.durationMs,
+      };
+      for (const m of hearers) void this.beep(m, tone as PlaySource, sound.count);
+      return;
+    }
+    void loadDialSound(cause.call, sound.url).then((loaded) => {
+      for (const m of hearers) {
+        const player = {
+          play: (source: PlaySource, options: { loop?: boolean }) =>
+            m.call.leg.play(source, { ...options, tag: SOUND_TAG }),
+        };
+        void playDialSound(player, loaded, this.options.scheduler, {
+          loop: false,
+          stopped: () => !m.present,
+        });
+      }
+    });
+  }
+
+  private async beep(member: ConferenceMember, tone: PlaySource, count: 1 | 2): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      if (i > 0) await new Promise((r) => this.options.scheduler.after(BEEP.gapMs, () => r(null)));
+      await member.call.leg.play(tone, { tag: SOUND_TAG }).catch(() => false);
+    }
+  }
+
+  /** callbackUrl's events: enter, exit, digits (signed as every callback is). */
+  private event(
+    room: ConferenceRoom,
+    member: ConferenceMember,
+    action: 'enter' | 'exit' | 'digits',
+    extra: Record<string, string> = {},
+  ): void {
+    const { callbackUrl, callbackMethod } = member.settings;
+    if (callbackUrl === null) return;
+    member.call.notify(callbackUrl, callbackMethod, {
+      ...member.call.requestParams(),
+      ConferenceName: room.name,
+      ConferenceUUID: room.uuid,
+      ConferenceMemberID: member.id,
+      ConferenceAction: action,
+      ...extra,
+    });
+  }
+}
+
+const keyOf = (authId: string, name: string): string => `${authId}\u0000${name}`;

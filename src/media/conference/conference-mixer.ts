@@ -1,0 +1,170 @@
+import type { SampleRate } from '../codec/argument-checks.js';
+import { Resampler } from '../codec/resampler.js';
+import type { MediaSession } from '../pipeline/media-session.js';
+import { PushedSource } from '../playout/playout-source.js';
+
+/** What a member may do: be heard (not muted), and hear (not deaf). */
+export interface MemberFlags {
+  muted: boolean;
+  deaf: boolean;
+}
+
+/** Frames of a member's voice kept waiting for the mix; more means the mix fell behind. */
+const MAX_WAITING_FRAMES = 3;
+/** More than this much of the mix (100 ms) waiting to be played to a member: start afresh. */
+const MAX_QUEUED_MS = 100;
+
+interface Member extends MemberFlags {
+  session: MediaSession;
+  /** Frames heard from the member, at its own rate, not mixed yet. */
+  waiting: Int16Array[];
+  /** What the member hears, played into its session. */
+  heard: PushedSource;
+  /** Between the member's rate and the mix's; null when they are the same. */
+  toMix: Resampler | null;
+  fromMix: Resampler | null;
+  stop: () => void;
+}
+
+/**
+ * One conference on one worker (DESIGN.md: mixing in the worker that holds the conference).
+ * On every tick of the worker's clock each member's frame is taken, brought to the mix rate
+ * (16 kHz when every member's leg is at 16 kHz or more, else 8 kHz) and summed; each member
+ * who is not deaf hears the sum less their own voice, saturated to 16 bits, at their own rate.
+ * A muted member's voice is left out of the sum. The audio moves as Dial's bridge moves it: a
+ * tap on each session, a pushed source played into each.
+ */
+export class ConferenceMixer {
+  private readonly members = new Map<string, Member>();
+  private mixRate: SampleRate = 8000;
+  private readonly stopTicking: () => void;
+
+  constructor(clock: { add(tick: () => void): () => void }) {
+    this.stopTicking = clock.add(() => this.mix());
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  /** The rate the conference mixes at now. */
+  get rate(): SampleRate {
+    return this.mixRate;
+  }
+
+  has(sessionId: string): boolean {
+    return this.members.has(sessionId);
+  }
+
+  join(sessionId: string, session: MediaSession, flags: MemberFlags): void {
+    if (this.members.has(sessionId)) throw new Error(`session ${sessionId} is already a member`);
+    const heard = new PushedSource();
+    // The mix comes on the same ticks as the member's own frames: played without ready(), as
+    // Dial's bridge plays the far leg.
+    void session.play({ read: (samples) => heard.read(samples) }, 'mix');
+    const member: Member = {
+      ...flags,
+      session,
+      waiting: [],
+      heard,
+      toMix: null,
+      fromMix: null,
+      stop: () => {},
+    };
+    const removeTap = session.addTap((frame) => {
+      if (member.waiting.length >= MAX_WAITING_FRAMES) member.waiting.shift();
+      member.waiting.push(frame);
+    });
+    member.stop = () => {
+      removeTap();
+      heard.clear();
+      heard.end();
+    };
+    this.members.set(sessionId, member);
+    this.settleRate();
+  }
+
+  /** Takes a member out; says whether it was one. */
+  leave(sessionId: string): boolean {
+    const member = this.members.get(sessionId);
+    if (!member) return false;
+    this.members.delete(sessionId);
+    member.stop();
+    this.settleRate();
+    return true;
+  }
+
+  update(sessionId: string, flags: Partial<MemberFlags>): boolean {
+    const member = this.members.get(sessionId);
+    if (!member) return false;
+    if (flags.muted !== undefined) member.muted = flags.muted;
+    if (flags.deaf !== undefined) {
+      member.deaf = flags.deaf;
+      if (flags.deaf) member.heard.clear();
+    }
+    return true;
+  }
+
+  /** Takes every member out and stops mixing. */
+  close(): void {
+    for (const sessionId of [...this.members.keys()]) this.leave(sessionId);
+    this.stopTicking();
+  }
+
+  /** 16 kHz when every member's leg carries it, else 8 kHz; resamplers follow. */
+  private settleRate(): void {
+    let rate: SampleRate = 16000;
+    for (const member of this.members.values()) if (member.session.rate < 16000) rate = 8000;
+    const changed = rate !== this.mixRate;
+    this.mixRate = rate;
+    for (const member of this.members.values()) {
+      const own = member.session.rate;
+      if (!changed && (member.toMix !== null || own === rate)) continue;
+      member.toMix = own === rate ? null : new Resampler(own, rate);
+      member.fromMix = own === rate ? null : new Resampler(rate, own);
+    }
+  }
+
+  private mix(): void {
+    if (this.members.size === 0) return;
+    const length = this.mixRate / 50;
+    const voices: (Int16Array | null)[] = [];
+    const total = new Int32Array(length);
+    let speaking = 0;
+    for (const member of this.members.values()) {
+      const frame = member.waiting.shift();
+      const voice =
+        frame === undefined || member.muted
+          ? null
+          : fitted(member.toMix?.process(frame) ?? frame, length);
+      voices.push(voice);
+      if (voice === null) continue;
+      speaking++;
+      for (let i = 0; i < length; i++) total[i]! += voice[i]!;
+    }
+    if (speaking === 0) return;
+    let index = 0;
+    for (const member of this.members.values()) {
+      const own = voices[index++]!;
+      // Nobody else spoke: the member hears nothing new.
+      if (member.deaf || (own !== null && speaking === 1)) continue;
+      const out = new Int16Array(length);
+      for (let i = 0; i < length; i++) {
+        const sample = total[i]! - (own === null ? 0 : own[i]!);
+        out[i] = sample > 32767 ? 32767 : sample < -32768 ? -32768 : sample;
+      }
+      const heard = member.fromMix ? member.fromMix.process(out) : out;
+      const limit = (member.session.rate * MAX_QUEUED_MS) / 1000;
+      if (member.heard.queued > limit) member.heard.clear();
+      member.heard.push(heard);
+    }
+  }
+}
+
+/** A frame of exactly `length` samples (a resampler's first output is a little short). */
+function fitted(frame: Int16Array, length: number): Int16Array {
+  if (frame.length === length) return frame;
+  const out = new Int16Array(length);
+  out.set(frame.subarray(0, length), length - Math.min(length, frame.length));
+  return out;
+}

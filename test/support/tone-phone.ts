@@ -1,0 +1,104 @@
+import { muLawDecode, muLawEncode } from '../../src/media/codec/g711.js';
+import type { Dialog } from '../../src/sip/dialog/dialog.js';
+import { RtpPeer } from './rtp-peer.js';
+import type { SipPeer } from './sip-peer.js';
+import { tone } from './signal.js';
+
+/**
+ * A phone built on the project's SIP stack and an RtpPeer: it calls the gateway offering PCMU
+ * (and telephone-event 101), and once answered plays its own tone, one 20 ms frame every 20 ms,
+ * keeping every packet it receives. `byeReceived` turns true when the gateway hangs up.
+ */
+export class TonePhone {
+  byeReceived = false;
+  private timer: NodeJS.Timeout | null = null;
+  private dialog: Dialog | null = null;
+  /** About when the RtpPeer opened: received packets' `at` counts from it. */
+  private readonly opened = Date.now();
+
+  private constructor(
+    readonly rtp: RtpPeer,
+    readonly hz: number,
+  ) {}
+
+  static async call(
+    sip: SipPeer,
+    target: { user: string; port: number; from: string },
+    hz: number,
+  ): Promise<TonePhone> {
+    const rtp = await RtpPeer.open(0x1000 + hz);
+    const phone = new TonePhone(rtp, hz);
+    const sdp =
+      'v=0\r\no=phone 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n' +
+      `m=audio ${rtp.port} RTP/AVP 0 101\r\na=rtpmap:0 PCMU/8000\r\n` +
+      'a=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-16\r\na=sendrecv\r\n';
+    const outcome = await sip.uac.invite({
+      target: `sip:${target.user}@127.0.0.1:${target.port}`,
+      from: `sip:${target.from}@127.0.0.1`,
+      sdp,
+    }).outcome;
+    if (!outcome.answered) throw new Error(`the call was not answered: ${outcome.failure.kind}`);
+    phone.dialog = outcome.dialog;
+    outcome.dialog.delegate = {
+      onTerminated: (end) => {
+        if (end.kind === 'bye' && end.by === 'remote') phone.byeReceived = true;
+        phone.stopTone();
+      },
+    };
+    const port = Number(/m=audio (\d+)/.exec(outcome.sdp ?? '')?.[1]);
+    phone.startTone(port);
+    return phone;
+  }
+
+  /** The gateway's RTP port for this call. */
+  port = 0;
+
+  /** What the phone heard (PCMU decoded), packets received after `fromMs` since it opened. */
+  heard(fromMs = 0): Int16Array {
+    const frames = this.rtp.received
+      .filter((p) => p.payloadType === 0 && p.at >= fromMs)
+      .map((p) => muLawDecode(p.payload));
+    const out = new Int16Array(frames.reduce((n, f) => n + f.length, 0));
+    let at = 0;
+    for (const frame of frames) {
+      out.set(frame, at);
+      at += frame.length;
+    }
+    return out;
+  }
+
+  /** Ms since the phone's RTP opened (the clock `heard` counts in). */
+  get now(): number {
+    return Date.now() - this.opened;
+  }
+
+  async pressKey(event: number): Promise<void> {
+    await this.rtp.pressKey(this.port, event);
+  }
+
+  async hangup(): Promise<void> {
+    this.stopTone();
+    if (this.dialog && !this.byeReceived) await this.dialog.bye().catch(() => null);
+  }
+
+  async close(): Promise<void> {
+    this.stopTone();
+    await this.rtp.close();
+  }
+
+  private startTone(port: number): void {
+    this.port = port;
+    const pcm = tone(8000, this.hz, 1, 8000);
+    let at = 0;
+    this.timer = setInterval(() => {
+      const frame = pcm.subarray(at, at + 160);
+      at = (at + 160) % pcm.length;
+      this.rtp.send(port, muLawEncode(frame), { payloadType: 0, samples: 160 });
+    }, 20);
+  }
+
+  private stopTone(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
