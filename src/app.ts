@@ -328,6 +328,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     },
     carriers: carriers.dialling,
     inboundCarriers: config.inboundCarriers,
+    registeredContact: (user) => carriers.registrations.carrierOfContactUser(user),
     trunks: {
       dns,
       probes,

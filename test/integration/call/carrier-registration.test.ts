@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
-import { startSippUas, type SippUas, type SippUasOptions } from '../../support/sipp.js';
+import { runSipp, startSippUas, type SippUas, type SippUasOptions } from '../../support/sipp.js';
 import { sleep, until } from '../../support/wait.js';
 
 /**
@@ -247,4 +247,42 @@ describe('carrier registration', () => {
     const again = await uas.stop();
     expect(received(again.messages, 'REGISTER').length).toBeGreaterThanOrEqual(2);
   }, 40_000);
+
+  it("takes the carrier's calls to the registered Contact as calls to the number in To", async () => {
+    const uas = await registrar(60);
+    const gw = await gateway([
+      { name: 'regco', gateways: [local(uas)], auth: AUTH, register: { expires: 600 } },
+    ]);
+    const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
+      json: {
+        app_name: 'desk',
+        answer_url: `${app.baseUrl}/answer`,
+        hangup_url: `${app.baseUrl}/hangup`,
+      },
+    });
+    const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
+      json: {
+        numbers: '14155550123',
+        carrier: 'regco',
+        region: 'West',
+        app_id: application.body.app_id,
+      },
+    });
+    expect(added.status).toBeLessThan(300);
+    app.serve('/answer', { body: '<Response><Wait length="10"/></Response>' });
+    await until(async () => (await metric(gw, 'voxgate_carrier_registered', 'regco')) === 1, 5000);
+    const result = await runSipp({
+      scenario: 'carrier-call-in.xml',
+      target: { host: '127.0.0.1', port: gw.gateway.sip.addresses.udp.port },
+      calls: 1,
+      variables: { number: '14155550123' },
+      extraArgs: ['-s', 'carrieruser', '-d', '500'],
+    });
+    expect(result).toMatchObject({ errors: [], successful: 1 });
+    expect(app.requestsTo('/answer')[0]?.params).toMatchObject({
+      Direction: 'inbound',
+      To: '14155550123',
+      From: '+14155550100',
+    });
+  }, 30_000);
 });
