@@ -112,14 +112,14 @@ describe('carrier registration', () => {
   it('registers with digest, refreshes on the granted expires, calls through, and unregisters', async () => {
     const media = await RtpPeer.open();
     peers.push(media);
-    const uas = await registrar(2, media.port);
+    const uas = await registrar(4, media.port);
     const gw = await gateway([
       { name: 'regco', gateways: [local(uas)], auth: AUTH, register: { expires: 600 } },
     ]);
     const sipPort = gw.gateway.sip.addresses.udp.port;
     await until(async () => (await metric(gw, 'voxgate_carrier_registered', 'regco')) === 1, 5000);
-    // Granted 2 s, refreshed each second: a few refreshes before the call.
-    await sleep(2600);
+    // Granted 4 s, refreshed every 2 s: two refreshes before the call.
+    await sleep(4500);
     expect(await metric(gw, 'voxgate_carrier_registered', 'regco')).toBe(1);
     expect(await call(gw, '+14155550199')).toMatchObject({
       HangupCauseCode: '4000',
