@@ -271,6 +271,8 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   });
   const carriers = new OutboundCarriers(config.carriers, {
     transactions: sip.stack.transactions,
+    transport: sip.stack.transport,
+    registry,
     dns,
     scheduler,
     publicHost: config.publicHost,
@@ -326,6 +328,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     },
     carriers: carriers.dialling,
     inboundCarriers: config.inboundCarriers,
+    registeredContact: (user) => carriers.registrations.carrierOfContactUser(user),
     trunks: {
       dns,
       probes,
@@ -511,7 +514,6 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       retention.stop();
       tollfreeExpiry.stop();
       probes.stop();
-      carriers.stop();
       // A part that takes long to stop is named in the log, so a stuck shutdown says where.
       const part = async (name: string, stop: () => Promise<void> | undefined) => {
         const slow = scheduler.after(SLOW_CLOSE_MS, () =>
@@ -525,6 +527,8 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
       };
       await part('calls', () => calls.close(config.shutdownGrace * 1000));
       await part('call records', () => callRecords.close());
+      // Before SIP closes: each carrier registration is removed with a REGISTER, Expires 0.
+      await part('carriers', () => carriers.stop());
       await part('cluster', () => cluster?.stop());
       await part('messaging', () => messaging.close());
       await part('sip', () => sip.close());

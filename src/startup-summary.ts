@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Gateway } from './app.js';
 import type { Config } from './config/config.js';
+import { registerUser } from './call/carriers/carrier-registration.js';
 import { gatewayUri } from './call/carriers/carrier-routes.js';
 import { gatewayListeners, type Listener } from './config/listeners.js';
 import { RedisStore } from './state/redis-store.js';
@@ -50,6 +51,10 @@ export async function logStartupSummary(
         prefixes: c.prefixes,
         // The user the carrier knows us by; never the password.
         ...(c.auth && { username: c.auth.username }),
+        // The AOR's user and the seconds asked (docs/configuration.md, "Registration").
+        ...(c.register && {
+          register: { user: registerUser(c), expires: c.register.expires },
+        }),
       })),
       smsc: config.smppCarriers.map((c) => ({
         name: c.name,

@@ -31,6 +31,8 @@ export interface CallEngineOptions {
   carriers: CarrierDialling | null;
   /** Whether calls to numbers must come from their IncomingCarrier (VOXGATE_INBOUND_CARRIERS). */
   inboundCarriers?: InboundCarrierMode;
+  /** The carrier registered with a Contact user: calls to it name the number in To. */
+  registeredContact?: (user: string) => string | null;
   /** How calls to numbers on inbound trunks reach the trunks' origination URIs. */
   trunks: Omit<TrunkDeps, 'services' | 'legs'>;
 }
@@ -358,6 +360,9 @@ export class CallEngine implements CallLauncher {
         state: this.options.services.state,
         callers: this.options.legs.sip.callers,
         inboundCarriers: this.options.inboundCarriers ?? 'enforce',
+        ...(this.options.registeredContact && {
+          registeredContact: this.options.registeredContact,
+        }),
       },
       invite,
     );

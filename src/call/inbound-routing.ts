@@ -55,6 +55,8 @@ export interface RoutingContext {
   callers: RequestAuthenticator;
   /** Whether a call to a number must come from its IncomingCarrier's IP set. */
   inboundCarriers: InboundCarrierMode;
+  /** The carrier registered with this Contact user (carrier-registrations.ts), or null. */
+  registeredContact?: (user: string) => string | null;
 }
 
 /**
@@ -74,8 +76,7 @@ export async function routeInbound(
 ): Promise<InboundRoute> {
   const { state } = context;
   const request = invite.request;
-  const target = request.requestUri();
-  const called = isSipUri(target) ? (target.user ?? '') : '';
+  const called = calledUser(context, request);
   const digits = called.replace(/^\+/, '');
   const number = /^\d{6,15}$/.test(digits)
     ? await state.numbers.findByUnique({ space: 'number', value: digits })
@@ -124,6 +125,20 @@ export async function routeInbound(
     callerName: from.displayName,
     urls: urlsOf(app),
   };
+}
+
+/**
+ * The user called: the Request-URI's. A carrier we register with sends its calls to the
+ * Contact we registered, whose user is the registration's, and names the dialled number in
+ * To (RFC 3261 10.2: the registrar's proxy rewrites the Request-URI to the binding): for those
+ * the number is To's user. An IncomingCarrier's IP set still applies to the number.
+ */
+function calledUser(context: RoutingContext, request: SipRequest): string {
+  const target = request.requestUri();
+  const user = isSipUri(target) ? (target.user ?? '') : '';
+  if (user === '' || context.registeredContact?.(user) == null) return user;
+  const to = request.to().uri;
+  return isSipUri(to) && to.user ? to.user : user;
 }
 
 /** A request over WebSocket, with credentials, or from one of our endpoints' user names. */

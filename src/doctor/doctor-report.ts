@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import { checkCarrierRegistrations } from './carrier-registration-check.js';
 import type { CheckResult } from './check-result.js';
 import { ok } from './check-result.js';
 import type { DoctorInput } from './doctor-input.js';
@@ -36,6 +37,7 @@ export async function runChecks(input: DoctorInput): Promise<CheckResult[]> {
       ? checkRedis(config.redisUrl).then((redis) => [...redis, checkSecretKey(config)])
       : Promise.resolve([]),
     Promise.all(config.smppCarriers.map((carrier) => checkSmppCarrier(carrier))),
+    checkCarrierRegistrations(config),
     checkPrograms(input.path),
   ];
   const results = (await Promise.all(groups)).flat();

@@ -38,6 +38,8 @@ interface SippCommonOptions {
   extraArgs?: readonly string[];
   /** Keep every message sent and received (`-trace_msg`) in the result. */
   traceMessages?: boolean;
+  /** The SIP port to listen on (a peer restarted at its old address); a free one otherwise. */
+  port?: number;
 }
 
 /** An endpoint as the REGISTER scenarios use it. */
@@ -219,7 +221,7 @@ async function prepare(options: SippCommonOptions): Promise<PreparedRun> {
   }
   const dir = await mkdtemp(join(tmpdir(), 'voxgate-sipp-'));
   const file = (name: string) => join(dir, name);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const mediaPort = await freeMediaPorts();
   let echo: Server | undefined;
   if (globals.includes('echo_port')) {

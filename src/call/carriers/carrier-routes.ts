@@ -24,6 +24,8 @@ export interface CarrierRoutesOptions {
   publicHost: string;
   /** Why a gateway is left out (its OPTIONS probes fail), or null when it is up. */
   downReason?: (carrier: SipCarrier, gateway: CarrierGateway) => string | null;
+  /** Why a carrier with `register` is left out (not registered now), or null. */
+  notRegistered?: (carrier: SipCarrier) => string | null;
   random?: () => number;
 }
 
@@ -57,6 +59,11 @@ export class CarrierRoutes {
     const carriers = this.carriersFor(number);
     const perCarrier = await Promise.all(
       carriers.map(async (carrier) => {
+        const unregistered = this.options.notRegistered?.(carrier) ?? null;
+        if (unregistered !== null) {
+          skipped.push(`carrier ${carrier.name} is not registered (${unregistered})`);
+          return [];
+        }
         const gateways = srvOrder(carrier.gateways, this.options.random);
         const located = await Promise.all(
           gateways.map((gateway) => this.attemptsAt(carrier, gateway, number, caller, skipped)),

@@ -101,7 +101,7 @@ function parseCarrier(entry: unknown): SipCarrier {
       fromDomain: optionalText(entry, 'from_domain', HOSTNAME, 'a host name'),
     },
     codecs: entry.codecs === undefined ? null : parseCodecs(entry.codecs),
-    register: entry.register === undefined ? null : refuseRegister(entry.register),
+    register: entry.register === undefined ? null : parseRegister(entry.register, entry.auth),
     secure: false,
   };
 }
@@ -139,23 +139,21 @@ function parseAuth(value: unknown): CarrierAuth {
   };
 }
 
-function parseRegister(value: unknown): CarrierRegister {
+/**
+ * An outbound registration (carrier-registration.ts). The AOR's user is register.user, else
+ * auth.username: one of them must be given. Credentials are the carrier's `auth`; without
+ * them a registrar that challenges refuses the registration (logged at each attempt).
+ */
+function parseRegister(value: unknown, auth: unknown): CarrierRegister {
   if (!isObject(value)) throw new CarriersFileError('register must be an object');
   unknownFields(value, REGISTER_FIELDS, 'register');
+  if (value.user === undefined && auth === undefined)
+    throw new CarriersFileError('register.user must be given when the carrier has no auth');
   return {
     expires: whole(value, 'expires', 3600, 60, 86400, 'register'),
     user: optionalText(value, 'user', USER, 'URI user characters', 'register'),
     domain: optionalText(value, 'domain', HOSTNAME, 'a host name', 'register'),
   };
-}
-
-/**
- * Outbound registration is not built yet: a file asking for it is refused rather than
- * silently left unregistered (parseRegister says what it will take).
- */
-function refuseRegister(value: unknown): CarrierRegister {
-  parseRegister(value);
-  throw new CarriersFileError('register (outbound REGISTER) is not supported yet');
 }
 
 function parseCodecs(value: unknown): AudioCodec[] {

@@ -103,6 +103,14 @@ export class ClientTransaction {
   get state(): string {
     return this.machine.state;
   }
+
+  /**
+   * Stops retransmitting and forgets the transaction: the TU has given up waiting (a timeout
+   * of its own, shorter than Timer F). A late response is then a stray one, and dropped.
+   */
+  abandon(): void {
+    this.machine.terminate();
+  }
 }
 
 /**

@@ -81,6 +81,26 @@ describe('VOXGATE_CARRIERS_FILE', () => {
     expect(settings.carriers[1]).toMatchObject({ prefixes: [''], auth: null, priority: 0 });
   });
 
+  it('reads register, the AOR user defaulting to nothing but auth.username', () => {
+    const settings = readCarrierSettings({
+      VOXGATE_CARRIERS_FILE: file({
+        carriers: [
+          {
+            name: 'reg',
+            gateways: [gateway],
+            auth: { username: 'u1', password: 'p1' },
+            register: { expires: 120, domain: 'sip.reg.example' },
+          },
+          { name: 'own', gateways: [gateway], register: { user: 'acct7' } },
+        ],
+      }),
+    });
+    expect(settings.carriers.map((c) => c.register)).toEqual([
+      { expires: 120, user: null, domain: 'sip.reg.example' },
+      { expires: 3600, user: 'acct7', domain: null },
+    ]);
+  });
+
   it.each([
     [
       { carriers: [{ name: 'acme', gateways: [{ ...gateway, port: 70000 }] }] },
@@ -129,7 +149,15 @@ describe('VOXGATE_CARRIERS_FILE', () => {
     ],
     [
       { carriers: [{ name: 'acme', gateways: [gateway], register: { expires: 600 } }] },
-      'carrier "acme" (carriers[0]): register (outbound REGISTER) is not supported yet',
+      'carrier "acme" (carriers[0]): register.user must be given when the carrier has no auth',
+    ],
+    [
+      { carriers: [{ name: 'acme', gateways: [gateway], register: { user: 'a', expires: 30 } }] },
+      'carrier "acme" (carriers[0]): register.expires must be a whole number from 60 to 86400',
+    ],
+    [
+      { carriers: [{ name: 'acme', gateways: [gateway], register: { user: 'a', every: 60 } }] },
+      'carrier "acme" (carriers[0]): register has an unknown field "every"',
     ],
     ['{"carriers": [', 'must name a readable JSON file'],
   ])('refuses to start on a bad field, naming the file, the carrier and the field', (doc, rule) => {
