@@ -12,6 +12,7 @@ import { operatorRoutes } from './api/operator-routes.js';
 import { AccountLimiter } from './limits/account-limiter.js';
 import { MemoryLimitCounters, RedisLimitCounters } from './limits/limit-counters.js';
 import { restApi } from './api/rest-api.js';
+import { composeRecordings } from './recording-composition.js';
 import {
   BullMqRetryQueue,
   CallbackDelivery,
@@ -439,6 +440,14 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     TOLLFREE_SWEEP_EVERY_MS,
     (error) => app.log.warn({ err: error }, 'rejecting overdue toll-free verifications failed'),
   );
+  const recordings = composeRecordings(config, {
+    state,
+    store: messaging.mms.store,
+    media,
+    callbacks,
+    uris,
+    log: app.log,
+  });
   const context = {
     state,
     uris,
@@ -454,6 +463,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     tollfree,
     outbound,
     inboundCarriers: config.inboundCarriers,
+    recordings: { recordings: recordings.service, collection: recordings.collection },
   };
   if (config.operatorToken)
     await operatorRoutes(app, {
