@@ -303,8 +303,10 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     log: app.log,
   });
   callRecords.start();
+  const recordings = composeRecordings(config, { state, media, callbacks, log: app.log });
   const calls = new CallEngine({
     services: {
+      recordings: recordings.service,
       state,
       callbacks,
       records: callRecords,
@@ -440,14 +442,6 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     TOLLFREE_SWEEP_EVERY_MS,
     (error) => app.log.warn({ err: error }, 'rejecting overdue toll-free verifications failed'),
   );
-  const recordings = composeRecordings(config, {
-    state,
-    store: messaging.mms.store,
-    media,
-    callbacks,
-    uris,
-    log: app.log,
-  });
   const context = {
     state,
     uris,
@@ -463,7 +457,11 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     tollfree,
     outbound,
     inboundCarriers: config.inboundCarriers,
-    recordings: { recordings: recordings.service, collection: recordings.collection },
+    recordings: {
+      recordings: recordings.service,
+      collection: recordings.collection,
+      store: recordings.store,
+    },
   };
   if (config.operatorToken)
     await operatorRoutes(app, {

@@ -6,6 +6,7 @@ import { CONTENT_TYPES } from '../../call/recordings/recording-file.js';
 import type { RecordingRecord } from '../../call/recordings/recording-record.js';
 import { invalidParameter, notFound } from '../../core/errors.js';
 import { formatTime } from '../../core/record-time.js';
+import type { MediaStore } from '../../messaging/mms/media-store.js';
 import type { Collection } from '../../state/collection.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import type { Principal } from '../auth.js';
@@ -28,6 +29,8 @@ import { callOwner, notConnected } from './live-calls.js';
 export interface RecordingRoutesContext {
   recordings: CallRecordings;
   collection: Collection<RecordingRecord>;
+  /** Where the recordings' files are. */
+  store: MediaStore;
 }
 
 const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String() });
@@ -113,7 +116,7 @@ const FILE_NAME = /^([0-9a-f-]{36})\.(mp3|wav)$/;
 export function recordingRoutes(
   app: TypedApp,
   context: ApiContext,
-  { recordings, collection }: RecordingRoutesContext,
+  { recordings, collection, store }: RecordingRoutesContext,
 ): void {
   const { uris, calls, outbound } = context;
 
@@ -206,7 +209,7 @@ export function recordingRoutes(
       const found = await findVisible(collection, request.principal, id, 'recording');
       if (!file) return { api_id: request.id, ...present(found) };
       if (file[2] !== found.recording_format) throw notFound(`recording ${request.params.id}`);
-      const body = await context.mediaStore.get(found.recording_id);
+      const body = await store.get(found.recording_id);
       if (!body) throw notFound(`recording ${request.params.id}`);
       return reply.type(CONTENT_TYPES[found.recording_format]).send(body as never);
     },
@@ -226,7 +229,7 @@ export function recordingRoutes(
         request.params.id,
         'recording',
       );
-      await context.mediaStore.remove(found.recording_id);
+      await store.remove(found.recording_id);
       await collection.remove(found);
       return reply.code(204).send(null);
     },

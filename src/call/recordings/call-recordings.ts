@@ -50,6 +50,8 @@ export interface StartedRecording {
   url: string;
   /** Settles once the recording has ended and its file is stored, or it failed; never rejects. */
   ended: Promise<RecordingResult>;
+  /** Ends it now (it is stored as any other). */
+  stop(): Promise<unknown>;
 }
 
 export interface CallRecordingsOptions {
@@ -114,7 +116,7 @@ export class CallRecordings {
         this.report(call, request, result);
         return result;
       });
-    return { recordingId, url, ended };
+    return { recordingId, url, ended, stop: () => this.stop(call.uuid, url) };
   }
 
   /** The URLs of the recordings running on a call. */

@@ -1,4 +1,5 @@
 import type { SpeakLanguage, SpeakVoice } from './speak-voices.js';
+import type { RecordInstruction } from './record-instruction.js';
 
 /**
  * The validated instructions of one answer XML document, with every default applied. Property
@@ -163,7 +164,7 @@ export interface StreamInstruction {
 }
 
 /** Elements the API defines that are accepted as XML but not interpreted here. */
-export const UNSUPPORTED_ELEMENTS = ['Record', 'Message', 'Conference', 'MultiPartyCall'] as const;
+export const UNSUPPORTED_ELEMENTS = ['Message', 'Conference', 'MultiPartyCall'] as const;
 
 export interface UnsupportedInstruction {
   readonly kind: (typeof UNSUPPORTED_ELEMENTS)[number];
@@ -200,4 +201,5 @@ export type ResponseInstruction =
   | DialInstruction
   | StreamInstruction
   | PreAnswerInstruction
+  | RecordInstruction
   | UnsupportedInstruction;
