@@ -12,6 +12,7 @@ import { operatorRoutes } from './api/operator-routes.js';
 import { AccountLimiter } from './limits/account-limiter.js';
 import { MemoryLimitCounters, RedisLimitCounters } from './limits/limit-counters.js';
 import { restApi } from './api/rest-api.js';
+import { composeRecordings } from './recording-composition.js';
 import {
   BullMqRetryQueue,
   CallbackDelivery,
@@ -304,8 +305,10 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     log: app.log,
   });
   callRecords.start();
+  const recordings = composeRecordings(config, { state, media, callbacks, log: app.log });
   const calls = new CallEngine({
     services: {
+      recordings: recordings.service,
       state,
       callbacks,
       records: callRecords,
@@ -457,6 +460,11 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     tollfree,
     outbound,
     inboundCarriers: config.inboundCarriers,
+    recordings: {
+      recordings: recordings.service,
+      collection: recordings.collection,
+      store: recordings.store,
+    },
   };
   if (config.operatorToken)
     await operatorRoutes(app, {

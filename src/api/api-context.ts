@@ -19,6 +19,7 @@ import type { UriBuilder } from './envelope.js';
 import type { ChatAppTemplates } from '../messaging/chatapp/chatapp-templates.js';
 import type { MediaStore } from '../messaging/mms/media-store.js';
 import type { TollfreeVerifications } from '../tollfree/verifications.js';
+import type { RecordingRoutesContext } from './routes/recordings.js';
 
 /** What route modules are given: the repositories and the conventions of the API. */
 export interface ApiContext {
@@ -44,6 +45,8 @@ export interface ApiContext {
   tollfree: TollfreeVerifications;
   /** Checks the URLs a request brings against the outbound policy (outbound-urls.ts). */
   outbound: OutboundGuard;
+  /** Call recordings: starting and stopping them, and their records. */
+  recordings?: RecordingRoutesContext;
   /** Whether a number's `carrier` must name an IncomingCarrier (VOXGATE_INBOUND_CARRIERS). */
   inboundCarriers: InboundCarrierMode;
 }

@@ -21,6 +21,7 @@ import { profileRoutes } from './routes/profiles.js';
 import { tollfreeVerificationRoutes } from './routes/tollfree-verifications.js';
 import { sipDirectoryRoutes } from './routes/sip-directory.js';
 import { streamRoutes } from './routes/streams.js';
+import { recordingRoutes } from './routes/recordings.js';
 
 /** Every resource, in the order /docs lists them. */
 const RESOURCES: RouteModule[] = [
@@ -33,6 +34,7 @@ const RESOURCES: RouteModule[] = [
   (scope, context) => callCreateRoutes(scope, context, context.launcher ?? context.calls),
   callControlRoutes,
   streamRoutes,
+  (scope, context) => context.recordings && recordingRoutes(scope, context, context.recordings),
   liveCallRoutes,
   conferenceRoutes,
   messageRoutes,

@@ -30,6 +30,11 @@ import { CallStreams } from './streams/call-streams.js';
 import type { StreamRequest } from './streams/stream-request.js';
 import type { DialInstruction } from './xml/answer-document.js';
 import type { ConferenceInstruction } from './xml/conference-instruction.js';
+import type {
+  CallRecordings,
+  RecordingRequest,
+  StartedRecording,
+} from './recordings/call-recordings.js';
 
 /** What every call runs on. */
 export interface CallServices {
@@ -45,6 +50,8 @@ export interface CallServices {
   scheduler: Scheduler;
   /** Machine detection results on /metrics. */
   machineDetection?: MachineDetectionMetrics;
+  /** Records calls (the Record element); without it Record ends the call as unsupported. */
+  recordings?: CallRecordings;
   /** Hears each call start, answer and end (the cluster keeps who runs which call). */
   watcher?: CallWatcher;
   log: {
@@ -431,6 +438,17 @@ export class Call implements AppCall {
   async stream(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }> {
     const streamId = await this.streams.start(request);
     return { streamId, ended: this.streams.whenEnded(streamId) };
+  }
+
+  /** Records the call as the Record element asks (its first leg, both parties). */
+  record(request: RecordingRequest): Promise<StartedRecording> {
+    const { recordings } = this.services;
+    if (!recordings) throw new Error('this gateway does not record calls');
+    const { from, to, owner } = this.init;
+    return recordings.start(
+      { uuid: this.uuid, sessionId: this.leg.uuid, from, to, owner },
+      request,
+    );
   }
 
   /** A signed callback whose answer is not needed (hangup_url, Dial callbackUrl...). */

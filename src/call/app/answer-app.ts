@@ -18,6 +18,7 @@ import type { StreamRequest } from '../streams/stream-request.js';
 import { answerXmlCache } from '../xml/answer-xml-cache.js';
 import type { AppCall, HttpMethod } from './app-call.js';
 import { PromptPlayer } from './prompt-player.js';
+import { runRecord } from '../recordings/record-element.js';
 
 /** Where a call's application comes from: the answer_url, or a document of the gateway's own. */
 export type AppStart =
@@ -231,18 +232,13 @@ export class AnswerApp {
       case 'PreAnswer':
         this.call.earlyMedia();
         return this.executePreAnswer(instruction.instructions);
-      case 'Dial': {
+      case 'Dial':
         if (!this.call.dial) return this.unsupported('Dial');
-        const params = await this.call.dial(instruction);
-        if (this.call.over || instruction.action === null) return this.call.over ? STOP : CONTINUE;
-        if (!instruction.redirect) {
-          this.call.notify(instruction.action, instruction.method, {
-            ...this.call.requestParams(),
-            ...params,
-          });
-          return CONTINUE;
-        }
-        return this.follow(instruction.action, instruction.method, params, 'action');
+        return this.action(instruction, await this.call.dial(instruction));
+      case 'Record': {
+        if (!this.call.record) return this.unsupported('Record');
+        const params = await runRecord(this.call, instruction);
+        return params === null ? CONTINUE : this.action(instruction, params);
       }
       case 'Conference': {
         if (!this.call.conference) return this.unsupported('Conference');
@@ -268,6 +264,17 @@ export class AnswerApp {
       default:
         return this.unsupported(instruction.kind);
     }
+  }
+
+  /** An element's action: followed, told (redirect="false"), or none; not after a hangup. */
+  private action(
+    element: { action: string | null; method: HttpMethod; redirect: boolean },
+    params: Record<string, string>,
+  ): Promise<Next> | Next {
+    if (this.call.over || element.action === null) return this.call.over ? STOP : CONTINUE;
+    if (element.redirect) return this.follow(element.action, element.method, params, 'action');
+    this.call.notify(element.action, element.method, { ...this.call.requestParams(), ...params });
+    return CONTINUE;
   }
 
   private async executePreAnswer(children: readonly PreAnswerChild[]): Promise<Next> {

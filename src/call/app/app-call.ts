@@ -9,6 +9,7 @@ export type HttpMethod = 'GET' | 'POST';
 
 /** What an answer-XML application does to its call (the call layer implements it). */
 import type { StreamRequest } from '../streams/stream-request.js';
+import type { RecordingRequest, StartedRecording } from '../recordings/call-recordings.js';
 
 export interface AppCall {
   readonly uuid: string;
@@ -46,5 +47,9 @@ export interface AppCall {
   conference?(instruction: ConferenceInstruction): Promise<Record<string, string> | null>;
   /** Forks the call's audio to a WebSocket server; `ended` settles when the stream is over. */
   stream?(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }>;
+  /** Records the call (the Record element); resolves once the recording runs. */
+  record?(request: RecordingRequest): Promise<StartedRecording>;
+  /** Hears every digit the caller presses until the returned function is called. */
+  onDigit?(listener: (digit: string) => void): () => void;
   log(message: string, fields?: Record<string, unknown>): void;
 }

@@ -1,5 +1,6 @@
 import type { SpeakLanguage, SpeakVoice } from './speak-voices.js';
 import type { ConferenceInstruction } from './conference-instruction.js';
+import type { RecordInstruction } from './record-instruction.js';
 
 /**
  * The validated instructions of one answer XML document, with every default applied. Property
@@ -164,7 +165,7 @@ export interface StreamInstruction {
 }
 
 /** Elements the API defines that are accepted as XML but not interpreted here. */
-export const UNSUPPORTED_ELEMENTS = ['Record', 'Message', 'MultiPartyCall'] as const;
+export const UNSUPPORTED_ELEMENTS = ['Message', 'MultiPartyCall'] as const;
 
 export interface UnsupportedInstruction {
   readonly kind: (typeof UNSUPPORTED_ELEMENTS)[number];
@@ -202,4 +203,5 @@ export type ResponseInstruction =
   | StreamInstruction
   | ConferenceInstruction
   | PreAnswerInstruction
+  | RecordInstruction
   | UnsupportedInstruction;

@@ -11,6 +11,7 @@ import { ElementReader } from './element-reader.js';
 import { readGetDigits, readGetInput } from './input-instructions.js';
 import { readPlay, readSpeak, readWait } from './prompt-instructions.js';
 import { readStream } from './stream-instruction.js';
+import { readRecord } from './record-instruction.js';
 import { parseXmlTree, type XmlElement } from './xml-tree.js';
 
 /** Wire notes: the elements allowed directly in <Response>. */
@@ -66,9 +67,10 @@ function readResponseChild(element: XmlElement): ResponseInstruction {
       return readStream(element);
     case 'PreAnswer':
       return readPreAnswer(element);
+    case 'Record':
+      return readRecord(element);
     case 'Conference':
       return readConference(element);
-    case 'Record':
     case 'MultiPartyCall':
       return readUnsupported(element, element.name);
     default:

@@ -13,6 +13,7 @@ import type { SpeechVoice } from '../sources/speech.js';
 import type { MachineDetectionSettings, MachineVerdict } from '../pipeline/machine-classifier.js';
 import type { PlayoutMode } from '../playout/playout-queue.js';
 import type { ConferenceCommand, ConferenceResults } from '../conference/conference-commands.js';
+import type { RecordingOutcome, RecordingSpec } from '../recording/recording-spec.js';
 import type {
   MediaSessionSpec,
   MediaSessionStats,
@@ -171,6 +172,20 @@ export interface Unbridge {
   sessionId: string;
 }
 
+/** Records a session into a new WAV file as its audio passes (src/media/recording). */
+export interface StartRecording {
+  type: 'startRecording';
+  sessionId: string;
+  recording: RecordingSpec;
+}
+
+/** Stops one recording of a session, or all of them when no id is given. */
+export interface StopRecording {
+  type: 'stopRecording';
+  sessionId: string;
+  recordingId?: string;
+}
+
 export interface SessionStats {
   type: 'sessionStats';
   sessionId: string;
@@ -199,6 +214,8 @@ export type Command =
   | DetectMachine
   | Bridge
   | Unbridge
+  | StartRecording
+  | StopRecording
   | SessionStats
   | DestroySession
   | Stats
@@ -223,6 +240,9 @@ export interface Results extends ConferenceResults {
   detectMachine: MachineVerdict;
   bridge: { sessionId: string; peerId: string };
   unbridge: { sessionId: string; bridged: boolean };
+  /** Resolves when the recording ends: failed when its file could not be written. */
+  startRecording: RecordingOutcome;
+  stopRecording: { stopped: number };
   sessionStats: MediaSessionStats;
   destroySession: { sessionId: string; existed: boolean; stats: MediaSessionStats | null };
   /**

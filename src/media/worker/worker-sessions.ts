@@ -15,6 +15,7 @@ import { LatencyCounts } from './latency-counts.js';
 import { DropCounts } from './drop-counts.js';
 import { DtlsContext } from '../dtls/dtls-context.js';
 import { WorkerConferences } from '../conference/worker-conferences.js';
+import { SessionRecordings } from '../recording/session-recordings.js';
 import type {
   Command,
   DetectMachine,
@@ -62,7 +63,10 @@ export const PAIRS_AHEAD = 32;
  */
 export class WorkerSessions {
   private readonly sessions = new Map<string, MediaSession>();
-  private readonly bridges = new Map<string, { peerId: string; part: () => void }>();
+  private readonly bridges = new Map<
+    string,
+    { peerId: string; part: () => void; relay: boolean }
+  >();
   /** Running stream forks, by session, then by stream. */
   private readonly forks = new Map<string, Map<string, ForkHandle>>();
   private readonly latency = { inbound: new LatencyCounts(), playout: new LatencyCounts() };
@@ -70,6 +74,7 @@ export class WorkerSessions {
   /** Made from the process's certificate with the first WebRTC leg. */
   private dtlsContext: DtlsContext | null = null;
   private readonly clock: FrameClock;
+  private readonly recordings: SessionRecordings;
   private readonly allocator: PreboundPairs;
   private readonly speech = new SpeechRenderer();
   private readonly files: AudioFileSource;
@@ -89,6 +94,7 @@ export class WorkerSessions {
     this.clock = new FrameClock(scheduler, 20, (error) =>
       emit('', { type: 'warning', message: `frame tick failed: ${error.message}` }),
     );
+    this.recordings = new SessionRecordings(this.clock);
     this.allocator = new PreboundPairs(
       new PortAllocator(settings.rtpPorts, settings.rtpHost),
       PAIRS_AHEAD,
@@ -163,6 +169,15 @@ export class WorkerSessions {
       case 'leaveConference':
       case 'updateConferenceMember':
         return this.conferences.handle(command, this.get(command.sessionId));
+      case 'startRecording': {
+        const { sessionId, recording } = command;
+        return this.recordings.record(sessionId, this.get(sessionId), recording, () => {
+          const bridge = this.bridges.get(sessionId);
+          return bridge?.relay ? (this.sessions.get(bridge.peerId) ?? null) : null;
+        });
+      }
+      case 'stopRecording':
+        return { stopped: this.recordings.stop(command.sessionId, command.recordingId) };
       case 'sessionStats':
         return this.get(command.sessionId).stats;
       case 'destroySession':
@@ -319,8 +334,9 @@ export class WorkerSessions {
       );
     }
     const part = mode === 'relay' ? relaySessions(session, peer) : bridgeSessions(session, peer);
-    this.bridges.set(sessionId, { peerId, part });
-    this.bridges.set(peerId, { peerId: sessionId, part });
+    const relay = mode === 'relay';
+    this.bridges.set(sessionId, { peerId, part, relay });
+    this.bridges.set(peerId, { peerId: sessionId, part, relay });
     return { sessionId, peerId };
   }
 
@@ -386,6 +402,7 @@ export class WorkerSessions {
     this.sessions.delete(sessionId);
     this.unbridge(sessionId);
     this.conferences.leave(sessionId);
+    this.recordings.stop(sessionId, undefined, 'session-closed');
     for (const fork of [...(this.forks.get(sessionId)?.values() ?? [])]) fork.stop();
     const stats = session.stats;
     await session.close(reason);

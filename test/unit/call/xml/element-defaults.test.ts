@@ -277,12 +277,33 @@ describe('parseAnswerXml: each element with its defaults', () => {
     });
   });
 
-  it('Record, Message, MultiPartyCall: kept by name with raw attributes', () => {
-    expect(only('<Record maxLength="30" anything="goes"/>')).toEqual({
+  it('Record: the public API defaults, finishOnKey none, and no attribute beyond its own', () => {
+    expect(only('<Record/>')).toEqual({
       kind: 'Record',
-      attributes: { maxLength: '30', anything: 'goes' },
-      text: '',
+      action: null,
+      method: 'POST',
+      fileFormat: 'mp3',
+      redirect: true,
+      timeout: 15,
+      maxLength: 60,
+      playBeep: true,
+      finishOnKey: '1234567890*#',
+      recordSession: false,
+      startOnDialAnswer: false,
+      callbackUrl: null,
+      callbackMethod: 'POST',
     });
+    expect(only('<Record finishOnKey="none" fileFormat="wav" maxLength="30"/>')).toMatchObject({
+      finishOnKey: '',
+      fileFormat: 'wav',
+      maxLength: 30,
+    });
+    expect(() => only('<Record anything="goes"/>')).toThrow(/anything/);
+    expect(() => only('<Record fileFormat="ogg"/>')).toThrow(/fileFormat/);
+    expect(() => only('<Record finishOnKey="x"/>')).toThrow(/finishOnKey/);
+  });
+
+  it('Message, MultiPartyCall: kept by name with raw attributes', () => {
     expect(only('<Message src="+1415" dst="+1416">Hi &amp; bye</Message>')).toEqual({
       kind: 'Message',
       attributes: { src: '+1415', dst: '+1416' },

@@ -1,0 +1,53 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UriBuilder } from './api/envelope.js';
+import type { CallbackDelivery } from './callbacks/index.js';
+import type { MediaService } from './call/media-service.js';
+import { CallRecordings } from './call/recordings/call-recordings.js';
+import { recordingCollection, type RecordingRecord } from './call/recordings/recording-record.js';
+import type { Config } from './config/config.js';
+import { DiskMediaStore, MemoryMediaStore, type MediaStore } from './messaging/mms/media-store.js';
+import type { Collection } from './state/collection.js';
+import type { State } from './state/state.js';
+
+export interface RecordingsComposition {
+  service: CallRecordings;
+  collection: Collection<RecordingRecord>;
+  store: MediaStore;
+}
+
+/**
+ * Part of the composition root (app.ts): call recordings go to a media store in the directory MMS
+ * media uses (under the data directory; in memory without one), spooled while they run under
+ * `<dataDir>/recordings-spool/` (a temporary directory without a data directory), and are
+ * served at `/v1/Account/{auth_id}/Recording/{recording_id}.{format}`.
+ */
+export function composeRecordings(
+  config: Config,
+  deps: {
+    state: State;
+    media: MediaService;
+    callbacks: CallbackDelivery;
+    log: CallRecordings['options']['log'];
+  },
+): RecordingsComposition {
+  const collection = recordingCollection(deps.state.store);
+  const uris = new UriBuilder(config.publicUrl);
+  // The directory MMS media is kept in: recording ids are uuids of their own.
+  const store = config.dataDir
+    ? new DiskMediaStore(join(config.dataDir, 'media'))
+    : new MemoryMediaStore();
+  const service = new CallRecordings({
+    recordings: collection,
+    store,
+    media: deps.media,
+    callbacks: deps.callbacks,
+    spoolDir: config.dataDir
+      ? join(config.dataDir, 'recordings-spool')
+      : join(tmpdir(), `voxgate-recordings-${process.pid}`),
+    fileUrl: (authId, recordingId, format) =>
+      `${uris.account(authId, 'Recording')}${recordingId}.${format}`,
+    log: deps.log,
+  });
+  return { service, collection, store };
+}
