@@ -4,21 +4,14 @@ import { DtmfReceiver } from '../dtmf/dtmf-receiver.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { RtpPacket } from '../rtp/rtp-packet.js';
 import { RtpSession } from '../rtp/rtp-session.js';
-import type { RtcpPacket } from '../rtp/rtcp-packet.js';
 import { WebrtcTransport, type WebrtcFailure } from '../webrtc/webrtc-transport.js';
 import { SdesProtection } from '../srtp/sdes-protection.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
-import {
-  clockRateOf,
-  payloadCodec,
-  rtpUnits,
-  type AudioFormat,
-  type CodecSettings,
-  type PayloadCodec,
-} from './audio-format.js';
+import { clockRateOf, payloadCodec, type AudioFormat, type CodecSettings } from './audio-format.js';
 import { InboundPath } from './inbound-path.js';
 import { OutboundPath, type DigitOptions, type OutboundItem } from './outbound-path.js';
 import { SendPacer } from './send-pacer.js';
+import { LegSender } from './leg-sender.js';
 import {
   checkSessionSpec,
   type AudioTap,
@@ -69,22 +62,15 @@ export class MediaSession {
     tag: string | undefined;
   }>();
   private readonly digits: DtmfReceiver;
-  private sendCodec: PayloadCodec;
+  private readonly sender: LegSender;
   /** The worker's own coding settings, for every send codec the leg makes. */
   private readonly codecSettings: CodecSettings;
   private telephoneEvent: TelephoneEventFormat | null;
   private direction: MediaDirection;
-  private eventTimestamp = 0;
-  private marker = true;
-  /** Whether the last frame sent was silence (nothing played). */
-  private sentSilence = true;
   private received = 0;
   private formats: AudioFormat[];
   private relayTarget: MediaSession | null = null;
   private relayedInto = 0;
-  private relaySource: { ssrc: number; offset: number } | null = null;
-  private relayDropped = 0;
-  private silencePayload: { codec: PayloadCodec; payload: Uint8Array } | null = null;
   private stopTicking: () => void;
   private closed = false;
 
@@ -102,7 +88,6 @@ export class MediaSession {
     this.now = scheduler ? () => scheduler.now() : () => performance.now();
     this.timers = scheduler ?? systemScheduler;
     this.codecSettings = env.codecs ?? {};
-    this.sendCodec = payloadCodec(spec.formats[0]!, rate, this.codecSettings);
     this.formats = [...spec.formats];
     this.telephoneEvent = spec.telephoneEvent ?? null;
     this.direction = spec.direction ?? 'sendrecv';
@@ -111,6 +96,11 @@ export class MediaSession {
     this.outbound = new OutboundPath({
       rate,
       telephoneEventRate: this.telephoneEvent?.rate ?? null,
+    });
+    this.sender = new LegSender(rtp, {
+      codec: payloadCodec(spec.formats[0]!, rate, this.codecSettings),
+      rate,
+      silence: this.outbound.playout.silence,
     });
     if (spec.remote) rtp.setRemote(spec.remote);
     this.stopTicking = env.clock.add((at) => this.tick(at));
@@ -148,7 +138,7 @@ export class MediaSession {
         onPacket: (packet) => session?.receive(packet),
         onLatched: (from) => session?.report('onLatched', from),
         onMediaTimeout: (ms) => session?.timedOut(ms),
-        onRtcp: (packets) => session?.reportsReceived(packets),
+        onRtcp: (packets) => session?.sender.reportsReceived(packets),
         onError: (error) => session?.report('onError', error),
       },
     );
@@ -183,7 +173,7 @@ export class MediaSession {
       this.rateSettled = true;
       const codec = payloadCodec(first, this.callRate, this.codecSettings);
       this.inbound.setFormats(changes.formats);
-      this.sendCodec = codec;
+      this.sender.setCodec(codec);
       this.formats = [...changes.formats];
       this.rtp.setClockRate(codec.clockRate);
     }
@@ -323,7 +313,7 @@ export class MediaSession {
       return;
     }
     if (!this.outbound.playout.ready) return;
-    if (!this.pacer.talking) this.marker = true;
+    if (!this.pacer.talking) this.sender.marker = true;
     this.sendFrame(now, now);
   }
 
@@ -342,7 +332,7 @@ export class MediaSession {
       malformed: this.rtp.counters.malformed,
       foreign: this.rtp.counters.foreign,
       inbound: this.inbound.stats,
-      relayDropped: this.relayDropped,
+      relayDropped: this.sender.relayDropped,
       ...(this.transport && { webrtc: this.transport.stats }),
       ...(this.protection && { sdes: this.protection.stats }),
     };
@@ -392,27 +382,7 @@ export class MediaSession {
   private forward(packet: RtpPacket, formats: readonly AudioFormat[]): void {
     if (this.closed || !this.sending || !this.rtp.destination) return;
     if (this.outbound.playout.active > 0 || this.outbound.sendingDigits) return;
-    const encoding = formats.find((f) => f.payloadType === packet.payloadType)?.encoding;
-    const format = this.formats.find((f) => f.encoding === encoding);
-    if (!format) {
-      this.relayDropped++;
-      return;
-    }
-    // The far side's timing is kept: its timestamps are shifted onto ours, gaps and all.
-    if (this.relaySource?.ssrc !== packet.ssrc) {
-      this.relaySource = {
-        ssrc: packet.ssrc,
-        offset: this.rtp.sender.timestamp - packet.timestamp,
-      };
-    }
-    const samples = rtpUnits(format, packet.payload);
-    this.rtp.send(packet.payload, {
-      payloadType: format.payloadType,
-      samples,
-      marker: packet.marker || this.marker,
-      timestamp: (packet.timestamp + this.relaySource.offset) >>> 0,
-    });
-    this.marker = false;
+    this.sender.relayed(packet, formats, this.formats);
   }
 
   private reportRfc4733(digit: { digit: DtmfDigit; durationMs: number }): void {
@@ -422,16 +392,6 @@ export class MediaSession {
   private digitHeard(digit: ReceivedDtmf): void {
     this.report('onDigit', digit);
     for (const tap of this.digitTaps) tap(digit);
-  }
-
-  /** RFC 3550 6.4: what the peer's reports say of this side's packets tunes the encoder. */
-  private reportsReceived(packets: RtcpPacket[]): void {
-    const ssrc = this.rtp.sender.ssrc;
-    for (const packet of packets) {
-      if (packet.type !== 'sr' && packet.type !== 'rr') continue;
-      const about = packet.reports.find((report) => report.ssrc === ssrc);
-      if (about) this.sendCodec.lossReported?.(about.fractionLost);
-    }
   }
 
   private timedOut(silentForMs: number): void {
@@ -466,45 +426,8 @@ export class MediaSession {
   }
 
   private send(item: OutboundItem): void {
-    if (item.kind === 'audio') {
-      // After silence, a change of band is heard by no one: the encoder may start afresh.
-      this.sendCodec.audioBand?.(item.band ?? null, this.marker || this.sentSilence);
-      this.sentSilence = item.pcm === this.outbound.playout.silence;
-      this.rtp.send(this.encode(item.pcm), {
-        payloadType: this.sendCodec.format.payloadType,
-        // RFC 7587 4.1: Opus timestamps count 48 kHz whatever rate the audio is coded at.
-        samples: (item.pcm.length * this.sendCodec.clockRate) / this.callRate,
-        marker: this.marker,
-      });
-      this.marker = false;
-      return;
-    }
-    const { packet } = item;
-    if (packet.marker) this.eventTimestamp = this.rtp.sender.timestamp;
-    this.rtp.send(packet.payload, {
-      payloadType: this.telephoneEvent!.payloadType,
-      samples: this.sendCodec.clockRate / 50,
-      marker: packet.marker,
-      timestamp: this.eventTimestamp,
-    });
-    // The audio after an event starts a new talkspurt.
-    this.marker = true;
-  }
-
-  /**
-   * Encodes a frame; silence, most of what an idle leg sends, is encoded once per codec,
-   * unless the codec holds state between frames (Opus).
-   */
-  private encode(pcm: Int16Array): Uint8Array {
-    if (pcm !== this.outbound.playout.silence || this.sendCodec.sequential) {
-      return this.sendCodec.encode(pcm);
-    }
-    if (this.silencePayload?.codec !== this.sendCodec) {
-      // A copy of its own: an encoded frame is a slice of a shared pool, not to be kept.
-      const payload = new Uint8Array(this.sendCodec.encode(pcm));
-      this.silencePayload = { codec: this.sendCodec, payload };
-    }
-    return this.silencePayload.payload;
+    if (item.kind === 'audio') this.sender.audio(item.pcm, item.band ?? null);
+    else this.sender.event(item.packet, this.telephoneEvent!.payloadType);
   }
 
   private inboundPath(spec: MediaSessionSpec, rate: AudioFormat['rate']): InboundPath {
@@ -528,7 +451,7 @@ export class MediaSession {
       rate,
       telephoneEventRate: this.telephoneEvent?.rate ?? null,
     });
-    this.silencePayload = null;
+    this.sender.setRate(rate, this.outbound.playout.silence);
   }
 
   /** @internal the transport's end, told to the listener once. */
