@@ -407,7 +407,10 @@ export class Call implements AppCall {
     this.digits.close();
     logCallEnded(this.services.log, this, end);
     const { init, leg } = this;
-    await this.streams.callEnded();
+    const [, recording] = await Promise.all([
+      this.streams.callEnded(),
+      this.services.recordings?.recordedOn(this.uuid) ?? null,
+    ]);
     try {
       // The hangup callback after the record: an application that fetches the call from its
       // hangup_url finds it (should the store be away, both wait for it on this node).
@@ -426,6 +429,7 @@ export class Call implements AppCall {
           conversion: this.conversion,
           machineDetection: this.machineDetection,
           conferenceUuid: this.conferenceUuid,
+          recording,
         },
         hangupCallback(this, end),
       );

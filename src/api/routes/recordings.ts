@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { chargeRecording } from '../../call/billing/recording-charge.js';
 import type { CallEngine } from '../../call/call-engine.js';
 import type { CallRecordings } from '../../call/recordings/call-recordings.js';
 import { msFigure } from '../../call/recordings/recording-callback.js';
@@ -92,6 +93,9 @@ const RecordingObject = Type.Object({
   recording_type: Type.String(),
   recording_url: Type.String(),
   resource_uri: Type.String(),
+  rounded_recording_duration: Type.Integer({ description: 'seconds, whole minutes billed' }),
+  recording_rate: Type.String({ description: 'USD per started minute' }),
+  recording_amount: Type.String(),
 });
 
 const ListRecordingsQuery = Type.Object({
@@ -250,6 +254,13 @@ export function recordingRoutes(
       recording_type: r.recording_type,
       recording_url: r.recording_url,
       resource_uri: uris.account(r.auth_id, 'Recording', r.recording_id),
+      ...(r.recording_amount === undefined
+        ? chargeRecording(r.recording_duration_ms, '0.00000')
+        : {
+            rounded_recording_duration: r.rounded_recording_duration!,
+            recording_rate: r.recording_rate!,
+            recording_amount: r.recording_amount,
+          }),
     };
   }
 }
