@@ -145,6 +145,7 @@ export class Call implements AppCall {
   private sessionStart: number | null = null;
   private timers: TimerHandle[] = [];
   private appStarted = false;
+  private readonly dialAnswerWaiters: (() => void)[] = [];
   private rang = false;
   private resolveFinished!: () => void;
 
@@ -332,6 +333,17 @@ export class Call implements AppCall {
   }
 
   dial?: (instruction: DialInstruction) => Promise<Record<string, string>>;
+
+  /** Runs `run` once the next Dial's B leg is connected (Record's startOnDialAnswer). */
+  onDialAnswer(run: () => void): void {
+    this.dialAnswerWaiters.push(run);
+  }
+
+  /** A Dial connected its B leg: what waited for that starts. */
+  dialAnswered(): void {
+    for (const run of this.dialAnswerWaiters.splice(0)) run();
+  }
+
   conference?: (instruction: ConferenceInstruction) => Promise<Record<string, string> | null>;
   /** The conference the call last joined; its record keeps it. */
   conferenceUuid: string | null = null;
