@@ -62,11 +62,16 @@ const RecordBody = Type.Object({
   callback_method: Type.Optional(HttpMethod),
 });
 
-/** Stop recording: `URL` names one recording of the call (body or query); none stops them all. */
+/**
+ * Stop recording: `URL` names one recording of the call (body or query); none stops them all.
+ * The official Node SDK snake-cases every parameter name, so it sends `url`: taken as well.
+ */
 function stopUrl(body: unknown, query: unknown): string | undefined {
   for (const source of [body, query]) {
-    const url = (source as { URL?: unknown } | null | undefined)?.URL;
-    if (typeof url === 'string' && url !== '') return url;
+    const named = source as { URL?: unknown; url?: unknown } | null | undefined;
+    for (const url of [named?.URL, named?.url]) {
+      if (typeof url === 'string' && url !== '') return url;
+    }
   }
   return undefined;
 }
