@@ -218,9 +218,13 @@ export function recordingRoutes(
       const found = await findVisible(collection, request.principal, id, 'recording');
       if (!file) return { api_id: request.id, ...present(found) };
       if (file[2] !== found.recording_format) throw notFound(`recording ${request.params.id}`);
-      const body = await store.get(found.recording_id);
+      // Streamed from the store: a recording of hours is not read whole to be served.
+      const body = await store.open(found.recording_id);
       if (!body) throw notFound(`recording ${request.params.id}`);
-      return reply.type(CONTENT_TYPES[found.recording_format]).send(body as never);
+      return reply
+        .type(CONTENT_TYPES[found.recording_format])
+        .header('content-length', found.file_bytes)
+        .send(body as never);
     },
   });
 

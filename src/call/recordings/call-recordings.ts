@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallbackDelivery } from '../../callbacks/index.js';
@@ -13,7 +14,7 @@ import {
 } from '../billing/recording-charge.js';
 import type { MediaService } from '../media-service.js';
 import { recordingCallbackParams, type CallbackStyle } from './recording-callback.js';
-import { recordingBytes } from './recording-file.js';
+import { recordingFile } from './recording-file.js';
 import type { RecordingFormat, RecordingRecord } from './recording-record.js';
 
 /** The rate when none is set: recordings cost nothing. */
@@ -193,8 +194,9 @@ export class CallRecordings {
       return this.failed(call, recordingId, url, outcome.message ?? 'failed', outcome);
     }
     try {
-      const body = await recordingBytes(path, request.format);
-      await this.options.store.put(recordingId, body);
+      // Streamed from the spool to the store: a recording of hours is never held in memory.
+      const file = await recordingFile(path, request.format);
+      const bytes = await this.options.store.putStream(recordingId, createReadStream(file));
       const now = Date.now();
       await this.options.recordings.create({
         account: call.owner.account,
@@ -213,7 +215,7 @@ export class CallRecordings {
         recording_start_ms: outcome.startedAt,
         recording_end_ms: outcome.endedAt,
         recording_duration_ms: outcome.durationMs,
-        file_bytes: body.length,
+        file_bytes: bytes,
         ...chargeRecording(outcome.durationMs, this.options.ratePerMinute ?? FREE),
       });
     } catch (error) {
