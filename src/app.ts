@@ -357,8 +357,12 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   });
   await messaging.start();
 
-  const retention = new RecordRetention(state, mainAccount.authId, scheduler, (error) =>
-    app.log.warn({ err: error }, 'sweeping expired call records failed'),
+  const retention = new RecordRetention(
+    state,
+    mainAccount.authId,
+    scheduler,
+    (error) => app.log.warn({ err: error }, 'sweeping expired call records failed'),
+    recordings.expired(mainAccount.authId),
   );
   const local = new LiveControl(calls);
   const cluster =

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { UriBuilder } from './api/envelope.js';
 import type { CallbackDelivery } from './callbacks/index.js';
 import type { MediaService } from './call/media-service.js';
+import type { ExpiredBatch } from './call/record-retention.js';
 import { CallRecordings } from './call/recordings/call-recordings.js';
+import { removeExpiredRecordings } from './call/recordings/recording-retention.js';
 import { recordingCollection, type RecordingRecord } from './call/recordings/recording-record.js';
 import type { Config } from './config/config.js';
 import { DiskMediaStore, MemoryMediaStore, type MediaStore } from './messaging/mms/media-store.js';
@@ -14,13 +16,16 @@ export interface RecordingsComposition {
   service: CallRecordings;
   collection: Collection<RecordingRecord>;
   store: MediaStore;
+  /** The sweep of a tenant's recordings past VOXGATE_RECORDING_RETENTION_DAYS; none when kept. */
+  expired(tenant: string): ExpiredBatch[];
 }
 
 /**
  * Part of the composition root (app.ts): call recordings go to a media store in the directory MMS
  * media uses (under the data directory; in memory without one), spooled while they run under
  * `<dataDir>/recordings-spool/` (a temporary directory without a data directory), and are
- * served at `/v1/Account/{auth_id}/Recording/{recording_id}.{format}`.
+ * served at `/v1/Account/{auth_id}/Recording/{recording_id}.{format}`. Each is charged at
+ * VOXGATE_RECORDING_RATE and kept VOXGATE_RECORDING_RETENTION_DAYS.
  */
 export function composeRecordings(
   config: Config,
@@ -47,7 +52,13 @@ export function composeRecordings(
       : join(tmpdir(), `voxgate-recordings-${process.pid}`),
     fileUrl: (authId, recordingId, format) =>
       `${uris.account(authId, 'Recording')}${recordingId}.${format}`,
+    ratePerMinute: config.recordings.ratePerMinute,
     log: deps.log,
   });
-  return { service, collection, store };
+  const { retentionMs } = config.recordings;
+  const expired = (tenant: string): ExpiredBatch[] =>
+    retentionMs === null
+      ? []
+      : [(now) => removeExpiredRecordings(collection, store, tenant, now, retentionMs)];
+  return { service, collection, store, expired };
 }

@@ -145,6 +145,7 @@ export class Call implements AppCall {
   private sessionStart: number | null = null;
   private timers: TimerHandle[] = [];
   private appStarted = false;
+  private readonly dialAnswerWaiters: (() => void)[] = [];
   private rang = false;
   private resolveFinished!: () => void;
 
@@ -332,6 +333,17 @@ export class Call implements AppCall {
   }
 
   dial?: (instruction: DialInstruction) => Promise<Record<string, string>>;
+
+  /** Runs `run` once the next Dial's B leg is connected (Record's startOnDialAnswer). */
+  onDialAnswer(run: () => void): void {
+    this.dialAnswerWaiters.push(run);
+  }
+
+  /** A Dial connected its B leg: what waited for that starts. */
+  dialAnswered(): void {
+    for (const run of this.dialAnswerWaiters.splice(0)) run();
+  }
+
   conference?: (instruction: ConferenceInstruction) => Promise<Record<string, string> | null>;
   /** The conference the call last joined; its record keeps it. */
   conferenceUuid: string | null = null;
@@ -407,7 +419,10 @@ export class Call implements AppCall {
     this.digits.close();
     logCallEnded(this.services.log, this, end);
     const { init, leg } = this;
-    await this.streams.callEnded();
+    const [, recording] = await Promise.all([
+      this.streams.callEnded(),
+      this.services.recordings?.recordedOn(this.uuid) ?? null,
+    ]);
     try {
       // The hangup callback after the record: an application that fetches the call from its
       // hangup_url finds it (should the store be away, both wait for it on this node).
@@ -426,6 +441,7 @@ export class Call implements AppCall {
           conversion: this.conversion,
           machineDetection: this.machineDetection,
           conferenceUuid: this.conferenceUuid,
+          recording,
         },
         hangupCallback(this, end),
       );

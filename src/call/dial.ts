@@ -171,6 +171,8 @@ export async function bridged(
     peerId: bLeg.uuid,
     mode,
   });
+  // After the bridge: a recording started now hears the B leg from its first frame.
+  call.dialAnswered();
   const callerHungUp = () =>
     bLeg.hangup({ cause: hangupCause('Normal Hangup'), source: 'Caller', status: 'completed' });
   const limit = deps.legs.scheduler.after(instruction.timeLimit * 1000, () => {

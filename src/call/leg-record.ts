@@ -1,5 +1,6 @@
 import type { CallbackRequest } from '../callbacks/index.js';
 import type { CallConversion, CallType, MachineDetectionOutcome } from '../state/records.js';
+import type { CallRecordingTotal } from './billing/recording-charge.js';
 import type { CallServices, CallAccount } from './call.js';
 import { buildCallRecord } from './call-record.js';
 import type { CallLeg } from './legs/call-leg.js';
@@ -20,6 +21,8 @@ export interface LegFacts {
   machineDetection?: MachineDetectionOutcome | null;
   /** The conference the leg joined. */
   conferenceUuid?: string | null;
+  /** What its recordings came to, when it was recorded. */
+  recording?: CallRecordingTotal | null;
 }
 
 /**
@@ -59,6 +62,7 @@ export async function writeLegRecord(
     ),
     conversion: facts.conversion ?? null,
     ...(facts.machineDetection ? { machine_detection: facts.machineDetection } : {}),
+    ...facts.recording,
   };
   await services.records.write({ kind: 'call', record }, hangup);
 }

@@ -5,6 +5,7 @@ import type { OutboundProfile } from '../core/address-policy.js';
 import type { DtlsSettings } from '../media/dtls/dtls-settings.js';
 import type { SmppCarrier } from '../messaging/smpp/carrier-config.js';
 import type { CarrierSettings } from '../call/carriers/sip-carrier.js';
+import type { RecordingSettings } from '../call/recordings/recording-settings.js';
 import type { AccountLimits } from '../state/records.js';
 import { ConfigError, type Env } from './config-error.js';
 import {
@@ -36,6 +37,7 @@ import {
   inboundCarriers,
   dtls,
   carriers,
+  recordings,
   readableFile,
   type Mm7Settings,
   type PortRange,
@@ -170,6 +172,8 @@ export interface Config {
   rateDeck: string;
   /** USD per started minute of an audio stream, as a decimal string. */
   streamRate: string;
+  /** Call recordings' retention and rate (call/recordings/recording-settings.ts). */
+  recordings: RecordingSettings;
   /** Where tenant-supplied URLs may lead (docs/calls-and-media.md, Outbound requests). */
   outboundProfile: OutboundProfile;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -349,6 +353,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
     rateLimit,
     rateDeck: readableFile(env, 'VOXGATE_RATE_DECK', DEFAULT_RATE_DECK),
     streamRate: decimal(env, 'VOXGATE_STREAM_RATE', '0.00300'),
+    recordings: recordings(env),
     outboundProfile: outboundProfile(env, 'VOXGATE_OUTBOUND_PROFILE'),
     logLevel: rawLevel as Config['logLevel'],
   };

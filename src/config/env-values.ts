@@ -12,6 +12,11 @@ import {
   type DtlsSettings,
 } from '../media/dtls/dtls-settings.js';
 import { CarrierSettingError, readCarrierSettings } from '../call/carriers/carrier-settings.js';
+import {
+  readRecordingSettings,
+  RecordingSettingError,
+  type RecordingSettings,
+} from '../call/recordings/recording-settings.js';
 import type { CarrierSettings } from '../call/carriers/sip-carrier.js';
 import { ConfigError, type Env } from './config-error.js';
 
@@ -340,6 +345,16 @@ export function carriers(env: Env): CarrierSettings {
     return readCarrierSettings(env);
   } catch (error) {
     if (error instanceof CarrierSettingError)
+      throw new ConfigError(error.variable, error.rule, error.value);
+    throw error;
+  }
+}
+
+export function recordings(env: Env): RecordingSettings {
+  try {
+    return readRecordingSettings(env);
+  } catch (error) {
+    if (error instanceof RecordingSettingError)
       throw new ConfigError(error.variable, error.rule, error.value);
     throw error;
   }

@@ -192,7 +192,12 @@ export interface CallRecord extends Owned {
   /** The conversion reported for the call; absent (or null) when none was. */
   conversion?: CallConversion | null;
   /** Answering-machine detection's outcome; absent (or null) when none was asked or decided. */
-  machine_detection?: MachineDetectionOutcome | null;
+  machine_detection?: MachineDetectionOutcome | null; /**
+   * The ms the call's recordings wrote, summed, and what they were charged (each recording per
+   * started minute at the recording rate, docs/recordings.md); absent when nothing was recorded.
+   */
+  recording_duration_ms?: number;
+  recording_amount?: string;
 }
 
 /** What answering-machine detection decided on an outbound call (README, Machine detection). */

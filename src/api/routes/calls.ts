@@ -118,6 +118,12 @@ const CallObject = Type.Object({
   source_ip: Type.String(),
   resource_uri: Type.String(),
   call_state: Type.String(),
+  recording_duration_ms: Type.Optional(
+    Type.Integer({ description: "ms the call's recordings wrote, summed" }),
+  ),
+  recording_amount: Type.Optional(
+    Type.String({ description: "what the call's recordings were charged, summed" }),
+  ),
   machine_detection: Type.Optional(
     Nullable(
       Type.Object({
@@ -277,6 +283,9 @@ export function callRoutes(app: TypedApp, context: ApiContext): void {
     resource_uri: uris.account(principal.authId, 'Call', c.call_uuid),
     call_state: c.call_state,
     ...(c.machine_detection ? { machine_detection: c.machine_detection } : {}),
+    ...(c.recording_duration_ms === undefined
+      ? {}
+      : { recording_duration_ms: c.recording_duration_ms, recording_amount: c.recording_amount }),
   });
 
   /** One page of the completed calls the principal can see, newest end_time first. */

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { chargeRecording } from '../../call/billing/recording-charge.js';
 import type { CallEngine } from '../../call/call-engine.js';
 import type { CallRecordings } from '../../call/recordings/call-recordings.js';
 import { msFigure } from '../../call/recordings/recording-callback.js';
@@ -61,11 +62,16 @@ const RecordBody = Type.Object({
   callback_method: Type.Optional(HttpMethod),
 });
 
-/** Stop recording: `URL` names one recording of the call (body or query); none stops them all. */
+/**
+ * Stop recording: `URL` names one recording of the call (body or query); none stops them all.
+ * The official Node SDK snake-cases every parameter name, so it sends `url`: taken as well.
+ */
 function stopUrl(body: unknown, query: unknown): string | undefined {
   for (const source of [body, query]) {
-    const url = (source as { URL?: unknown } | null | undefined)?.URL;
-    if (typeof url === 'string' && url !== '') return url;
+    const named = source as { URL?: unknown; url?: unknown } | null | undefined;
+    for (const url of [named?.URL, named?.url]) {
+      if (typeof url === 'string' && url !== '') return url;
+    }
   }
   return undefined;
 }
@@ -92,6 +98,9 @@ const RecordingObject = Type.Object({
   recording_type: Type.String(),
   recording_url: Type.String(),
   resource_uri: Type.String(),
+  rounded_recording_duration: Type.Integer({ description: 'seconds, whole minutes billed' }),
+  recording_rate: Type.String({ description: 'USD per started minute' }),
+  recording_amount: Type.String(),
 });
 
 const ListRecordingsQuery = Type.Object({
@@ -209,9 +218,13 @@ export function recordingRoutes(
       const found = await findVisible(collection, request.principal, id, 'recording');
       if (!file) return { api_id: request.id, ...present(found) };
       if (file[2] !== found.recording_format) throw notFound(`recording ${request.params.id}`);
-      const body = await store.get(found.recording_id);
+      // Streamed from the store: a recording of hours is not read whole to be served.
+      const body = await store.open(found.recording_id);
       if (!body) throw notFound(`recording ${request.params.id}`);
-      return reply.type(CONTENT_TYPES[found.recording_format]).send(body as never);
+      return reply
+        .type(CONTENT_TYPES[found.recording_format])
+        .header('content-length', found.file_bytes)
+        .send(body as never);
     },
   });
 
@@ -250,6 +263,13 @@ export function recordingRoutes(
       recording_type: r.recording_type,
       recording_url: r.recording_url,
       resource_uri: uris.account(r.auth_id, 'Recording', r.recording_id),
+      ...(r.recording_amount === undefined
+        ? chargeRecording(r.recording_duration_ms, '0.00000')
+        : {
+            rounded_recording_duration: r.rounded_recording_duration!,
+            recording_rate: r.recording_rate!,
+            recording_amount: r.recording_amount,
+          }),
     };
   }
 }

@@ -49,6 +49,8 @@ export interface AppCall {
   stream?(request: StreamRequest): Promise<{ streamId: string; ended: Promise<void> }>;
   /** Records the call (the Record element); resolves once the recording runs. */
   record?(request: RecordingRequest): Promise<StartedRecording>;
+  /** Runs `run` once the next Dial's B leg is connected. */
+  onDialAnswer?(run: () => void): void;
   /** Hears every digit the caller presses until the returned function is called. */
   onDigit?(listener: (digit: string) => void): () => void;
   log(message: string, fields?: Record<string, unknown>): void;

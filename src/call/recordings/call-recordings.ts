@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallbackDelivery } from '../../callbacks/index.js';
@@ -6,10 +7,18 @@ import type { CallbackMethod } from '../../callbacks/signature.js';
 import type { RecordingOutcome } from '../../media/recording/recording-spec.js';
 import type { Collection } from '../../state/collection.js';
 import type { MediaStore } from '../../messaging/mms/media-store.js';
+import {
+  chargeRecording,
+  totalOfRecordings,
+  type CallRecordingTotal,
+} from '../billing/recording-charge.js';
 import type { MediaService } from '../media-service.js';
 import { recordingCallbackParams, type CallbackStyle } from './recording-callback.js';
-import { recordingBytes } from './recording-file.js';
+import { recordingFile } from './recording-file.js';
 import type { RecordingFormat, RecordingRecord } from './recording-record.js';
+
+/** The rate when none is set: recordings cost nothing. */
+const FREE = '0.00000';
 
 /** The call a recording is of, as the recordings need it. */
 export interface RecordedCall {
@@ -63,6 +72,8 @@ export interface CallRecordingsOptions {
   spoolDir: string;
   /** The stable URL of a recording's file. */
   fileUrl(authId: string, recordingId: string, format: RecordingFormat): string;
+  /** USD per started minute of a recording (VOXGATE_RECORDING_RATE); free when absent. */
+  ratePerMinute?: string;
   log: {
     info(fields: object, message: string): void;
     warn(fields: object, message: string): void;
@@ -77,6 +88,8 @@ export interface CallRecordingsOptions {
  */
 export class CallRecordings {
   private readonly running = new Map<string, Map<string, { url: string; sessionId: string }>>();
+  /** Per call, the ms each of its recordings wrote whole (null: failed), until its record takes them. */
+  private readonly recorded = new Map<string, Promise<number | null>[]>();
   private spoolReady: Promise<unknown> | null = null;
 
   constructor(readonly options: CallRecordingsOptions) {}
@@ -104,6 +117,14 @@ export class CallRecordings {
       sessionId: call.sessionId,
       recording,
     });
+    const tally = this.recorded.get(call.uuid) ?? [];
+    tally.push(
+      worker.then(
+        (outcome) => (outcome.state === 'completed' ? outcome.durationMs : null),
+        () => null,
+      ),
+    );
+    this.recorded.set(call.uuid, tally);
     const ended = worker
       .then(
         (outcome) => this.store(call, request, url, path, outcome),
@@ -117,6 +138,24 @@ export class CallRecordings {
         return result;
       });
     return { recordingId, url, ended, stop: () => this.stop(call.uuid, url) };
+  }
+
+  /**
+   * What a call's recordings came to, for its record once it has ended: the ms each wrote and
+   * their charge summed (null when it had none). The recordings end with the call's leg; one
+   * whose worker has not told its end within `waitMs` is left out. Each call is asked once.
+   */
+  async recordedOn(callUuid: string, waitMs = 3000): Promise<CallRecordingTotal | null> {
+    const tally = this.recorded.get(callUuid);
+    if (!tally) return null;
+    this.recorded.delete(callUuid);
+    const durations: number[] = [];
+    const all = Promise.all(tally.map((ms) => ms.then((v) => v !== null && durations.push(v))));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    await Promise.race([all, late]);
+    clearTimeout(timer);
+    return totalOfRecordings([...durations], this.options.ratePerMinute ?? FREE);
   }
 
   /** The URLs of the recordings running on a call. */
@@ -155,8 +194,9 @@ export class CallRecordings {
       return this.failed(call, recordingId, url, outcome.message ?? 'failed', outcome);
     }
     try {
-      const body = await recordingBytes(path, request.format);
-      await this.options.store.put(recordingId, body);
+      // Streamed from the spool to the store: a recording of hours is never held in memory.
+      const file = await recordingFile(path, request.format);
+      const bytes = await this.options.store.putStream(recordingId, createReadStream(file));
       const now = Date.now();
       await this.options.recordings.create({
         account: call.owner.account,
@@ -175,7 +215,8 @@ export class CallRecordings {
         recording_start_ms: outcome.startedAt,
         recording_end_ms: outcome.endedAt,
         recording_duration_ms: outcome.durationMs,
-        file_bytes: body.length,
+        file_bytes: bytes,
+        ...chargeRecording(outcome.durationMs, this.options.ratePerMinute ?? FREE),
       });
     } catch (error) {
       await this.options.store.remove(recordingId).catch(() => undefined);

@@ -1,5 +1,6 @@
 import type { PlaySource } from '../../media/worker/protocol.js';
 import type { AppCall } from '../app/app-call.js';
+import type { RecordingRequest } from './call-recordings.js';
 import type { RecordInstruction } from '../xml/record-instruction.js';
 import { msFigure } from './recording-callback.js';
 
@@ -9,6 +10,8 @@ const BEEP: PlaySource = { kind: 'tone', frequencies: [1000], durationMs: 250 };
 /**
  * Runs a Record element. In the background (recordSession, startOnDialAnswer) the whole call
  * is recorded in stereo until it ends, and null is returned at once: the document goes on.
+ * With startOnDialAnswer the recording starts once the next Dial connects its B leg (not at
+ * all if none does), so the ringing is not in the file.
  * Otherwise the caller is recorded after the beep until silence (timeout), maxLength or one of
  * finishOnKey's keys, and the action's parameters are returned.
  */
@@ -21,11 +24,21 @@ export async function runRecord(
   const callback = instruction.callbackUrl
     ? { url: instruction.callbackUrl, method: instruction.callbackMethod, style: 'xml' as const }
     : null;
+  const session: RecordingRequest = { format: instruction.fileFormat, channels: 2, callback };
+  if (instruction.startOnDialAnswer && call.onDialAnswer) {
+    const record = call.record;
+    call.onDialAnswer(() => {
+      if (call.over) return;
+      record.call(call, session).catch((error: Error) =>
+        call.log('Record startOnDialAnswer: the recording did not start', {
+          reason: error.message,
+        }),
+      );
+    });
+    return null;
+  }
   if (instruction.recordSession || instruction.startOnDialAnswer) {
-    if (instruction.startOnDialAnswer) {
-      call.log('Record startOnDialAnswer records from now: the Dial answer is not waited for');
-    }
-    await call.record({ format: instruction.fileFormat, channels: 2, callback });
+    await call.record(session);
     return null;
   }
   if (instruction.playBeep) await call.play(BEEP, {});

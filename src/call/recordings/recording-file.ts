@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { RecordingFormat } from './recording-record.js';
 
@@ -9,12 +8,12 @@ const run = promisify(execFile);
 const ENCODE_TIMEOUT_MS = 120_000;
 
 /**
- * The bytes of a finished recording in the format asked for: the worker's WAV as it is, or
+ * The file of a finished recording in the format asked for: the worker's WAV as it is, or
  * that WAV encoded to mp3 by ffmpeg (libmp3lame) in a process of its own, off the audio path
- * and off the main thread, once the recording has ended.
+ * and off the main thread, once the recording has ended (beside it, `<wavPath>.mp3`).
  */
-export async function recordingBytes(wavPath: string, format: RecordingFormat): Promise<Buffer> {
-  if (format === 'wav') return readFile(wavPath);
+export async function recordingFile(wavPath: string, format: RecordingFormat): Promise<string> {
+  if (format === 'wav') return wavPath;
   const mp3Path = `${wavPath}.mp3`;
   await run(
     'ffmpeg',
@@ -33,7 +32,7 @@ export async function recordingBytes(wavPath: string, format: RecordingFormat): 
     ],
     { timeout: ENCODE_TIMEOUT_MS },
   );
-  return readFile(mp3Path);
+  return mp3Path;
 }
 
 export const CONTENT_TYPES: Record<RecordingFormat, string> = {

@@ -1,4 +1,5 @@
 import { Collection, type Owned } from '../../state/collection.js';
+import type { RecordingCharge } from '../billing/recording-charge.js';
 import type { DocumentStore } from '../../state/document-store.js';
 
 export type RecordingFormat = 'wav' | 'mp3';
@@ -8,7 +9,7 @@ export type RecordingFormat = 'wav' | 'mp3';
  * under recording_id. Only recordings whose file was written whole are kept; a failed one is
  * told to its callback and logged.
  */
-export interface RecordingRecord extends Owned {
+export interface RecordingRecord extends Owned, Partial<RecordingCharge> {
   recording_id: string;
   call_uuid: string;
   /** The account (or subaccount) auth id the file's URL is under. */
@@ -27,6 +28,7 @@ export interface RecordingRecord extends Owned {
   recording_duration_ms: number;
   /** Bytes of the stored file. */
   file_bytes: number;
+  // The charge (billing/recording-charge.ts): absent from records stored before it was kept.
 }
 
 /** The recordings collection, on the gateway's one store, listed newest first by add time. */

@@ -1,5 +1,8 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 /**
  * Where media files live: bytes by media id. The records (type, size, owner) are in the state;
@@ -7,8 +10,15 @@ import { join } from 'node:path';
  */
 export interface MediaStore {
   put(mediaId: string, body: Buffer): Promise<void>;
+  /**
+   * Stores what `body` yields, without holding it all in memory (a recording of hours);
+   * resolves with its bytes. Nothing is kept under the id when the stream fails.
+   */
+  putStream(mediaId: string, body: Readable): Promise<number>;
   /** null when there is no such file. */
   get(mediaId: string): Promise<Buffer | null>;
+  /** The file as a stream, for serving it without reading it whole; null when there is none. */
+  open(mediaId: string): Promise<Readable | null>;
   remove(mediaId: string): Promise<void>;
 }
 
@@ -24,6 +34,22 @@ export class DiskMediaStore implements MediaStore {
     await writeFile(path, body);
   }
 
+  /** Written beside its final name and renamed once whole: a reader never sees half a file. */
+  async putStream(mediaId: string, body: Readable): Promise<number> {
+    const path = this.path(mediaId);
+    const partial = `${path}.part`;
+    await mkdir(this.directory, { recursive: true });
+    const out = createWriteStream(partial, { flags: 'w' });
+    try {
+      await pipeline(body, out);
+      await rename(partial, path);
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw error;
+    }
+    return out.bytesWritten;
+  }
+
   async get(mediaId: string): Promise<Buffer | null> {
     try {
       return await readFile(this.path(mediaId));
@@ -31,6 +57,21 @@ export class DiskMediaStore implements MediaStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
+  }
+
+  async open(mediaId: string): Promise<Readable | null> {
+    const stream = createReadStream(this.path(mediaId));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.once('open', () => resolve());
+        stream.once('error', reject);
+      });
+    } catch (error) {
+      stream.destroy();
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    return stream;
   }
 
   async remove(mediaId: string): Promise<void> {
@@ -52,8 +93,21 @@ export class MemoryMediaStore implements MediaStore {
     this.files.set(mediaId, Buffer.from(body));
   }
 
+  async putStream(mediaId: string, body: Readable): Promise<number> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
+    const whole = Buffer.concat(chunks);
+    this.files.set(mediaId, whole);
+    return whole.length;
+  }
+
   async get(mediaId: string): Promise<Buffer | null> {
     return this.files.get(mediaId) ?? null;
+  }
+
+  async open(mediaId: string): Promise<Readable | null> {
+    const file = this.files.get(mediaId);
+    return file ? Readable.from([file]) : null;
   }
 
   async remove(mediaId: string): Promise<void> {

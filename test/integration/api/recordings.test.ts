@@ -31,7 +31,10 @@ const run = promisify(execFile);
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'voxgate-rec-api-'));
   app = await ClientApp.start();
-  gw = await startGateway({ listen: true, env: { VOXGATE_DATA_DIR: dataDir } });
+  gw = await startGateway({
+    listen: true,
+    env: { VOXGATE_DATA_DIR: dataDir, VOXGATE_RECORDING_RATE: '0.00250' },
+  });
   sub = await gw.subaccount('other');
 });
 
@@ -130,6 +133,10 @@ describe('recording calls from the API', () => {
       recording_type: 'call',
       recording_url: url,
       resource_uri: `/v1/Account/${gw.main.id}/Recording/${id}/`,
+      // Billed per started minute at VOXGATE_RECORDING_RATE.
+      rounded_recording_duration: 60,
+      recording_rate: '0.00250',
+      recording_amount: '0.00250',
     });
     const list = async (query: string) =>
       (await gw.request('GET', `${v1()}/Recording/?${query}`)).body as {
@@ -197,6 +204,38 @@ describe('recording calls from the API', () => {
     const ms = Number(params.recording_duration_ms);
     expect(ms % 20).toBe(0);
     expect(Math.abs(left.length / 8 - ms)).toBeLessThan(80);
+    await call.talking;
+  });
+
+  it("sums the call's recordings on its record, one cut short by the hangup included", async () => {
+    const call = await toneCall(440, 4);
+    const record = (json: object) =>
+      gw.request('POST', `${v1()}/Call/${call.uuid}/Record/`, {
+        json: { file_format: 'wav', callback_url: `${app.baseUrl}/recorded`, ...json },
+      });
+    const first = await record({ time_limit: 1 });
+    const firstParams = paramsOf(await callbackOf(first.body.recording_id));
+    expect(firstParams.recording_duration_ms).toBe('1000.00000');
+    const second = await record({});
+    await new Promise((r) => setTimeout(r, 700));
+    expect((await gw.request('DELETE', `${v1()}/Call/${call.uuid}/`)).status).toBe(204);
+    const secondParams = paramsOf(await callbackOf(second.body.recording_id));
+    expect(secondParams.recording_status).toBe('completed');
+    const secondMs = Number(secondParams.recording_duration_ms);
+    expect(secondMs).toBeGreaterThan(0);
+
+    const ended = async () => (await gw.request('GET', `${v1()}/Call/${call.uuid}/`)).body;
+    await until(async () => (await ended())?.end_time !== undefined);
+    // Two recordings, each a started minute at 0.00250.
+    expect(await ended()).toEqual(
+      expect.objectContaining({
+        call_uuid: call.uuid,
+        recording_duration_ms: 1000 + secondMs,
+        recording_amount: '0.00500',
+      }),
+    );
+    const stored = await gw.request('GET', `${v1()}/Recording/${second.body.recording_id}/`);
+    expect(stored.body.recording_amount).toBe('0.00250');
     await call.talking;
   });
 

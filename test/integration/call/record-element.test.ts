@@ -4,8 +4,8 @@ import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.j
 import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client-app.js';
 import { wavSamples } from '../../support/phone-audio.js';
 import { startGateway, UUID, type TestGateway } from '../../support/gateway.js';
-import type { RtpPeer } from '../../support/rtp-peer.js';
-import type { SippUas } from '../../support/sipp.js';
+import { RtpPeer } from '../../support/rtp-peer.js';
+import { startSippUas, type SippUas } from '../../support/sipp.js';
 import { chunks, powerAt, strongestFrequency, tone } from '../../support/signal.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -43,6 +43,13 @@ async function call(xml: string) {
 
 const frames = (hz: number, seconds: number) =>
   [...chunks(tone(8000, hz, seconds, 8000), [160])].map(muLawEncode);
+
+/** The right channel (what the caller heard) of a 16-bit stereo WAV. */
+function rightChannel(wav: Buffer): Int16Array {
+  const right = new Int16Array((wav.length - 44) / 4);
+  for (let i = 0; i < right.length; i++) right[i] = wav.readInt16LE(44 + i * 4 + 2);
+  return right;
+}
 
 describe('the Record element', () => {
   it('beeps, records the caller until a finish key, and posts the action', async () => {
@@ -108,5 +115,53 @@ describe('the Record element', () => {
     const right = new Int16Array(left.length);
     for (let i = 0; i < right.length; i++) right[i] = file.body.readInt16LE(44 + i * 4 + 2);
     expect(right.some((s) => Math.abs(s) > 1000)).toBe(true);
+  });
+
+  it('starts a startOnDialAnswer recording when the Dial is answered, the ringing left out', async () => {
+    // B rings a second before it answers; once answered its phone plays 600 Hz.
+    const bOpened = Date.now();
+    const bMedia = await RtpPeer.open();
+    peers.push(bMedia);
+    const b = await startSippUas({
+      scenario: 'carrier-answer-late.xml',
+      variables: { rtp_port: String(bMedia.port), ring_ms: '1000' },
+    });
+    carriers.push(b);
+    const phone = await call(
+      `<Response><Record startOnDialAnswer="true" fileFormat="wav" callbackUrl="${app.baseUrl}/recorded"/><Dial timeLimit="2"><User>sip:bob@127.0.0.1:${b.port}</User></Dial></Response>`,
+    );
+    const aAnswered = app.requestsTo('/answer')[0]!.receivedAt;
+    // The caller says 440 Hz all along, through the ringing too.
+    const talking = phone.media.stream(phone.port, frames(440, 4.5), { payloadType: 0 });
+    await until(() => bMedia.received.length > 0, 8000);
+    const bConnected = bOpened + bMedia.received[0]!.at;
+    await bMedia.stream(bMedia.received[0]!.from.port, frames(600, 1.8), { payloadType: 0 });
+
+    // The Dial's timeLimit hangs B up, the document ends, and the call with it.
+    await until(() => app.requestsTo('/recorded').length === 1, 20_000);
+    const callback = paramsOf(app.requestsTo('/recorded')[0]!);
+    expect(callback.RecordingStatus).toBe('completed');
+    const startMs = Number(callback.RecordingStartMs);
+    const ms = Number(callback.RecordingDurationMs);
+    // It started at B's answer, a ringing second after the caller's; it spans the bridge
+    // (2 s of timeLimit), not the ringing before it.
+    expect(startMs - aAnswered).toBeGreaterThan(900);
+    expect(Math.abs(startMs - bConnected)).toBeLessThan(400);
+    expect(ms).toBeGreaterThan(1800);
+    expect(ms).toBeLessThan(2900);
+
+    const file = await gw.download(callback.RecordUrl!);
+    expect(file.body.readUInt16LE(22)).toBe(2);
+    const { pcm: left } = wavSamples(file.body);
+    expect(left.length).toBe(ms * 8);
+    const right = rightChannel(file.body);
+    // From its first half second the file holds B on the right (no ringback before it) and
+    // the caller on the left.
+    const heardAt = right.findIndex((s) => Math.abs(s) > 2000);
+    expect(heardAt).toBeGreaterThanOrEqual(0);
+    expect(heardAt).toBeLessThan(4000);
+    expect(strongestFrequency(right.subarray(heardAt + 400, heardAt + 4400), 8000, 10)).toBe(600);
+    expect(strongestFrequency(left.subarray(800, 4800), 8000, 10)).toBe(440);
+    await talking;
   });
 });

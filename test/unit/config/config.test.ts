@@ -68,6 +68,7 @@ describe('loadConfig', () => {
       rateLimit: 100,
       rateDeck: 'fixtures/rate-deck.csv',
       streamRate: '0.00300',
+      recordings: { retentionMs: 90 * 24 * 60 * 60 * 1000, ratePerMinute: '0.00000' },
       outboundProfile: 'self-hosted',
       logLevel: 'info',
     });
