@@ -75,8 +75,11 @@ export class ConferenceMixer {
       if (member.waiting.length >= MAX_WAITING_FRAMES) member.waiting.shift();
       member.waiting.push(frame);
     });
+    // A stream's playAudio on the member goes out on the ticks, in step with the mix.
+    const unpace = session.paceByTicks();
     member.stop = () => {
       removeTap();
+      unpace();
       heard.clear();
       heard.end();
     };

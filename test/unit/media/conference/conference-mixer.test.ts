@@ -12,6 +12,9 @@ class FakeSession {
     this.taps.add(tap);
     return () => this.taps.delete(tap);
   }
+  paceByTicks(): () => void {
+    return () => {};
+  }
   play(source: PlayoutSource): Promise<boolean> {
     this.source = source;
     return new Promise(() => {});
