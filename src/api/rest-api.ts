@@ -9,6 +9,7 @@ import { callControlRoutes } from './routes/call-control.js';
 import { callCreateRoutes } from './routes/call-create.js';
 import { applicationRoutes } from './routes/applications.js';
 import { callRoutes } from './routes/calls.js';
+import { conferenceRecordRoutes } from './routes/conference-record.js';
 import { conferenceRoutes } from './routes/conferences.js';
 import { chatAppAccountRoutes } from './routes/chatapp-accounts.js';
 import { chatAppTemplateRoutes } from './routes/chatapp-templates.js';
@@ -37,6 +38,7 @@ const RESOURCES: RouteModule[] = [
   (scope, context) => context.recordings && recordingRoutes(scope, context, context.recordings),
   liveCallRoutes,
   conferenceRoutes,
+  conferenceRecordRoutes,
   messageRoutes,
   powerpackRoutes,
   chatAppAccountRoutes,

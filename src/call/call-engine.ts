@@ -63,7 +63,12 @@ export class CallEngine implements CallLauncher {
   constructor(private readonly options: CallEngineOptions) {
     options.legs.sip.incoming.onInvite = (invite) => this.incoming(invite);
     const { media, scheduler } = options.legs;
-    this.conferences = new ConferenceRooms({ media, scheduler, log: options.services.log });
+    this.conferences = new ConferenceRooms({
+      media,
+      scheduler,
+      log: options.services.log,
+      ...(options.services.recordings && { recordings: options.services.recordings }),
+    });
   }
 
   async fire(

@@ -1,13 +1,20 @@
 import { muLawDecode, muLawEncode } from '../../src/media/codec/g711.js';
+import { OpusDecoder, OpusEncoder } from '../../src/media/codec/opus.js';
 import type { Dialog } from '../../src/sip/dialog/dialog.js';
 import { RtpPeer } from './rtp-peer.js';
 import type { SipPeer } from './sip-peer.js';
 import { tone } from './signal.js';
 
+/** What a phone's RTP carries: PCMU at 8 kHz, or Opus coded and decoded at 16 kHz. */
+export type TonePhoneCodec = 'pcmu' | 'opus';
+
+const OPUS_PT = 111;
+
 /**
  * A phone built on the project's SIP stack and an RtpPeer: it calls the gateway offering PCMU
- * (and telephone-event 101), and once answered plays its own tone, one 20 ms frame every 20 ms,
- * keeping every packet it receives. `byeReceived` turns true when the gateway hangs up.
+ * (and telephone-event 101), or Opus alone, and once answered plays its own tone, one 20 ms
+ * frame every 20 ms, keeping every packet it receives. `byeReceived` turns true when the
+ * gateway hangs up.
  */
 export class TonePhone {
   byeReceived = false;
@@ -19,19 +26,30 @@ export class TonePhone {
   private constructor(
     readonly rtp: RtpPeer,
     readonly hz: number,
+    readonly codec: TonePhoneCodec,
   ) {}
+
+  /** The rate of the phone's audio, played and heard. */
+  get rate(): 8000 | 16000 {
+    return this.codec === 'opus' ? 16000 : 8000;
+  }
 
   static async call(
     sip: SipPeer,
     target: { user: string; port: number; from: string },
     hz: number,
+    codec: TonePhoneCodec = 'pcmu',
   ): Promise<TonePhone> {
     const rtp = await RtpPeer.open(0x1000 + hz);
-    const phone = new TonePhone(rtp, hz);
+    const phone = new TonePhone(rtp, hz, codec);
+    const media =
+      codec === 'opus'
+        ? `m=audio ${rtp.port} RTP/AVP ${OPUS_PT}\r\na=rtpmap:${OPUS_PT} opus/48000/2\r\n`
+        : `m=audio ${rtp.port} RTP/AVP 0 101\r\na=rtpmap:0 PCMU/8000\r\n` +
+          'a=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-16\r\n';
     const sdp =
       'v=0\r\no=phone 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n' +
-      `m=audio ${rtp.port} RTP/AVP 0 101\r\na=rtpmap:0 PCMU/8000\r\n` +
-      'a=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-16\r\na=sendrecv\r\n';
+      `${media}a=sendrecv\r\n`;
     const outcome = await sip.uac.invite({
       target: `sip:${target.user}@127.0.0.1:${target.port}`,
       from: `sip:${target.from}@127.0.0.1`,
@@ -53,11 +71,15 @@ export class TonePhone {
   /** The gateway's RTP port for this call. */
   port = 0;
 
-  /** What the phone heard (PCMU decoded), packets received after `fromMs` since it opened. */
+  /**
+   * What the phone heard (decoded at its rate), packets received after `fromMs` since it
+   * opened.
+   */
   heard(fromMs = 0): Int16Array {
+    const opus = this.codec === 'opus' ? new OpusDecoder(16000) : null;
     const frames = this.rtp.received
-      .filter((p) => p.payloadType === 0 && p.at >= fromMs)
-      .map((p) => muLawDecode(p.payload));
+      .filter((p) => p.payloadType === (opus ? OPUS_PT : 0) && p.at >= fromMs)
+      .map((p) => (opus ? opus.decode(p.payload) : muLawDecode(p.payload)));
     const out = new Int16Array(frames.reduce((n, f) => n + f.length, 0));
     let at = 0;
     for (const frame of frames) {
@@ -88,12 +110,15 @@ export class TonePhone {
 
   private startTone(port: number): void {
     this.port = port;
-    const pcm = tone(8000, this.hz, 1, 8000);
+    const frameSamples = this.rate / 50;
+    const pcm = tone(this.rate, this.hz, 1, 8000);
+    const opus = this.codec === 'opus' ? new OpusEncoder(16000) : null;
     let at = 0;
     this.timer = setInterval(() => {
-      const frame = pcm.subarray(at, at + 160);
-      at = (at + 160) % pcm.length;
-      this.rtp.send(port, muLawEncode(frame), { payloadType: 0, samples: 160 });
+      const frame = pcm.subarray(at, at + frameSamples);
+      at = (at + frameSamples) % pcm.length;
+      if (opus) this.rtp.send(port, opus.encode(frame), { payloadType: OPUS_PT, samples: 960 });
+      else this.rtp.send(port, muLawEncode(frame), { payloadType: 0, samples: 160 });
     }, 20);
   }
 

@@ -59,6 +59,8 @@ export class ConferenceRoom {
   started = false;
   /** The thread of the worker that mixes it, set by its first member. */
   worker: number | null = null;
+  /** Whether a member's Conference element (record) has had the room recorded. */
+  recordedByElement = false;
 
   constructor(
     /** The auth id the room belongs to (rooms are an account's own). */

@@ -2,9 +2,11 @@ import type { Scheduler } from '../../core/scheduler.js';
 import type { SessionCommand } from '../../media/worker/media-worker-pool.js';
 import type { PlaySource, Results } from '../../media/worker/protocol.js';
 import type { Call } from '../call.js';
+import type { CallRecordings } from '../recordings/call-recordings.js';
 import { loadDialSound, playDialSound } from '../dial-sound.js';
 import { hangupCause } from '../hangup-causes.js';
 import type { ConferenceInstruction, ConferenceSound } from '../xml/conference-instruction.js';
+import { RoomRecordings } from './conference-recording.js';
 import { ConferenceMember, ConferenceRoom, type ExitReason } from './conference-room.js';
 
 /** What the rooms need from the media plane. */
@@ -17,6 +19,8 @@ export interface ConferenceRoomsOptions {
   media: ConferenceMedia;
   scheduler: Scheduler;
   log: { info(object: object, message: string): void; warn(object: object, message: string): void };
+  /** Where rooms' recordings go (as calls' do); none: rooms are not recorded. */
+  recordings?: CallRecordings;
 }
 
 /** What a member joining was refused for; the document goes on to its next element. */
@@ -36,8 +40,14 @@ const BEEP = { frequencies: [700], durationMs: 300, gapMs: 200 } as const;
 export class ConferenceRooms {
   private readonly rooms = new Map<string, ConferenceRoom>();
   private nextMemberId = 0;
+  /** The rooms' recordings (the element's record, the Conference Record API). */
+  readonly recordings: RoomRecordings | null;
 
-  constructor(private readonly options: ConferenceRoomsOptions) {}
+  constructor(private readonly options: ConferenceRoomsOptions) {
+    this.recordings = options.recordings
+      ? new RoomRecordings(options.recordings, options.media)
+      : null;
+  }
 
   /** The rooms an account has now. */
   list(authId: string): ConferenceRoom[] {
@@ -100,6 +110,7 @@ export class ConferenceRooms {
     if (instruction.startConferenceOnEnter) room.started = true;
     const joining = room.started ? room.present().filter((m) => !m.mixed) : [member];
     if (room.started) await Promise.all(joining.map((m) => this.mix(m)));
+    if (room.started) this.recordings?.recordIfAsked(room);
     if (!member.mixed) void this.waitSound(member);
     this.sound(room, member, instruction.enterSound);
     const stop = this.watch(room, member);

@@ -15,8 +15,8 @@ export interface RecordingRecord extends Owned, Partial<RecordingCharge> {
   /** The account (or subaccount) auth id the file's URL is under. */
   auth_id: string;
   recording_format: RecordingFormat;
-  /** `call` for every recording of a call (the public API also knows `conference`). */
-  recording_type: 'call';
+  /** `call` for a recording of a call, `conference` for one of a conference room's mix. */
+  recording_type: 'call' | 'conference';
   conference_name: string | null;
   recording_url: string;
   from_number: string;

@@ -26,8 +26,11 @@ export interface ConferenceInstruction {
   /** Seconds the member may stay; 0 = no limit. */
   readonly timeLimit: number;
   readonly hangupOnStar: boolean;
+  /** The conference is recorded (the mix of every member) once this member is in it. */
   readonly record: boolean;
   readonly recordFileFormat: 'mp3' | 'wav';
+  /** false: the recording starts once two members are in the mix; true: with the first. */
+  readonly recordWhenAlone: boolean;
   readonly action: string | null;
   readonly method: HttpMethod;
   readonly redirect: boolean;
@@ -91,6 +94,7 @@ export function readConference(element: XmlElement): ConferenceInstruction {
     hangupOnStar: reader.boolean('hangupOnStar', false),
     record: reader.boolean('record', false),
     recordFileFormat: reader.oneOf('recordFileFormat', ['mp3', 'wav'], 'mp3'),
+    recordWhenAlone: reader.boolean('recordWhenAlone', false),
     action: reader.url('action'),
     method: reader.method('method', 'POST'),
     redirect: reader.boolean('redirect', true),

@@ -2,6 +2,8 @@ import type { SampleRate } from '../codec/argument-checks.js';
 import { Resampler } from '../codec/resampler.js';
 import type { MediaSession } from '../pipeline/media-session.js';
 import { PushedSource } from '../playout/playout-source.js';
+import type { RecordingOutcome } from '../recording/recording-spec.js';
+import type { ConferenceRecorder } from './conference-recorder.js';
 
 /** What a member may do: be heard (not muted), and hear (not deaf). */
 export interface MemberFlags {
@@ -36,6 +38,7 @@ interface Member extends MemberFlags {
  */
 export class ConferenceMixer {
   private readonly members = new Map<string, Member>();
+  private readonly recorders = new Set<ConferenceRecorder>();
   private mixRate: SampleRate = 8000;
   private readonly stopTicking: () => void;
 
@@ -75,8 +78,11 @@ export class ConferenceMixer {
       if (member.waiting.length >= MAX_WAITING_FRAMES) member.waiting.shift();
       member.waiting.push(frame);
     });
+    // A stream's playAudio on the member goes out on the ticks, in step with the mix.
+    const unpace = session.paceByTicks();
     member.stop = () => {
       removeTap();
+      unpace();
       heard.clear();
       heard.end();
     };
@@ -105,9 +111,28 @@ export class ConferenceMixer {
     return true;
   }
 
-  /** Takes every member out and stops mixing. */
+  /** Hands `recorder` the whole mix on every tick until it ends. */
+  record(recorder: ConferenceRecorder): void {
+    this.recorders.add(recorder);
+    void recorder.ended.then(() => this.recorders.delete(recorder));
+  }
+
+  /** Stops one recording, or all; how many were running. */
+  stopRecording(recordingId?: string, reason: RecordingOutcome['reason'] = 'stopped'): number {
+    const chosen = [...this.recorders].filter(
+      (r) => recordingId === undefined || r.recordingId === recordingId,
+    );
+    for (const recorder of chosen) {
+      this.recorders.delete(recorder);
+      void recorder.stop(reason);
+    }
+    return chosen.length;
+  }
+
+  /** Takes every member out, ends its recordings and stops mixing. */
   close(): void {
     for (const sessionId of [...this.members.keys()]) this.leave(sessionId);
+    this.stopRecording(undefined, 'session-closed');
     this.stopTicking();
   }
 
@@ -142,23 +167,33 @@ export class ConferenceMixer {
       speaking++;
       for (let i = 0; i < length; i++) total[i]! += voice[i]!;
     }
+    if (this.recorders.size > 0) {
+      const whole = speaking === 0 ? null : saturated(total, null);
+      for (const recorder of this.recorders) recorder.take(whole, this.mixRate);
+    }
     if (speaking === 0) return;
     let index = 0;
     for (const member of this.members.values()) {
       const own = voices[index++]!;
       // Nobody else spoke: the member hears nothing new.
       if (member.deaf || (own !== null && speaking === 1)) continue;
-      const out = new Int16Array(length);
-      for (let i = 0; i < length; i++) {
-        const sample = total[i]! - (own === null ? 0 : own[i]!);
-        out[i] = sample > 32767 ? 32767 : sample < -32768 ? -32768 : sample;
-      }
+      const out = saturated(total, own);
       const heard = member.fromMix ? member.fromMix.process(out) : out;
       const limit = (member.session.rate * MAX_QUEUED_MS) / 1000;
       if (member.heard.queued > limit) member.heard.clear();
       member.heard.push(heard);
     }
   }
+}
+
+/** The sum less `own` (when given), saturated to 16 bits. */
+function saturated(total: Int32Array, own: Int16Array | null): Int16Array {
+  const out = new Int16Array(total.length);
+  for (let i = 0; i < total.length; i++) {
+    const sample = total[i]! - (own === null ? 0 : own[i]!);
+    out[i] = sample > 32767 ? 32767 : sample < -32768 ? -32768 : sample;
+  }
+  return out;
 }
 
 /** A frame of exactly `length` samples (a resampler's first output is a little short). */

@@ -1,6 +1,12 @@
 import type { MediaSession } from '../pipeline/media-session.js';
-import type { ConferenceCommand, ConferenceResults } from './conference-commands.js';
+import type { RecordingOutcome } from '../recording/recording-spec.js';
+import type {
+  ConferenceCommand,
+  ConferenceResults,
+  StartConferenceRecording,
+} from './conference-commands.js';
 import { ConferenceMixer } from './conference-mixer.js';
+import { ConferenceRecorder } from './conference-recorder.js';
 
 /**
  * The conferences one worker holds, by id, and which one each member session is in. A
@@ -30,6 +36,12 @@ export class WorkerConferences {
         const member = id !== undefined && this.mixers.get(id)!.update(command.sessionId, flags);
         return { sessionId: command.sessionId, member } as never;
       }
+      case 'startConferenceRecording':
+        return this.record(command) as never;
+      case 'stopConferenceRecording': {
+        const mixer = this.mixerOf(command.sessionId, command.conferenceId);
+        return { stopped: mixer.stopRecording(command.recordingId) } as never;
+      }
     }
     throw new Error('unknown conference command');
   }
@@ -46,6 +58,24 @@ export class WorkerConferences {
       this.mixers.delete(id);
     }
     return true;
+  }
+
+  /** Records the member's conference until stopped or over; resolves with how it ended. */
+  private async record(command: StartConferenceRecording): Promise<RecordingOutcome> {
+    const mixer = this.mixerOf(command.sessionId, command.conferenceId);
+    const recorder = await ConferenceRecorder.start(command.recording, mixer.rate);
+    // The conference may have ended while the file was made.
+    if (this.mixers.get(command.conferenceId) === mixer) mixer.record(recorder);
+    else void recorder.stop('session-closed');
+    return recorder.ended;
+  }
+
+  private mixerOf(sessionId: string, conferenceId: string): ConferenceMixer {
+    const mixer = this.mixers.get(conferenceId);
+    if (!mixer || this.memberOf.get(sessionId) !== conferenceId) {
+      throw new Error(`session ${sessionId} is in no conference ${conferenceId} here`);
+    }
+    return mixer;
   }
 
   private join(

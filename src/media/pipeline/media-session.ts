@@ -53,6 +53,8 @@ export class MediaSession {
   private readonly timers: Scheduler;
   /** A frame behind its time waiting out half a frame since the last (see sendNow). */
   private catchUp: TimerHandle | null = null;
+  /** How many holders keep every frame on the clock's ticks (see paceByTicks). */
+  private tickPaced = 0;
   /** Whether a tick in a talkspurt has something to send rather than audio to wait for. */
   private readonly playoutReady = (): boolean =>
     this.outbound.sendingDigits || this.outbound.playout.ready;
@@ -298,7 +300,7 @@ export class MediaSession {
    * `queuedFrames`: the whole frames of it now queued.
    */
   sendNow(queuedFrames: number): void {
-    if (this.closed) return;
+    if (this.closed || this.tickPaced > 0) return;
     const now = this.now();
     const wait = this.pacer.arrivalWait(now, queuedFrames);
     if (wait > 0) {
@@ -315,6 +317,21 @@ export class MediaSession {
     if (!this.outbound.playout.ready) return;
     if (!this.pacer.talking) this.sender.marker = true;
     this.sendFrame(now, now);
+  }
+
+  /**
+   * Keeps every frame this leg sends on the clock's ticks (sendNow waits for the next one)
+   * until the returned function is called: audio fed on the ticks, a conference's mix, comes
+   * one frame a tick, and frames sent between ticks as a stream's audio arrives would find it
+   * missing on one and piling up on the next, a gap each time the server's chunks bunch up.
+   */
+  paceByTicks(): () => void {
+    this.tickPaced++;
+    let held = true;
+    return () => {
+      if (held) this.tickPaced--;
+      held = false;
+    };
   }
 
   /** Tells `tap` of every digit received (RFC 4733 or in-band) until the function is called. */

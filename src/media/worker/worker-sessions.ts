@@ -168,6 +168,8 @@ export class WorkerSessions {
       case 'joinConference':
       case 'leaveConference':
       case 'updateConferenceMember':
+      case 'startConferenceRecording':
+      case 'stopConferenceRecording':
         return this.conferences.handle(command, this.get(command.sessionId));
       case 'startRecording': {
         const { sessionId, recording } = command;

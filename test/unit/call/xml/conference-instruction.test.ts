@@ -20,6 +20,7 @@ describe('<Conference>', () => {
       hangupOnStar: false,
       record: false,
       recordFileFormat: 'mp3',
+      recordWhenAlone: false,
       action: null,
       method: 'POST',
       redirect: true,
@@ -38,7 +39,7 @@ describe('<Conference>', () => {
       'waitSound="https://app.test/wait" maxMembers="3" timeLimit="60" hangupOnStar="true" ' +
       'action="https://app.test/after" method="GET" redirect="false" ' +
       'callbackUrl="https://app.test/events" callbackMethod="GET" digitsMatch="#0, 99,000" ' +
-      'relayDTMF="false">room</Conference>';
+      'relayDTMF="false" record="true" recordFileFormat="wav" recordWhenAlone="true">room</Conference>';
     expect(conference(xml)).toMatchObject({
       muted: true,
       enterSound: { kind: 'beep', count: 2 },
@@ -57,6 +58,9 @@ describe('<Conference>', () => {
       callbackMethod: 'GET',
       digitsMatch: ['#0', '99', '000'],
       relayDTMF: false,
+      record: true,
+      recordFileFormat: 'wav',
+      recordWhenAlone: true,
     });
   });
 

@@ -1,5 +1,9 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConferenceMixer } from '../../../../src/media/conference/conference-mixer.js';
+import { ConferenceRecorder } from '../../../../src/media/conference/conference-recorder.js';
 import type { MediaSession } from '../../../../src/media/pipeline/media-session.js';
 import type { PlayoutSource } from '../../../../src/media/playout/playout-source.js';
 
@@ -11,6 +15,9 @@ class FakeSession {
   addTap(tap: (frame: Int16Array) => void): () => void {
     this.taps.add(tap);
     return () => this.taps.delete(tap);
+  }
+  paceByTicks(): () => void {
+    return () => {};
   }
   play(source: PlayoutSource): Promise<boolean> {
     this.source = source;
@@ -91,6 +98,27 @@ describe('ConferenceMixer', () => {
     expect(wide.mixer.rate).toBe(8000);
     wide.mixer.leave('narrow');
     expect(wide.mixer.rate).toBe(16000);
+  });
+
+  it('records the sum of every voice but the muted, silence when none speaks, until closed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mixer-rec-'));
+    const { c, mixer, sessions } = conference(8000, 8000, 8000);
+    const path = join(dir, 'room.wav');
+    const recorder = await ConferenceRecorder.start({ recordingId: 'r1', path, channels: 1 }, 8000);
+    mixer.record(recorder);
+    mixer.update('m2', { muted: true });
+    sessions.forEach((s, i) => s.speak(100 * (i + 1)));
+    c.tick();
+    c.tick(); // no one spoke
+    sessions[1]!.speak(-50);
+    c.tick();
+    mixer.close();
+    const outcome = await recorder.ended;
+    expect(outcome).toMatchObject({ state: 'completed', reason: 'session-closed', durationMs: 60 });
+    const file = await readFile(path);
+    const pcm = new Int16Array(file.buffer, file.byteOffset + 44, (file.length - 44) / 2);
+    expect([pcm.length, pcm[0], pcm[159], pcm[160], pcm[320]]).toEqual([480, 300, 300, 0, -50]);
+    await rm(dir, { recursive: true });
   });
 
   it('stops ticking once closed', () => {
