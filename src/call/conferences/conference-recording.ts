@@ -70,6 +70,8 @@ export class RoomRecordings {
       });
     const ended = started.ended.then(async (result) => {
       this.done(room);
+      // A room's recordings are not billed to a call: their tally is let go, not kept.
+      void this.service.recordedOn(room.uuid, 0);
       if (result.state === 'completed') await this.markConference(room, owner, result);
       this.report(room, request, result);
       return result;
