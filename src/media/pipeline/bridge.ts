@@ -26,12 +26,16 @@ function carry(from: MediaSession, to: MediaSession): () => void {
   // The far leg's frames come on the same ticks as this leg's: a tick never waits for them
   // (as it waits for a stream's audio under way), so the source is played without ready().
   void to.play({ read: (samples) => source.read(samples), audioBand: source.audioBand }, 'mix');
+  // The far leg's frames come on the ticks: were a stream's audio on this leg sent between
+  // them, a frame would go without the far leg's voice (see MediaSession.paceByTicks).
+  const unpace = to.paceByTicks();
   const removeTap = from.addTap((frame) => {
     if (source.queued > limit) source.clear();
     source.push(resampler ? resampler.process(frame) : frame);
   });
   return () => {
     removeTap();
+    unpace();
     source.clear();
     source.end();
   };
