@@ -6,7 +6,8 @@
  * Times, on the noisy synthetic speech bench:media-dsp uses: mu-law encode and decode at 8 kHz
  * (the native tables, as a call uses them); Opus encode at 16 kHz (mono, VoIP, 24 kbit/s,
  * in-band FEC planned for 10 % loss) at complexity 0, 5 (voxgate's default), 9 and 10, and at
- * 8 and 24 kHz at complexity 5; Opus decode at 16 kHz of a packet, of a lost packet from the
+ * 8 and 24 kHz at complexity 5; what a leg encodes with no FEC planned (its peer reports no
+ * loss), at complexity 0 and 5, narrowband from 8 kHz audio and wideband; Opus decode at 16 kHz of a packet, of a lost packet from the
  * next one's FEC data, and concealment of a lost one. Prints a table and writes
  * bench/results/media-opus-*.json with the machine and its load.
  */
@@ -54,6 +55,31 @@ function opusEncodeCase(pcm: Int16Array, rate: OpusRate, complexity: number): Ti
   };
 }
 
+/**
+ * What a leg encodes once its peer has reported no loss (no FEC planned): a stream's 8 kHz
+ * audio upsampled to the 16 kHz call and coded narrowband, and 16 kHz audio coded wideband.
+ */
+function legEncodeCases(pcm8k: Int16Array, pcm16k: Int16Array): TimedCase[] {
+  const upsampled = convertRate(pcm8k, 8000, 16000);
+  return [0, 5].flatMap((complexity) => {
+    const narrow = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: 0, complexity });
+    narrow.setAudioBand(4000, true);
+    const wide = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: 0, complexity });
+    const narrowNext = cycle(frames(upsampled, 320));
+    const wideNext = cycle(frames(pcm16k, 320));
+    return [
+      {
+        id: `opus encode 16k c${complexity} narrowband no FEC`,
+        work: () => narrow.encode(narrowNext()).length,
+      },
+      {
+        id: `opus encode 16k c${complexity} wideband no FEC`,
+        work: () => wide.encode(wideNext()).length,
+      },
+    ];
+  });
+}
+
 function opusDecodeCases(pcm16k: Int16Array): TimedCase[] {
   const encoder = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: LOSS_PERCENT });
   const packets = frames(pcm16k, 320).map((frame) => encoder.encode(frame));
@@ -81,6 +107,7 @@ function cases(audio: ReturnType<typeof makeTestAudio>): TimedCase[] {
     ...[0, 5, 9, 10].map((complexity) => opusEncodeCase(pcm16k, 16000, complexity)),
     opusEncodeCase(pcm8k, 8000, 5),
     opusEncodeCase(pcm24k, 24000, 5),
+    ...legEncodeCases(pcm8k, pcm16k),
     ...opusDecodeCases(pcm16k),
   ];
 }
