@@ -13,6 +13,7 @@ import {
   UserAgent,
   type Invitation,
   type SessionDescriptionHandler,
+  type UserAgentDelegate,
 } from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -245,6 +246,22 @@ afterAll(async () => {
   else Reflect.deleteProperty(globalThis, 'WebSocket');
 });
 
+/** sip.js over the gateway's WebSocket listener as the endpoint, its media from `handler`. */
+function endpointAgent(
+  handler: () => SessionDescriptionHandler,
+  delegate?: UserAgentDelegate,
+): UserAgent {
+  return new UserAgent({
+    uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
+    transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
+    authorizationUsername: endpoint.username,
+    authorizationPassword: endpoint.password,
+    logBuiltinEnabled: false,
+    sessionDescriptionHandlerFactory: handler,
+    ...(delegate && { delegate }),
+  });
+}
+
 describe('a browser calling over WebSocket SIP with WebRTC media', () => {
   it('is heard by a stream and hears it: Opus over DTLS-SRTP, ICE-lite, both ways', async () => {
     app.serve('/answer', {
@@ -256,14 +273,7 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
     const page = await chromium.browser.newPage();
     await page.goto(`http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`);
     await page.evaluate(PAGE_SCRIPT);
-    const ua = new UserAgent({
-      uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
-      transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
-      authorizationUsername: endpoint.username,
-      authorizationPassword: endpoint.password,
-      logBuiltinEnabled: false,
-      sessionDescriptionHandlerFactory: () => new PageDescriptions(page),
-    });
+    const ua = endpointAgent(() => new PageDescriptions(page));
     try {
       await ua.start();
       const inviter = new Inviter(ua, UserAgent.makeURI('sip:14155550123@127.0.0.1')!);
@@ -331,18 +341,10 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
     await page.goto(`http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`);
     await page.evaluate(PAGE_SCRIPT);
     const invitations: Invitation[] = [];
-    const ua = new UserAgent({
-      uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
-      transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
-      authorizationUsername: endpoint.username,
-      authorizationPassword: endpoint.password,
-      logBuiltinEnabled: false,
-      sessionDescriptionHandlerFactory: () => new PageDescriptions(page),
-      delegate: {
-        onInvite: (invitation) => {
-          invitations.push(invitation);
-          void invitation.accept().catch(() => undefined);
-        },
+    const ua = endpointAgent(() => new PageDescriptions(page), {
+      onInvite: (invitation) => {
+        invitations.push(invitation);
+        void invitation.accept().catch(() => undefined);
       },
     });
     const registerer = new Registerer(ua);
@@ -413,14 +415,7 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
       setDescription: async () => undefined,
       sendDtmf: () => false,
     };
-    const ua = new UserAgent({
-      uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
-      transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
-      authorizationUsername: endpoint.username,
-      authorizationPassword: endpoint.password,
-      logBuiltinEnabled: false,
-      sessionDescriptionHandlerFactory: () => fixed,
-    });
+    const ua = endpointAgent(() => fixed);
     try {
       await ua.start();
       const inviter = new Inviter(ua, UserAgent.makeURI('sip:14155550123@127.0.0.1')!);
@@ -452,14 +447,7 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
     const page = await chromium.browser.newPage();
     await page.goto(`http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`);
     await page.evaluate(PAGE_SCRIPT);
-    const ua = new UserAgent({
-      uri: UserAgent.makeURI(`sip:${endpoint.username}@127.0.0.1`),
-      transportOptions: { server: `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}` },
-      authorizationUsername: endpoint.username,
-      authorizationPassword: endpoint.password,
-      logBuiltinEnabled: false,
-      sessionDescriptionHandlerFactory: () => new PageDescriptions(page),
-    });
+    const ua = endpointAgent(() => new PageDescriptions(page));
     try {
       await ua.start();
       const inviter = new Inviter(ua, UserAgent.makeURI('sip:14155550123@127.0.0.1')!);
