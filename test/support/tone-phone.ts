@@ -11,6 +11,10 @@ import { tone } from './signal.js';
  */
 export class TonePhone {
   byeReceived = false;
+  /** While true the phone sends silence in place of its tone (the packets keep flowing). */
+  silent = false;
+  /** Epoch ms it sent its first tone frame after its last silence. */
+  toneSentAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private dialog: Dialog | null = null;
   /** About when the RtpPeer opened: received packets' `at` counts from it. */
@@ -90,9 +94,12 @@ export class TonePhone {
     this.port = port;
     const pcm = tone(8000, this.hz, 1, 8000);
     let at = 0;
+    let wasSilent = false;
     this.timer = setInterval(() => {
-      const frame = pcm.subarray(at, at + 160);
+      const frame = this.silent ? new Int16Array(160) : pcm.subarray(at, at + 160);
       at = (at + 160) % pcm.length;
+      if (wasSilent && !this.silent) this.toneSentAt = Date.now();
+      wasSilent = this.silent;
       this.rtp.send(port, muLawEncode(frame), { payloadType: 0, samples: 160 });
     }, 20);
   }

@@ -1,3 +1,4 @@
+import { MessageChannel, type Transferable } from 'node:worker_threads';
 import type { Scheduler } from '../../core/scheduler.js';
 import type { SessionCommand } from '../../media/worker/media-worker-pool.js';
 import type { PlaySource, Results } from '../../media/worker/protocol.js';
@@ -9,7 +10,17 @@ import { ConferenceMember, ConferenceRoom, type ExitReason } from './conference-
 
 /** What the rooms need from the media plane. */
 export interface ConferenceMedia {
-  send<C extends SessionCommand>(command: C): Promise<Results[C['type']]>;
+  /** To the worker of the session the command names. */
+  send<C extends SessionCommand>(
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]>;
+  /** To the worker of a thread (the one mixing a room). */
+  sendToThread<C extends SessionCommand>(
+    threadId: number,
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]>;
   workerOf(sessionId: string): number | null;
 }
 
@@ -20,7 +31,7 @@ export interface ConferenceRoomsOptions {
 }
 
 /** What a member joining was refused for; the document goes on to its next element. */
-export type JoinRefusal = 'full' | 'other-worker';
+export type JoinRefusal = 'full';
 
 /** Playback tags, so that a member's wait sound or a room sound stops alone. */
 const WAIT_TAG = 'conference-wait';
@@ -65,9 +76,13 @@ export class ConferenceRooms {
   async setFlags(member: ConferenceMember, flags: { muted?: boolean; deaf?: boolean }) {
     if (flags.muted !== undefined) member.muted = flags.muted;
     if (flags.deaf !== undefined) member.deaf = flags.deaf;
-    if (!member.mixed) return;
+    if (!member.mixed || member.mixedOn === null) return;
     await this.options.media
-      .send({ type: 'updateConferenceMember', sessionId: member.sessionId, ...flags })
+      .sendToThread(member.mixedOn, {
+        type: 'updateConferenceMember',
+        sessionId: member.sessionId,
+        ...flags,
+      })
       .catch(() => undefined);
   }
 
@@ -87,7 +102,6 @@ export class ConferenceRooms {
     const refusal = this.refusal(room, call, instruction);
     if (refusal) return { refused: refusal };
     this.rooms.set(key, room);
-    room.worker ??= this.options.media.workerOf(call.leg.uuid);
     const member = new ConferenceMember(
       String(++this.nextMemberId),
       call,
@@ -99,7 +113,7 @@ export class ConferenceRooms {
     this.event(room, member, 'enter');
     if (instruction.startConferenceOnEnter) room.started = true;
     const joining = room.started ? room.present().filter((m) => !m.mixed) : [member];
-    if (room.started) await Promise.all(joining.map((m) => this.mix(m)));
+    if (room.started) await Promise.all(joining.map((m) => this.mix(room, m)));
     if (!member.mixed) void this.waitSound(member);
     this.sound(room, member, instruction.enterSound);
     const stop = this.watch(room, member);
@@ -124,13 +138,6 @@ export class ConferenceRooms {
         maxMembers: instruction.maxMembers,
       });
       return 'full';
-    }
-    const worker = this.options.media.workerOf(call.leg.uuid);
-    if (room.worker !== null && worker !== room.worker) {
-      call.log('the conference is mixed on another media worker; the document goes on', {
-        conference: room.name,
-      });
-      return 'other-worker';
     }
     return null;
   }
@@ -198,24 +205,60 @@ export class ConferenceRooms {
     if (this.rooms.get(key) === room) this.rooms.delete(key);
   }
 
-  /** Puts a member into the worker's mix, its wait sound stopped. */
-  private async mix(member: ConferenceMember): Promise<void> {
+  /**
+   * Puts a member into the room's mix, its wait sound stopped. The first member in the mix
+   * picks the worker that mixes (its own); a member whose leg runs on another worker is linked
+   * to it (see enterMix).
+   */
+  private async mix(room: ConferenceRoom, member: ConferenceMember): Promise<void> {
     if (member.mixed || member.call.over) return;
+    if (!room.present().some((m) => m.mixed)) {
+      room.worker = this.options.media.workerOf(member.sessionId);
+    }
     member.mixed = true;
+    member.mixedOn = room.worker;
     await member.call.leg.stopPlayback(WAIT_TAG);
-    await this.options.media
-      .send({
-        type: 'joinConference',
-        sessionId: member.sessionId,
-        conferenceId: member.call.conferenceUuid!,
-        muted: member.muted,
-        deaf: member.deaf,
-      })
-      .catch((error: Error) => {
-        member.mixed = false;
-        member.call.log('the member could not join the mix', { reason: error.message });
-        member.leave('ended');
-      });
+    await this.enterMix(member).catch((error: Error) => {
+      member.mixed = false;
+      member.mixedOn = null;
+      member.call.log('the member could not join the mix', { reason: error.message });
+      member.leave('ended');
+    });
+  }
+
+  /**
+   * Joins the mix on the room's worker. A leg on another worker is linked to it over a
+   * MessageChannel between the two workers (one port to each): its frames go to the mix as
+   * they are heard and the mix comes back to be played at its next tick, which adds up to one
+   * tick (20 ms) each way, as the two workers' clocks fall (docs/calls-and-media.md).
+   */
+  private async enterMix(member: ConferenceMember): Promise<void> {
+    const { media } = this.options;
+    const { sessionId } = member;
+    const join = {
+      type: 'joinConference',
+      sessionId,
+      conferenceId: member.call.conferenceUuid!,
+      muted: member.muted,
+      deaf: member.deaf,
+    } as const;
+    const worker = media.workerOf(sessionId);
+    const roomWorker = member.mixedOn;
+    if (roomWorker === null || worker === roomWorker) {
+      await media.send(join);
+      return;
+    }
+    const { port1, port2 } = new MessageChannel();
+    try {
+      const { rate } = await media.send({ type: 'linkConference', sessionId, port: port1 }, [
+        port1,
+      ]);
+      await media.sendToThread(roomWorker, { ...join, link: { port: port2, rate } }, [port2]);
+    } catch (error) {
+      // The link's other end sees the port close, and ends.
+      port2.close();
+      throw error;
+    }
   }
 
   /** waitSound, over and over until the conference starts; silence without one. */
