@@ -7,6 +7,7 @@ import { loadDialSound, playDialSound } from '../dial-sound.js';
 import { hangupCause } from '../hangup-causes.js';
 import type { ConferenceInstruction, ConferenceSound } from '../xml/conference-instruction.js';
 import { ConferenceMember, ConferenceRoom, type ExitReason } from './conference-room.js';
+import { localRoomClaims, type RoomClaims } from './room-claims.js';
 
 /** What the rooms need from the media plane. */
 export interface ConferenceMedia {
@@ -27,11 +28,16 @@ export interface ConferenceMedia {
 export interface ConferenceRoomsOptions {
   media: ConferenceMedia;
   scheduler: Scheduler;
+  /** Where rooms live among the gateway's nodes (none: this node alone). */
+  claims?: RoomClaims;
   log: { info(object: object, message: string): void; warn(object: object, message: string): void };
 }
 
-/** What a member joining was refused for; the document goes on to its next element. */
-export type JoinRefusal = 'full';
+/**
+ * What a member joining was refused for; the document goes on to its next element. `full`:
+ * maxMembers are in; `elsewhere`: the room is open on another node of the gateway.
+ */
+export type JoinRefusal = 'full' | 'elsewhere';
 
 /** Playback tags, so that a member's wait sound or a room sound stops alone. */
 const WAIT_TAG = 'conference-wait';
@@ -46,9 +52,19 @@ const BEEP = { frequencies: [700], durationMs: 300, gapMs: 200 } as const;
  */
 export class ConferenceRooms {
   private readonly rooms = new Map<string, ConferenceRoom>();
+  /** Each room's claim among the nodes: the node holding it when another does, else null. */
+  private readonly claimed = new WeakMap<ConferenceRoom, Promise<string | null>>();
   private nextMemberId = 0;
+  private claims: RoomClaims;
 
-  constructor(private readonly options: ConferenceRoomsOptions) {}
+  constructor(private readonly options: ConferenceRoomsOptions) {
+    this.claims = options.claims ?? localRoomClaims;
+  }
+
+  /** Rooms are claimed among the gateway's nodes from now on (the cluster starts later). */
+  useClaims(claims: RoomClaims): void {
+    this.claims = claims;
+  }
 
   /** The rooms an account has now. */
   list(authId: string): ConferenceRoom[] {
@@ -96,12 +112,24 @@ export class ConferenceRooms {
   ): Promise<Record<string, string> | { refused: JoinRefusal }> {
     const authId = call.init.owner.authId;
     const key = keyOf(authId, instruction.name);
-    const room =
-      this.rooms.get(key) ??
-      new ConferenceRoom(authId, instruction.name, this.options.scheduler.now());
+    let room = this.rooms.get(key);
+    if (!room) {
+      room = new ConferenceRoom(authId, instruction.name, this.options.scheduler.now());
+      this.rooms.set(key, room);
+      this.claimed.set(room, this.claim(room));
+    }
+    const elsewhere = await this.claimed.get(room)!;
+    if (elsewhere !== null) {
+      call.log('the conference is open on another gateway node; the document goes on', {
+        conference: room.name,
+        node: elsewhere,
+      });
+      return { refused: 'elsewhere' };
+    }
+    // It closed while its claim was being made: a new one opens.
+    if (this.rooms.get(key) !== room) return this.join(call, instruction);
     const refusal = this.refusal(room, call, instruction);
     if (refusal) return { refused: refusal };
-    this.rooms.set(key, room);
     const member = new ConferenceMember(
       String(++this.nextMemberId),
       call,
@@ -199,10 +227,40 @@ export class ConferenceRooms {
     if (room.members.size === 0) this.close(room);
   }
 
+  /**
+   * Claims a new room among the nodes. Resolves to the node holding it when another does (the
+   * room is then taken off the books), else null. With the store away the room opens here
+   * unclaimed, as calls go on without it.
+   */
+  private async claim(room: ConferenceRoom): Promise<string | null> {
+    try {
+      const claim = await this.claims.claim(room.authId, room.name, room.uuid);
+      if (claim.held) return null;
+      this.close(room, false);
+      return claim.node;
+    } catch (error) {
+      this.options.log.warn(
+        { err: error, conference: room.name },
+        'the conference room could not be claimed among the nodes; it opens here unclaimed',
+      );
+      return null;
+    }
+  }
+
   /** Takes a room off the books: a member joining its name from now on opens a new one. */
-  private close(room: ConferenceRoom): void {
+  private close(room: ConferenceRoom, release = true): void {
     const key = keyOf(room.authId, room.name);
-    if (this.rooms.get(key) === room) this.rooms.delete(key);
+    if (this.rooms.get(key) !== room) return;
+    this.rooms.delete(key);
+    if (!release) return;
+    this.claims
+      .release(room.authId, room.name, room.uuid)
+      .catch((error: Error) =>
+        this.options.log.warn(
+          { err: error, conference: room.name },
+          'the conference room claim was not released; it lapses by itself',
+        ),
+      );
   }
 
   /**
