@@ -396,7 +396,11 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           log: app.log,
         })
       : null;
-  if (cluster) clusterMetrics(registry, cluster);
+  if (cluster) {
+    clusterMetrics(registry, cluster);
+    // A conference lives on one node: a member reaching another is refused, not split off.
+    calls.conferences.useClaims(cluster.roomClaims);
+  }
   operationalRoutes(app, {
     isReady: () => listening,
     ...(redisStore ? { storeAnswers: () => redisStore.ping() } : {}),

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { Transferable } from 'node:worker_threads';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { OutboundGuardSettings } from '../core/outbound-guard.js';
@@ -154,8 +155,20 @@ export class MediaService {
     }
   }
 
-  send<C extends SessionCommand>(command: C): Promise<Results[C['type']]> {
-    return this.pool.send(command);
+  send<C extends SessionCommand>(
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]> {
+    return this.pool.send(command, transfer);
+  }
+
+  /** Runs a command on the worker of a thread (see MediaWorkerPool.sendToThread). */
+  sendToThread<C extends SessionCommand>(
+    threadId: number,
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]> {
+    return this.pool.sendToThread(threadId, command, transfer);
   }
 
   /** Closes a leg's media, without waiting for the worker (a failure is logged as a warning). */

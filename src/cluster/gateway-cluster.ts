@@ -6,6 +6,7 @@ import type { LiveControl } from '../call/live-control.js';
 import type { OutboundCallRequest } from '../call/outbound-request.js';
 import { ApiError, StoreUnavailable } from '../core/errors.js';
 import { ClusterControl } from './cluster-control.js';
+import { ConferenceClaims } from './conference-claims.js';
 import { ControlBus } from './control-bus.js';
 import { NodeReaper, type NodeReaperOptions } from './node-reaper.js';
 import { NodeRegistry, type NodeInfo, type RedisClient } from './node-registry.js';
@@ -33,13 +34,15 @@ export interface GatewayClusterOptions extends Omit<NodeReaperOptions, 'registry
 /**
  * This node's part in a gateway of several nodes sharing Redis: its heartbeat and its peers
  * (NodeRegistry), requests to and from them (ControlBus), the API's call control across them
- * (ClusterControl), outbound calls placed on the least loaded active node, and the closing of
+ * (ClusterControl), the node each conference room lives on (ConferenceClaims), outbound calls placed on the least loaded active node, and the closing of
  * dead nodes' calls, streams and connection-held registrations (NodeReaper, run at every
  * heartbeat).
  */
 export class GatewayCluster implements CallLauncher {
   readonly registry: NodeRegistry;
   readonly control: ClusterControl;
+  /** Which node each conference room lives on (renewed with the heartbeat). */
+  readonly roomClaims: ConferenceClaims;
   private readonly bus: ControlBus;
   private readonly reaper: NodeReaper;
   private state: NodeInfo['state'] = 'active';
@@ -64,7 +67,7 @@ export class GatewayCluster implements CallLauncher {
       // Each beat keeps this node's calls' keys alive (they outlive it by their time to live)
       // and finds its main account still there: Redis may have been wiped since the last.
       beforeBeat: async () => {
-        await Promise.all([options.directory.refresh(), this.restore()]);
+        await Promise.all([options.directory.refresh(), this.restore(), this.roomClaims.renew()]);
       },
       onLost: () => void this.restore(),
       onError: (error) => log.warn({ err: error, cluster: true }, 'heartbeat failed'),
@@ -82,6 +85,12 @@ export class GatewayCluster implements CallLauncher {
       log,
     });
     this.reaper = new NodeReaper({ ...options, registry: this.registry });
+    this.roomClaims = new ConferenceClaims({
+      redis,
+      node,
+      isAlive: (id) => this.registry.isAlive(id),
+      log,
+    });
     this.control = new ClusterControl(options.local, {
       node,
       bus: this.bus,

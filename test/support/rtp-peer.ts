@@ -20,7 +20,8 @@ export class RtpPeer {
   readonly received: ReceivedRtp[] = [];
   private sequence = 1000;
   private timestamp = 50_000;
-  private readonly opened = Date.now();
+  /** Epoch ms it opened at: `at` of a received packet counts from it. */
+  readonly opened = Date.now();
 
   private constructor(
     private readonly socket: Socket,

@@ -18,6 +18,10 @@ const OPUS_PT = 111;
  */
 export class TonePhone {
   byeReceived = false;
+  /** While true the phone sends silence in place of its tone (the packets keep flowing). */
+  silent = false;
+  /** Epoch ms it sent its first tone frame after its last silence. */
+  toneSentAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private dialog: Dialog | null = null;
   /** About when the RtpPeer opened: received packets' `at` counts from it. */
@@ -114,9 +118,14 @@ export class TonePhone {
     const pcm = tone(this.rate, this.hz, 1, 8000);
     const opus = this.codec === 'opus' ? new OpusEncoder(16000) : null;
     let at = 0;
+    let wasSilent = false;
     this.timer = setInterval(() => {
-      const frame = pcm.subarray(at, at + frameSamples);
+      const frame = this.silent
+        ? new Int16Array(frameSamples)
+        : pcm.subarray(at, at + frameSamples);
       at = (at + frameSamples) % pcm.length;
+      if (wasSilent && !this.silent) this.toneSentAt = Date.now();
+      wasSilent = this.silent;
       if (opus) this.rtp.send(port, opus.encode(frame), { payloadType: OPUS_PT, samples: 960 });
       else this.rtp.send(port, muLawEncode(frame), { payloadType: 0, samples: 160 });
     }, 20);

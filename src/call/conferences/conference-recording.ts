@@ -13,6 +13,8 @@ import type { ConferenceMember, ConferenceRoom } from './conference-room.js';
 /** What the conference recordings need from the media plane. */
 export interface RecordingMedia {
   send<C extends SessionCommand>(command: C): Promise<Results[C['type']]>;
+  /** To one worker by its thread id: the room's mixing worker. */
+  sendToThread<C extends SessionCommand>(threadId: number, command: C): Promise<Results[C['type']]>;
 }
 
 export interface RoomRecordingRequest {
@@ -107,12 +109,19 @@ export class RoomRecordings {
     if (entry && --entry.running === 0) this.rooms.delete(room.uuid);
   }
 
-  /** The recordings' worker commands, as the room's: sent through a member in the mix. */
+  /**
+   * The recordings' worker commands, as the room's: sent, in the name of a member in the mix,
+   * to the worker that mixes the room (the member's own, unless it is linked from another).
+   */
   private readonly viaRoom = <C extends SessionCommand>(command: C) => {
     const room = this.rooms.get(command.sessionId)?.room;
     const member = room && mixedMember(room);
+    const toMixer = <D extends SessionCommand>(sent: D): Promise<Results[D['type']]> =>
+      member?.mixedOn != null
+        ? this.media.sendToThread(member.mixedOn, sent)
+        : this.media.send(sent);
     if (command.type === 'startRecording' && member) {
-      return this.media.send({
+      return toMixer({
         type: 'startConferenceRecording',
         sessionId: member.sessionId,
         conferenceId: room.uuid,
@@ -121,7 +130,7 @@ export class RoomRecordings {
     }
     if (command.type === 'stopRecording') {
       if (!member) return Promise.resolve({ stopped: 0 } as Results[C['type']]);
-      return this.media.send({
+      return toMixer({
         type: 'stopConferenceRecording',
         sessionId: member.sessionId,
         conferenceId: room.uuid,

@@ -19,6 +19,8 @@ export class ConferenceMember {
   deaf = false;
   /** In the worker's mix (the conference has started); waiting members hear the wait sound. */
   mixed = false;
+  /** The thread of the worker whose mix it is in (its leg's, or linked to it from its leg's). */
+  mixedOn: number | null = null;
   readonly left: Promise<ExitReason>;
   private resolveLeft!: (reason: ExitReason) => void;
   private gone = false;
@@ -57,7 +59,7 @@ export class ConferenceRoom {
   readonly uuid = randomUUID();
   readonly members = new Map<string, ConferenceMember>();
   started = false;
-  /** The thread of the worker that mixes it, set by its first member. */
+  /** The thread of the worker that mixes it, set by the first member in its mix. */
   worker: number | null = null;
   /** Whether a member's Conference element (record) has had the room recorded. */
   recordedByElement = false;

@@ -1,3 +1,4 @@
+import { MessageChannel, type Transferable } from 'node:worker_threads';
 import type { Scheduler } from '../../core/scheduler.js';
 import type { SessionCommand } from '../../media/worker/media-worker-pool.js';
 import type { PlaySource, Results } from '../../media/worker/protocol.js';
@@ -8,23 +9,39 @@ import { hangupCause } from '../hangup-causes.js';
 import type { ConferenceInstruction, ConferenceSound } from '../xml/conference-instruction.js';
 import { RoomRecordings } from './conference-recording.js';
 import { ConferenceMember, ConferenceRoom, type ExitReason } from './conference-room.js';
+import { localRoomClaims, type RoomClaims } from './room-claims.js';
 
 /** What the rooms need from the media plane. */
 export interface ConferenceMedia {
-  send<C extends SessionCommand>(command: C): Promise<Results[C['type']]>;
+  /** To the worker of the session the command names. */
+  send<C extends SessionCommand>(
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]>;
+  /** To the worker of a thread (the one mixing a room). */
+  sendToThread<C extends SessionCommand>(
+    threadId: number,
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]>;
   workerOf(sessionId: string): number | null;
 }
 
 export interface ConferenceRoomsOptions {
   media: ConferenceMedia;
   scheduler: Scheduler;
+  /** Where rooms live among the gateway's nodes (none: this node alone). */
+  claims?: RoomClaims;
   log: { info(object: object, message: string): void; warn(object: object, message: string): void };
   /** Where rooms' recordings go (as calls' do); none: rooms are not recorded. */
   recordings?: CallRecordings;
 }
 
-/** What a member joining was refused for; the document goes on to its next element. */
-export type JoinRefusal = 'full' | 'other-worker';
+/**
+ * What a member joining was refused for; the document goes on to its next element. `full`:
+ * maxMembers are in; `elsewhere`: the room is open on another node of the gateway.
+ */
+export type JoinRefusal = 'full' | 'elsewhere';
 
 /** Playback tags, so that a member's wait sound or a room sound stops alone. */
 const WAIT_TAG = 'conference-wait';
@@ -39,14 +56,23 @@ const BEEP = { frequencies: [700], durationMs: 300, gapMs: 200 } as const;
  */
 export class ConferenceRooms {
   private readonly rooms = new Map<string, ConferenceRoom>();
+  /** Each room's claim among the nodes: the node holding it when another does, else null. */
+  private readonly claimed = new WeakMap<ConferenceRoom, Promise<string | null>>();
   private nextMemberId = 0;
+  private claims: RoomClaims;
   /** The rooms' recordings (the element's record, the Conference Record API). */
   readonly recordings: RoomRecordings | null;
 
   constructor(private readonly options: ConferenceRoomsOptions) {
+    this.claims = options.claims ?? localRoomClaims;
     this.recordings = options.recordings
       ? new RoomRecordings(options.recordings, options.media)
       : null;
+  }
+
+  /** Rooms are claimed among the gateway's nodes from now on (the cluster starts later). */
+  useClaims(claims: RoomClaims): void {
+    this.claims = claims;
   }
 
   /** The rooms an account has now. */
@@ -75,9 +101,13 @@ export class ConferenceRooms {
   async setFlags(member: ConferenceMember, flags: { muted?: boolean; deaf?: boolean }) {
     if (flags.muted !== undefined) member.muted = flags.muted;
     if (flags.deaf !== undefined) member.deaf = flags.deaf;
-    if (!member.mixed) return;
+    if (!member.mixed || member.mixedOn === null) return;
     await this.options.media
-      .send({ type: 'updateConferenceMember', sessionId: member.sessionId, ...flags })
+      .sendToThread(member.mixedOn, {
+        type: 'updateConferenceMember',
+        sessionId: member.sessionId,
+        ...flags,
+      })
       .catch(() => undefined);
   }
 
@@ -91,13 +121,24 @@ export class ConferenceRooms {
   ): Promise<Record<string, string> | { refused: JoinRefusal }> {
     const authId = call.init.owner.authId;
     const key = keyOf(authId, instruction.name);
-    const room =
-      this.rooms.get(key) ??
-      new ConferenceRoom(authId, instruction.name, this.options.scheduler.now());
+    let room = this.rooms.get(key);
+    if (!room) {
+      room = new ConferenceRoom(authId, instruction.name, this.options.scheduler.now());
+      this.rooms.set(key, room);
+      this.claimed.set(room, this.claim(room));
+    }
+    const elsewhere = await this.claimed.get(room)!;
+    if (elsewhere !== null) {
+      call.log('the conference is open on another gateway node; the document goes on', {
+        conference: room.name,
+        node: elsewhere,
+      });
+      return { refused: 'elsewhere' };
+    }
+    // It closed while its claim was being made: a new one opens.
+    if (this.rooms.get(key) !== room) return this.join(call, instruction);
     const refusal = this.refusal(room, call, instruction);
     if (refusal) return { refused: refusal };
-    this.rooms.set(key, room);
-    room.worker ??= this.options.media.workerOf(call.leg.uuid);
     const member = new ConferenceMember(
       String(++this.nextMemberId),
       call,
@@ -109,7 +150,7 @@ export class ConferenceRooms {
     this.event(room, member, 'enter');
     if (instruction.startConferenceOnEnter) room.started = true;
     const joining = room.started ? room.present().filter((m) => !m.mixed) : [member];
-    if (room.started) await Promise.all(joining.map((m) => this.mix(m)));
+    if (room.started) await Promise.all(joining.map((m) => this.mix(room, m)));
     if (room.started) this.recordings?.recordIfAsked(room);
     if (!member.mixed) void this.waitSound(member);
     this.sound(room, member, instruction.enterSound);
@@ -135,13 +176,6 @@ export class ConferenceRooms {
         maxMembers: instruction.maxMembers,
       });
       return 'full';
-    }
-    const worker = this.options.media.workerOf(call.leg.uuid);
-    if (room.worker !== null && worker !== room.worker) {
-      call.log('the conference is mixed on another media worker; the document goes on', {
-        conference: room.name,
-      });
-      return 'other-worker';
     }
     return null;
   }
@@ -203,30 +237,96 @@ export class ConferenceRooms {
     if (room.members.size === 0) this.close(room);
   }
 
-  /** Takes a room off the books: a member joining its name from now on opens a new one. */
-  private close(room: ConferenceRoom): void {
-    const key = keyOf(room.authId, room.name);
-    if (this.rooms.get(key) === room) this.rooms.delete(key);
+  /**
+   * Claims a new room among the nodes. Resolves to the node holding it when another does (the
+   * room is then taken off the books), else null. With the store away the room opens here
+   * unclaimed, as calls go on without it.
+   */
+  private async claim(room: ConferenceRoom): Promise<string | null> {
+    try {
+      const claim = await this.claims.claim(room.authId, room.name, room.uuid);
+      if (claim.held) return null;
+      this.close(room, false);
+      return claim.node;
+    } catch (error) {
+      this.options.log.warn(
+        { err: error, conference: room.name },
+        'the conference room could not be claimed among the nodes; it opens here unclaimed',
+      );
+      return null;
+    }
   }
 
-  /** Puts a member into the worker's mix, its wait sound stopped. */
-  private async mix(member: ConferenceMember): Promise<void> {
+  /** Takes a room off the books: a member joining its name from now on opens a new one. */
+  private close(room: ConferenceRoom, release = true): void {
+    const key = keyOf(room.authId, room.name);
+    if (this.rooms.get(key) !== room) return;
+    this.rooms.delete(key);
+    if (!release) return;
+    this.claims
+      .release(room.authId, room.name, room.uuid)
+      .catch((error: Error) =>
+        this.options.log.warn(
+          { err: error, conference: room.name },
+          'the conference room claim was not released; it lapses by itself',
+        ),
+      );
+  }
+
+  /**
+   * Puts a member into the room's mix, its wait sound stopped. The first member in the mix
+   * picks the worker that mixes (its own); a member whose leg runs on another worker is linked
+   * to it (see enterMix).
+   */
+  private async mix(room: ConferenceRoom, member: ConferenceMember): Promise<void> {
     if (member.mixed || member.call.over) return;
+    if (!room.present().some((m) => m.mixed)) {
+      room.worker = this.options.media.workerOf(member.sessionId);
+    }
     member.mixed = true;
+    member.mixedOn = room.worker;
     await member.call.leg.stopPlayback(WAIT_TAG);
-    await this.options.media
-      .send({
-        type: 'joinConference',
-        sessionId: member.sessionId,
-        conferenceId: member.call.conferenceUuid!,
-        muted: member.muted,
-        deaf: member.deaf,
-      })
-      .catch((error: Error) => {
-        member.mixed = false;
-        member.call.log('the member could not join the mix', { reason: error.message });
-        member.leave('ended');
-      });
+    await this.enterMix(member).catch((error: Error) => {
+      member.mixed = false;
+      member.mixedOn = null;
+      member.call.log('the member could not join the mix', { reason: error.message });
+      member.leave('ended');
+    });
+  }
+
+  /**
+   * Joins the mix on the room's worker. A leg on another worker is linked to it over a
+   * MessageChannel between the two workers (one port to each): its frames go to the mix as
+   * they are heard and the mix comes back to be played at its next tick, which adds up to one
+   * tick (20 ms) each way, as the two workers' clocks fall (docs/calls-and-media.md).
+   */
+  private async enterMix(member: ConferenceMember): Promise<void> {
+    const { media } = this.options;
+    const { sessionId } = member;
+    const join = {
+      type: 'joinConference',
+      sessionId,
+      conferenceId: member.call.conferenceUuid!,
+      muted: member.muted,
+      deaf: member.deaf,
+    } as const;
+    const worker = media.workerOf(sessionId);
+    const roomWorker = member.mixedOn;
+    if (roomWorker === null || worker === roomWorker) {
+      await media.send(join);
+      return;
+    }
+    const { port1, port2 } = new MessageChannel();
+    try {
+      const { rate } = await media.send({ type: 'linkConference', sessionId, port: port1 }, [
+        port1,
+      ]);
+      await media.sendToThread(roomWorker, { ...join, link: { port: port2, rate } }, [port2]);
+    } catch (error) {
+      // The link's other end sees the port close, and ends.
+      port2.close();
+      throw error;
+    }
   }
 
   /** waitSound, over and over until the conference starts; silence without one. */

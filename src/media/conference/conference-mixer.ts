@@ -16,8 +16,14 @@ const MAX_WAITING_FRAMES = 3;
 /** More than this much of the mix (100 ms) waiting to be played to a member: start afresh. */
 const MAX_QUEUED_MS = 100;
 
+/**
+ * What the mixer needs of a member's leg: its rate, its voice (a tap) and a way to play the
+ * mix into it. A MediaSession on this worker, or the far end of a link to one on another.
+ */
+export type MemberSession = Pick<MediaSession, 'rate' | 'addTap' | 'play' | 'paceByTicks'>;
+
 interface Member extends MemberFlags {
-  session: MediaSession;
+  session: MemberSession;
   /** Frames heard from the member, at its own rate, not mixed yet. */
   waiting: Int16Array[];
   /** What the member hears, played into its session. */
@@ -59,7 +65,7 @@ export class ConferenceMixer {
     return this.members.has(sessionId);
   }
 
-  join(sessionId: string, session: MediaSession, flags: MemberFlags): void {
+  join(sessionId: string, session: MemberSession, flags: MemberFlags): void {
     if (this.members.has(sessionId)) throw new Error(`session ${sessionId} is already a member`);
     const heard = new PushedSource();
     // The mix comes on the same ticks as the member's own frames: played without ready(), as

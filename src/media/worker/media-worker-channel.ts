@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type Transferable } from 'node:worker_threads';
 import { MessageBatch } from '../../core/message-batch.js';
 import { workerEntry, workerScript } from '../../core/worker-script.js';
 import type {
@@ -49,8 +49,8 @@ export class MediaWorkerChannel {
     private readonly user: ChannelUser,
   ) {
     this.worker = new Worker(workerScript(ENTRY), { workerData: settings });
-    this.outbox = new MessageBatch((requests) => {
-      if (!this.dead) this.worker.postMessage(requests);
+    this.outbox = new MessageBatch((requests, transfer) => {
+      if (!this.dead) this.worker.postMessage(requests, transfer);
     });
     this.worker.on('message', (messages: WorkerMessage[]) => {
       for (const message of messages) this.receive(message);
@@ -67,12 +67,16 @@ export class MediaWorkerChannel {
     return !this.dead;
   }
 
-  request<C extends Command>(command: C): Promise<Results[C['type']]> {
+  /** `transfer`: what the command carries that moves to the worker (a MessagePort). */
+  request<C extends Command>(
+    command: C,
+    transfer: readonly Transferable[] = [],
+  ): Promise<Results[C['type']]> {
     if (this.dead) return Promise.reject(new Error('media worker is not running'));
     const id = ++this.sequence;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.outbox.push({ ...command, id } as Request);
+      this.outbox.push({ ...command, id } as Request, transfer);
     });
   }
 

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { Transferable } from 'node:worker_threads';
 import { checkSessionSpec, type MediaSessionSpec } from '../pipeline/session-spec.js';
 import { MediaWorkerChannel } from './media-worker-channel.js';
 import type { Command, LatencyReport, Results, SessionEvent, WorkerSettings } from './protocol.js';
@@ -124,11 +125,31 @@ export class MediaWorkerPool {
     return true;
   }
 
-  /** Runs a command on the worker of the session it names. */
-  send<C extends SessionCommand>(command: C): Promise<Results[C['type']]> {
+  /**
+   * Runs a command on the worker of the session it names. `transfer`: what moves with it to
+   * that worker (a MessagePort).
+   */
+  send<C extends SessionCommand>(
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]> {
     const slot = this.bySession.get(command.sessionId);
     if (!slot) return Promise.reject(new Error(`no media session ${command.sessionId}`));
-    return slot.channel.request(command);
+    return slot.channel.request(command, transfer);
+  }
+
+  /**
+   * Runs a command on the worker whose thread is `threadId` (what holds a conference's mix
+   * there, whatever sessions it runs); rejected when no such worker runs.
+   */
+  sendToThread<C extends SessionCommand>(
+    threadId: number,
+    command: C,
+    transfer?: readonly Transferable[],
+  ): Promise<Results[C['type']]> {
+    const slot = this.workers.find((w) => w.channel.threadId === threadId && w.channel.alive);
+    if (!slot) return Promise.reject(new Error(`no media worker on thread ${threadId}`));
+    return slot.channel.request(command, transfer);
   }
 
   /**

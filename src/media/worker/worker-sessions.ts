@@ -166,11 +166,13 @@ export class WorkerSessions {
       case 'unbridge':
         return { sessionId: command.sessionId, bridged: this.unbridge(command.sessionId) };
       case 'joinConference':
+      case 'linkConference':
       case 'leaveConference':
       case 'updateConferenceMember':
       case 'startConferenceRecording':
       case 'stopConferenceRecording':
-        return this.conferences.handle(command, this.get(command.sessionId));
+        // A member linked from another worker has no session here.
+        return this.conferences.handle(command, (id) => this.get(id));
       case 'startRecording': {
         const { sessionId, recording } = command;
         return this.recordings.record(sessionId, this.get(sessionId), recording, () => {
