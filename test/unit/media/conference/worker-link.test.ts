@@ -21,6 +21,12 @@ class FakeSession {
     this.source = source;
     return new Promise(() => {});
   }
+  /** Held while in a mix; counted so the test sees the link give it back. */
+  paced = 0;
+  paceByTicks(): () => void {
+    this.paced++;
+    return () => this.paced--;
+  }
   speak(value: number): void {
     for (const tap of this.taps) tap(new Int16Array(160).fill(value));
   }
@@ -85,7 +91,7 @@ async function room() {
     a.tick();
     await delivered();
   };
-  return { run, heard, onA, onB };
+  return { run, heard, onA, onB, m };
 }
 
 /** Steps late: what was heard at step s carried `value`, spoken at step value - base. */
@@ -117,8 +123,10 @@ describe('a conference member linked from another worker', () => {
   });
 
   it('leaves the mix when its leg leaves on its own worker, and the port closes', async () => {
-    const { run, heard, onA, onB } = await room();
+    const { run, heard, onA, onB, m } = await room();
     for (let i = 0; i < 3; i++) await run();
+    // While linked, the member's leg sends on its ticks, in step with the mix.
+    expect(m.paced).toBe(1);
     expect(onB.handle({ type: 'leaveConference', sessionId: 'm' }, () => null as never)).toEqual({
       sessionId: 'm',
       left: true,
@@ -128,6 +136,7 @@ describe('a conference member linked from another worker', () => {
     for (let i = 0; i < 3; i++) await run();
     // The first frame heard was mixed before it left.
     expect(heard.l).toEqual([1003, 0, 0]);
+    expect(m.paced).toBe(0);
     const update = { type: 'updateConferenceMember', sessionId: 'm', muted: true } as const;
     expect(onA.handle(update, () => null as never).member).toBe(false);
   });
