@@ -8,7 +8,8 @@
  * in-band FEC planned for 10 % loss) at complexity 0, 5 (voxgate's default), 9 and 10, and at
  * 8 and 24 kHz at complexity 5; what a leg encodes with no FEC planned (its peer reports no
  * loss), at complexity 0 and 5, narrowband from 8 kHz audio and wideband; Opus decode at 16 kHz of a packet, of a lost packet from the
- * next one's FEC data, and concealment of a lost one. Prints a table and writes
+ * next one's FEC data, and concealment of a lost one; and the quality of what a leg sends at
+ * complexity 0, 3 and 5 by measures that need no listener (opus-quality.ts). Prints a table and writes
  * bench/results/media-opus-*.json with the machine and its load.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,6 +28,7 @@ import {
   type TimedCase,
   type TimingPlan,
 } from './frame-timing.js';
+import { opusQuality } from './opus-quality.js';
 import { frames, makeTestAudio } from './test-audio.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -153,11 +155,14 @@ function main(): void {
     audio: { description: audio.description, seconds: audio.seconds },
     settings: { bitrate: BITRATE, expectedLossPercent: LOSS_PERCENT, fec: true, frameMs: 20 },
     meanPacketBytes16k: packetSizes(audio.pcm[16000]),
+    quality: opusQuality(audio.pcm),
     cases: results,
   };
   console.log(`media-opus: µs per 20 ms frame (median of ${plan.rounds} rounds)`);
   console.table(results.map((r) => ({ case: r.id, 'µs/frame': r.usPerFrame })));
   console.log('mean Opus packet bytes at 16 kHz by complexity:', run.meanPacketBytes16k);
+  console.log('what a leg sends, without a listener: SNR in dB (see bench/media/opus-quality.ts)');
+  console.table(run.quality);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = date.replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
   const json = `${JSON.stringify(run, null, 2)}\n`;
