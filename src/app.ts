@@ -6,8 +6,6 @@ import { UriBuilder } from './api/envelope.js';
 import { operationalRoutes } from './api/operational-routes.js';
 import type { TypedApp } from './api/api-context.js';
 import { buildHttpApp } from './api/http-app.js';
-import { chatAppWebhookRoutes } from './api/routes/chatapp-webhook.js';
-import { mm7Routes } from './api/routes/mm7-endpoint.js';
 import { operatorRoutes } from './api/operator-routes.js';
 import { AccountLimiter } from './limits/account-limiter.js';
 import { MemoryLimitCounters, RedisLimitCounters } from './limits/limit-counters.js';
@@ -37,7 +35,7 @@ import { MediaService } from './call/media-service.js';
 import { loadWebrtcSupport } from './call/webrtc-support.js';
 import { orphanedDialogsOf } from './call/orphaned-dialogs.js';
 import { SipService } from './call/sip-service.js';
-import { ConfigError, type Config } from './config/config.js';
+import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import {
   guardFromSettings,
@@ -46,21 +44,14 @@ import {
   type OutboundGuardSettings,
 } from './core/outbound-guard.js';
 import { ChatAppTemplates } from './messaging/chatapp/chatapp-templates.js';
-import { ChatAppWebhooks } from './messaging/chatapp/chatapp-webhooks.js';
 import { GraphClient } from './messaging/chatapp/graph-client.js';
-import { Mm7Inbound } from './messaging/mms/mm7-inbound.js';
-import { composeMessaging } from './messaging-composition.js';
+import { composeMessaging, messagingRoutes } from './messaging-composition.js';
+import { openStore } from './store-composition.js';
 import type { MessagingService } from './messaging/messaging-service.js';
 import { systemScheduler, type Scheduler } from './core/scheduler.js';
-import type { DocumentStore } from './state/document-store.js';
-import { EmbeddedStore } from './state/embedded-store.js';
 import { ensureMainAccount, restoreMainAccount, type MainAccount } from './state/main-account.js';
 import type { KeptCredentials } from './state/main-account.js';
-import { waitForStore } from './state/store-readiness.js';
-import { RedisStore } from './state/redis-store.js';
-import { SecretBox, parseSecretKey } from './state/secret-box.js';
-import { loadSecretKeyFile, type SecretKeyFile } from './state/secret-key-file.js';
-import { createState, sealLegacySecrets, type State } from './state/state.js';
+import { sealLegacySecrets, type State } from './state/state.js';
 import { TollfreeVerifications } from './tollfree/verifications.js';
 import { PeriodicSweep } from './core/periodic-sweep.js';
 import { OriginationProbes } from './call/trunks/origination-probes.js';
@@ -142,34 +133,17 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   // The logger comes with the HTTP app, after the store: a write that fails before it exists
   // is a process warning.
   let log: { warn(object: object, message: string): void } | null = null;
-  const { secrets, keyFile } = await storedSecretsKey(config);
-  const redisStore = config.redisUrl
-    ? RedisStore.connect(config.redisUrl, {
-        waitForReplicas: config.redisWaitForReplicas,
-        onError: (error) =>
-          log
-            ? log.warn({ err: error }, 'Redis connection; reconnecting')
-            : process.emitWarning(`Redis: ${error.message}`),
-      })
-    : null;
-  const embeddedStore = redisStore
-    ? null
-    : new EmbeddedStore(config.dataDir, {
-        onError: (error) =>
-          log
-            ? log.warn({ err: error }, 'the state log could not be written; retrying')
-            : process.emitWarning(`state log: ${error.message}`),
-      });
-  const store: DocumentStore = redisStore ?? embeddedStore!;
-  const state = createState(store, secrets);
-  await waitForStore(store, {
-    waitMs: config.storeStartWait * 1000,
-    scheduler: options.scheduler ?? systemScheduler,
-    onWait: (error, waitedMs) =>
-      process.emitWarning(
-        `the state store does not take writes yet (${error.detail}); waited ${Math.round(waitedMs / 1000)} s of ${config.storeStartWait} s`,
-      ),
-  });
+  const { store, redisStore, embeddedStore, state, keyFile } = await openStore(
+    config,
+    options.scheduler ?? systemScheduler,
+    (error, what) => {
+      if (what === 'redis') {
+        if (log) log.warn({ err: error }, 'Redis connection; reconnecting');
+        else process.emitWarning(`Redis: ${error.message}`);
+      } else if (log) log.warn({ err: error }, 'the state log could not be written; retrying');
+      else process.emitWarning(`state log: ${error.message}`);
+    },
+  );
   const mainAccount = await ensureMainAccount(
     state,
     clock,
@@ -421,31 +395,13 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
   const uris = new UriBuilder(config.publicUrl);
   const mediaUrl = (authId: string, uuid: string, mediaId: string) =>
     uris.account(authId, 'Message', uuid, 'Media', mediaId);
-  await chatAppWebhookRoutes(
-    app,
-    new ChatAppWebhooks({
-      state,
-      templates: chatAppTemplates,
-      onStatus: (status) => messaging.pipeline.chatAppStatus(status),
-      onInbound: (message) => messaging.inbound.receive(message),
-      graph,
-      media: { state, store: messaging.mms.store, mediaUrl },
-      log: app.log,
-    }),
-  );
-  await mm7Routes(
-    app,
-    new Mm7Inbound({
-      state,
-      store: messaging.mms.store,
-      pipeline: messaging.pipeline,
-      inbound: messaging.inbound,
-      mm7: config.mm7,
-      clock,
-      mediaUrl,
-      log: app.log,
-    }),
-  );
+  await messagingRoutes(app, config, messaging, {
+    state,
+    templates: chatAppTemplates,
+    graph,
+    clock,
+    mediaUrl,
+  });
   const tollfree = new TollfreeVerifications({ state, callbacks, clock });
   const tollfreeExpiry = new PeriodicSweep(
     () => tollfree.expireOverdue(mainAccount.authId, clock.now()),
@@ -591,31 +547,6 @@ function ownPorts(config: Config, app: TypedApp, sip: SipService): number[] {
   }
   ports.delete(0);
   return [...ports];
-}
-
-/**
- * The key the stored secrets are sealed with (README, Secrets at rest): VOXGATE_SECRET_KEY;
- * without it, the embedded store's key file in the data directory, or a key of the process's
- * own in memory. Nodes sharing Redis need one key that Redis does not hold: there it must be set.
- */
-async function storedSecretsKey(
-  config: Config,
-): Promise<{ secrets: SecretBox; keyFile: SecretKeyFile | null }> {
-  if (config.secretKey) {
-    return { secrets: new SecretBox(parseSecretKey(config.secretKey)), keyFile: null };
-  }
-  if (config.redisUrl) {
-    throw new ConfigError(
-      'VOXGATE_SECRET_KEY',
-      'must be set with VOXGATE_REDIS_URL: every node sharing Redis encrypts and decrypts the ' +
-        'stored secrets with this one key, which Redis itself must not hold (make one with ' +
-        '`openssl rand -hex 32`)',
-      '',
-    );
-  }
-  if (config.dataDir === null) return { secrets: SecretBox.random(), keyFile: null };
-  const keyFile = await loadSecretKeyFile(config.dataDir);
-  return { secrets: new SecretBox(keyFile.key), keyFile };
 }
 
 /** Webhooks are signed with the owning account's token and its main account's token. */

@@ -1,5 +1,8 @@
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
+import type { TypedApp } from './api/api-context.js';
+import { chatAppWebhookRoutes } from './api/routes/chatapp-webhook.js';
+import { mm7Routes } from './api/routes/mm7-endpoint.js';
 import {
   BullMqRetryQueue,
   TimerRetryQueue,
@@ -7,14 +10,18 @@ import {
   type SigningKeys,
 } from './callbacks/index.js';
 import type { Config } from './config/config.js';
+import type { Clock } from './core/clock.js';
 import type { OutboundGuard } from './core/outbound-guard.js';
 import type { Scheduler } from './core/scheduler.js';
 import type { AccountLimiter } from './limits/account-limiter.js';
 import { NO_CARRIERS } from './messaging/carrier-network.js';
+import type { ChatAppTemplates } from './messaging/chatapp/chatapp-templates.js';
+import { ChatAppWebhooks } from './messaging/chatapp/chatapp-webhooks.js';
 import type { GraphClient } from './messaging/chatapp/graph-client.js';
 import type { SendJob } from './messaging/message-pipeline.js';
 import { MessagingService } from './messaging/messaging-service.js';
 import { DiskMediaStore, MemoryMediaStore } from './messaging/mms/media-store.js';
+import { Mm7Inbound } from './messaging/mms/mm7-inbound.js';
 import { SmsCarriers } from './messaging/sms-carriers.js';
 import type { State } from './state/state.js';
 
@@ -90,4 +97,52 @@ export function composeMessaging(config: Config, deps: MessagingDependencies): M
     registry: deps.registry,
     limits: deps.limits,
   });
+}
+
+/** What the carriers' and chat-app upstream's inbound webhooks take from the gateway. */
+export interface MessagingRoutesDependencies {
+  state: State;
+  templates: ChatAppTemplates;
+  graph: GraphClient;
+  clock: Clock;
+  /** The URL a message's media is served at. */
+  mediaUrl(authId: string, uuid: string, mediaId: string): string;
+}
+
+/**
+ * Part of the composition root (app.ts): the routes carriers and the chat-app upstream call
+ * in on (chat-app webhooks, MM7), delivering into messaging.
+ */
+export async function messagingRoutes(
+  app: TypedApp,
+  config: Config,
+  messaging: MessagingService,
+  deps: MessagingRoutesDependencies,
+): Promise<void> {
+  const { state, graph, clock, mediaUrl } = deps;
+  await chatAppWebhookRoutes(
+    app,
+    new ChatAppWebhooks({
+      state,
+      templates: deps.templates,
+      onStatus: (status) => messaging.pipeline.chatAppStatus(status),
+      onInbound: (message) => messaging.inbound.receive(message),
+      graph,
+      media: { state, store: messaging.mms.store, mediaUrl },
+      log: app.log,
+    }),
+  );
+  await mm7Routes(
+    app,
+    new Mm7Inbound({
+      state,
+      store: messaging.mms.store,
+      pipeline: messaging.pipeline,
+      inbound: messaging.inbound,
+      mm7: config.mm7,
+      clock,
+      mediaUrl,
+      log: app.log,
+    }),
+  );
 }
