@@ -64,7 +64,7 @@ export class RoomRecordings {
     const started = await this.service
       .start(
         { uuid: room.uuid, sessionId: room.uuid, from: '', to: '', owner },
-        { format: request.format, channels: 1, callback: null },
+        { format: request.format, channels: 1, callback: null, conference: room.name },
       )
       .catch((error: Error) => {
         this.done(room);
@@ -74,7 +74,6 @@ export class RoomRecordings {
       this.done(room);
       // A room's recordings are not billed to a call: their tally is let go, not kept.
       void this.service.recordedOn(room.uuid, 0);
-      if (result.state === 'completed') await this.markConference(room, owner, result);
       this.report(room, request, result);
       return result;
     });
@@ -139,24 +138,6 @@ export class RoomRecordings {
     }
     return Promise.reject(new Error(`the conference ${room?.name ?? ''} has no member in the mix`));
   };
-
-  private async markConference(
-    room: ConferenceRoom,
-    owner: { account: string },
-    result: RecordingResult,
-  ): Promise<void> {
-    const { recordings } = this.calls.options;
-    const stored = await recordings.get(owner.account, result.recordingId).catch(() => null);
-    if (!stored) return;
-    await recordings
-      .update({ ...stored, recording_type: 'conference', conference_name: room.name }, stored)
-      .catch((error: Error) =>
-        this.calls.options.log.warn(
-          { recordingId: result.recordingId, reason: error.message },
-          'conference recording record not updated',
-        ),
-      );
-  }
 
   /** The callback: the recording's parameters with the room's, signed as every callback is. */
   private report(room: ConferenceRoom, request: RoomRecordingRequest, result: RecordingResult) {

@@ -39,6 +39,8 @@ export interface RecordingRequest {
   callback?: { url: string; method: CallbackMethod; style: CallbackStyle } | null;
   /** The request's api_id, sent back on an API-style callback. */
   apiId?: string;
+  /** The conference room recorded (its mix), when it is one: the record says so from the start. */
+  conference?: string;
 }
 
 /** How a recording ended once its file is stored (or could not be). */
@@ -206,8 +208,8 @@ export class CallRecordings {
         call_uuid: call.uuid,
         auth_id: call.owner.authId,
         recording_format: request.format,
-        recording_type: 'call',
-        conference_name: null,
+        recording_type: request.conference === undefined ? 'call' : 'conference',
+        conference_name: request.conference ?? null,
         recording_url: url,
         from_number: call.from,
         to_number: call.to,
