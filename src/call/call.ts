@@ -178,6 +178,9 @@ export class Call implements AppCall {
       },
       onEnded: (end) => void this.ended(end),
       onStream: (streamId, news) => this.streams.news(streamId, news),
+      onConferenceFloor: (conferenceId) => {
+        if (conferenceId === this.conferenceUuid) this.onConferenceFloor?.();
+      },
     };
     services.watcher?.started(this);
     logCallStarted(services.log, this);
@@ -347,6 +350,8 @@ export class Call implements AppCall {
   conference?: (instruction: ConferenceInstruction) => Promise<Record<string, string> | null>;
   /** The conference the call last joined; its record keeps it. */
   conferenceUuid: string | null = null;
+  /** Told when the call takes the floor of its conference (set by the room while it is in). */
+  onConferenceFloor: (() => void) | null = null;
 
   log(message: string, fields: Record<string, unknown> = {}): void {
     this.services.log.warn({ callUuid: this.uuid, ...fields }, message);

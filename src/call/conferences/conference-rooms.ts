@@ -1,12 +1,12 @@
 import { MessageChannel, type Transferable } from 'node:worker_threads';
 import type { Scheduler } from '../../core/scheduler.js';
 import type { SessionCommand } from '../../media/worker/media-worker-pool.js';
-import type { PlaySource, Results } from '../../media/worker/protocol.js';
+import type { Results } from '../../media/worker/protocol.js';
 import type { Call } from '../call.js';
 import type { CallRecordings } from '../recordings/call-recordings.js';
-import { loadDialSound, playDialSound } from '../dial-sound.js';
 import { hangupCause } from '../hangup-causes.js';
-import type { ConferenceInstruction, ConferenceSound } from '../xml/conference-instruction.js';
+import type { ConferenceInstruction } from '../xml/conference-instruction.js';
+import { roomSound, WAIT_TAG, waitSound } from './conference-sounds.js';
 import { RoomRecordings } from './conference-recording.js';
 import { ConferenceMember, ConferenceRoom, type ExitReason } from './conference-room.js';
 import { localRoomClaims, type RoomClaims } from './room-claims.js';
@@ -42,12 +42,6 @@ export interface ConferenceRoomsOptions {
  * maxMembers are in; `elsewhere`: the room is open on another node of the gateway.
  */
 export type JoinRefusal = 'full' | 'elsewhere';
-
-/** Playback tags, so that a member's wait sound or a room sound stops alone. */
-const WAIT_TAG = 'conference-wait';
-const SOUND_TAG = 'conference-sound';
-/** beep:1 and beep:2: 700 Hz for 300 ms, the second after 200 ms. */
-const BEEP = { frequencies: [700], durationMs: 300, gapMs: 200 } as const;
 
 /**
  * The conference rooms of this node, by account and name: members join through the answer
@@ -152,8 +146,8 @@ export class ConferenceRooms {
     const joining = room.started ? room.present().filter((m) => !m.mixed) : [member];
     if (room.started) await Promise.all(joining.map((m) => this.mix(room, m)));
     if (room.started) this.recordings?.recordIfAsked(room);
-    if (!member.mixed) void this.waitSound(member);
-    this.sound(room, member, instruction.enterSound);
+    if (!member.mixed) void waitSound(member, this.options.scheduler);
+    roomSound(room, member, instruction.enterSound, this.options.scheduler);
     const stop = this.watch(room, member);
     const reason = await member.left;
     stop();
@@ -180,10 +174,14 @@ export class ConferenceRooms {
     return null;
   }
 
-  /** Hangs up, kicks on *, ends at timeLimit, reports digitsMatch and relays digits. */
+  /**
+   * Hangs up, kicks on *, ends at timeLimit, reports digitsMatch, relays digits and reports the
+   * member taking the floor.
+   */
   private watch(room: ConferenceRoom, member: ConferenceMember): () => void {
     const { settings, call } = member;
     void call.leg.ended.then(() => member.leave('hangup'));
+    call.onConferenceFloor = () => this.floor(room, member);
     const limit =
       settings.timeLimit > 0
         ? this.options.scheduler.after(settings.timeLimit * 1000, () => member.leave('time-limit'))
@@ -207,6 +205,7 @@ export class ConferenceRooms {
     return () => {
       limit?.cancel();
       stopDigits();
+      call.onConferenceFloor = null;
     };
   }
 
@@ -226,7 +225,7 @@ export class ConferenceRooms {
       'conference member left',
     );
     this.event(room, member, 'exit');
-    this.sound(room, member, member.settings.exitSound);
+    roomSound(room, member, member.settings.exitSound, this.options.scheduler);
     const remaining = room.present();
     if (member.settings.endConferenceOnExit) {
       this.close(room);
@@ -329,65 +328,31 @@ export class ConferenceRooms {
     }
   }
 
-  /** waitSound, over and over until the conference starts; silence without one. */
-  private async waitSound(member: ConferenceMember): Promise<void> {
-    const url = member.settings.waitSound;
-    if (url === null) return;
-    const sound = await loadDialSound(member.call, url);
-    const player = {
-      play: (source: PlaySource, options: { loop?: boolean }) =>
-        member.call.leg.play(source, { ...options, tag: WAIT_TAG }),
-    };
-    await playDialSound(player, sound, this.options.scheduler, {
-      loop: true,
-      stopped: () => member.mixed || !member.present,
-    });
-  }
-
-  /** enterSound or exitSound, to every member in the mix. */
-  private sound(room: ConferenceRoom, cause: ConferenceMember, sound: ConferenceSound): void {
-    if (sound === null) return;
-    const hearers = room.present().filter((m) => m.mixed && !m.deaf);
-    if (sound.kind === 'beep') {
-      const tone = {
-        kind: 'tone',
-        frequencies: [...BEEP.frequencies],
-        durationMs: BEEP.durationMs,
-      };
-      for (const m of hearers) void this.beep(m, tone as PlaySource, sound.count);
-      return;
-    }
-    void loadDialSound(cause.call, sound.url).then((loaded) => {
-      for (const m of hearers) {
-        const player = {
-          play: (source: PlaySource, options: { loop?: boolean }) =>
-            m.call.leg.play(source, { ...options, tag: SOUND_TAG }),
-        };
-        void playDialSound(player, loaded, this.options.scheduler, {
-          loop: false,
-          stopped: () => !m.present,
-        });
-      }
-    });
-  }
-
-  private async beep(member: ConferenceMember, tone: PlaySource, count: 1 | 2): Promise<void> {
-    for (let i = 0; i < count; i++) {
-      if (i > 0) await new Promise((r) => this.options.scheduler.after(BEEP.gapMs, () => r(null)));
-      await member.call.leg.play(tone, { tag: SOUND_TAG }).catch(() => false);
+  /**
+   * `holder` took the floor (the mixing worker's rule, docs/calls-and-media.md): each member
+   * whose element had floorEvent is told, with the holder's parameters.
+   */
+  private floor(room: ConferenceRoom, holder: ConferenceMember): void {
+    if (!holder.present) return;
+    for (const member of room.present()) {
+      if (member.settings.floorEvent) this.event(room, holder, 'floor', {}, member);
     }
   }
 
-  /** callbackUrl's events: enter, exit, digits (signed as every callback is). */
+  /**
+   * callbackUrl's events about `member` (enter, exit, digits, floor), to the callbackUrl of
+   * `to` (the member itself, but for floor), signed as every callback is.
+   */
   private event(
     room: ConferenceRoom,
     member: ConferenceMember,
-    action: 'enter' | 'exit' | 'digits',
+    action: 'enter' | 'exit' | 'digits' | 'floor',
     extra: Record<string, string> = {},
+    to: ConferenceMember = member,
   ): void {
-    const { callbackUrl, callbackMethod } = member.settings;
+    const { callbackUrl, callbackMethod } = to.settings;
     if (callbackUrl === null) return;
-    member.call.notify(callbackUrl, callbackMethod, {
+    to.call.notify(callbackUrl, callbackMethod, {
       ...member.call.requestParams(),
       ConferenceName: room.name,
       ConferenceUUID: room.uuid,

@@ -53,6 +53,8 @@ export interface LegEvents {
   onEnded?(end: LegEnd): void;
   /** News of a stream forked from this leg's audio. */
   onStream?(streamId: string, news: StreamNews): void;
+  /** The leg took the floor of the conference it is in (its mixing worker says so). */
+  onConferenceFloor?(conferenceId: string): void;
 }
 
 /** Epoch ms of a leg's moments. */
@@ -338,6 +340,9 @@ export abstract class CallLeg {
       }
       case 'dtmf':
         this.events.onDigit?.(event.digit, event.source);
+        return;
+      case 'conferenceFloor':
+        this.events.onConferenceFloor?.(event.conferenceId);
         return;
       case 'mediaTimeout':
         void this.hangup(endAfterAnswer(hangupCause('Media Timeout'), 'Service'));

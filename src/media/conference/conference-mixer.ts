@@ -3,6 +3,7 @@ import { Resampler } from '../codec/resampler.js';
 import type { MediaSession } from '../pipeline/media-session.js';
 import { PushedSource } from '../playout/playout-source.js';
 import type { RecordingOutcome } from '../recording/recording-spec.js';
+import { ConferenceFloor } from './conference-floor.js';
 import type { ConferenceRecorder } from './conference-recorder.js';
 
 /** What a member may do: be heard (not muted), and hear (not deaf). */
@@ -40,16 +41,22 @@ interface Member extends MemberFlags {
  * (16 kHz when every member's leg is at 16 kHz or more, else 8 kHz) and summed; each member
  * who is not deaf hears the sum less their own voice, saturated to 16 bits, at their own rate.
  * A muted member's voice is left out of the sum. The audio moves as Dial's bridge moves it: a
- * tap on each session, a pushed source played into each.
+ * tap on each session, a pushed source played into each. The loudest voice of each tick goes
+ * to the floor (ConferenceFloor), which tells `onFloor` of each member who takes it.
  */
 export class ConferenceMixer {
   private readonly members = new Map<string, Member>();
   private readonly recorders = new Set<ConferenceRecorder>();
   private mixRate: SampleRate = 8000;
   private readonly stopTicking: () => void;
+  private readonly floor: ConferenceFloor;
 
-  constructor(clock: { add(tick: () => void): () => void }) {
+  constructor(
+    clock: { add(tick: () => void): () => void },
+    onFloor: (sessionId: string) => void = () => {},
+  ) {
     this.stopTicking = clock.add(() => this.mix());
+    this.floor = new ConferenceFloor(onFloor);
   }
 
   get size(): number {
@@ -101,6 +108,7 @@ export class ConferenceMixer {
     const member = this.members.get(sessionId);
     if (!member) return false;
     this.members.delete(sessionId);
+    this.floor.leave(sessionId);
     member.stop();
     this.settleRate();
     return true;
@@ -162,7 +170,9 @@ export class ConferenceMixer {
     const voices: (Int16Array | null)[] = [];
     const total = new Int32Array(length);
     let speaking = 0;
-    for (const member of this.members.values()) {
+    let loudest: string | null = null;
+    let loudestEnergy = 0;
+    for (const [sessionId, member] of this.members) {
       const frame = member.waiting.shift();
       const voice =
         frame === undefined || member.muted
@@ -171,8 +181,18 @@ export class ConferenceMixer {
       voices.push(voice);
       if (voice === null) continue;
       speaking++;
-      for (let i = 0; i < length; i++) total[i]! += voice[i]!;
+      let energy = 0;
+      for (let i = 0; i < length; i++) {
+        const sample = voice[i]!;
+        total[i]! += sample;
+        energy += sample * sample;
+      }
+      if (energy > loudestEnergy) {
+        loudest = sessionId;
+        loudestEnergy = energy;
+      }
     }
+    this.floor.tick(loudest, loudestEnergy, length);
     if (this.recorders.size > 0) {
       const whole = speaking === 0 ? null : saturated(total, null);
       for (const recorder of this.recorders) recorder.take(whole, this.mixRate);

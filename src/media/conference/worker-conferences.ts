@@ -17,7 +17,9 @@ type Clock = { add(tick: () => void): () => void };
  * The conferences one worker holds, by id, and which one each member session is in; and the
  * links between them and members on other workers: the conference's end of each (a
  * LinkedMember in the mix), and the member's end of each whose leg runs here (a MemberLink). A
- * conference's mixer starts with its first member and stops with its last.
+ * conference's mixer starts with its first member and stops with its last. `onFloor` hears of
+ * each member taking the floor of a conference mixed here (its session may be on another
+ * worker, linked).
  */
 export class WorkerConferences {
   private readonly mixers = new Map<string, ConferenceMixer>();
@@ -27,7 +29,10 @@ export class WorkerConferences {
   /** The member's end of links, by its session id (a session of this worker). */
   private readonly links = new Map<string, MemberLink>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly onFloor: (sessionId: string, conferenceId: string) => void = () => {},
+  ) {}
 
   /** `session` finds a session of this worker (throwing when there is none). */
   handle<C extends ConferenceCommand>(
@@ -133,7 +138,7 @@ export class WorkerConferences {
     const own = link ? null : session(sessionId);
     let mixer = this.mixers.get(conferenceId);
     if (!mixer) {
-      mixer = new ConferenceMixer(this.clock);
+      mixer = new ConferenceMixer(this.clock, (member) => this.onFloor(member, conferenceId));
       this.mixers.set(conferenceId, mixer);
     }
     let member: MemberSession;

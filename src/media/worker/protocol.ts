@@ -272,6 +272,11 @@ export type SessionEvent =
   | { type: 'ended'; cause: string }
   /** A WebRTC leg's transport ended: ICE consent lost, DTLS failed, or the peer closed it. */
   | { type: 'transportFailed'; kind: WebrtcFailure['kind']; message: string }
+  /**
+   * The member took the floor of the conference mixed on this worker (ConferenceFloor); sent
+   * by the mixing worker, which for a linked member is not the worker of its session.
+   */
+  | { type: 'conferenceFloor'; conferenceId: string }
   /** A stream fork's news: see StreamNews. */
   | ({ type: 'stream'; streamId: string } & StreamNews);
 

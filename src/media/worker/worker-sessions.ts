@@ -110,7 +110,9 @@ export class WorkerSessions {
         message: `outbound request refused (rule ${refused.rule}): ${redactedUrl(url)}: ${refused.message}`,
       }),
     );
-    this.conferences = new WorkerConferences(this.clock);
+    this.conferences = new WorkerConferences(this.clock, (sessionId, conferenceId) =>
+      emit(sessionId, { type: 'conferenceFloor', conferenceId }),
+    );
     this.files = new AudioFileSource({ maxBytes: settings.maxFileBytes, guard: this.guard });
     if (reportLatency) {
       const { inbound, playout } = this.latency;
