@@ -100,7 +100,7 @@ export function readConference(element: XmlElement): ConferenceInstruction {
     redirect: reader.boolean('redirect', true),
     callbackUrl: reader.url('callbackUrl'),
     callbackMethod: reader.method('callbackMethod', 'POST'),
-    digitsMatch: readDigitsMatch(reader),
+    digitsMatch: reader.digitSequences('digitsMatch'),
     floorEvent: reader.boolean('floorEvent', false),
     relayDTMF: reader.boolean('relayDTMF', true),
   };
@@ -135,19 +135,4 @@ function readSound(reader: ElementReader, attribute: string): ConferenceSound {
     `${attribute} must be "", "beep:1", "beep:2" or an http or https URL, got "${value}"`,
     attribute,
   );
-}
-
-/** Comma-separated digit sequences, e.g. `#0,99,000`. */
-function readDigitsMatch(reader: ElementReader): string[] {
-  const value = reader.string('digitsMatch');
-  if (value === null) return [];
-  const patterns = value.split(',').map((p) => p.trim());
-  if (patterns.some((p) => !/^[0-9*#]+$/.test(p))) {
-    throw new AnswerXmlError(
-      'Conference',
-      `digitsMatch must be digit sequences (0-9, *, #) separated by commas, got "${value}"`,
-      'digitsMatch',
-    );
-  }
-  return patterns;
 }

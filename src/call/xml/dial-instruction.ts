@@ -52,7 +52,7 @@ export function readDial(element: XmlElement): DialInstruction {
     redirect: reader.boolean('redirect', defaults.redirect),
     callbackUrl: reader.url('callbackUrl'),
     callbackMethod: reader.method('callbackMethod', defaults.callbackMethod),
-    digitsMatch: readDigitsMatch(reader),
+    digitsMatch: reader.digitSequences('digitsMatch'),
     sipHeaders: reader.headerList('sipHeaders'),
     targets,
   };
@@ -149,19 +149,4 @@ function readDialMusic(reader: ElementReader, fallback: string): string {
     );
   }
   return music;
-}
-
-/** Comma-separated digit sequences, e.g. `123,*9`. */
-function readDigitsMatch(reader: ElementReader): string[] {
-  const value = reader.string('digitsMatch');
-  if (value === null) return [];
-  const patterns = value.split(',').map((p) => p.trim());
-  if (patterns.some((p) => !/^[0-9*#]+$/.test(p))) {
-    throw new AnswerXmlError(
-      'Dial',
-      `digitsMatch must be digit sequences (0-9, *, #) separated by commas, got "${value}"`,
-      'digitsMatch',
-    );
-  }
-  return patterns;
 }

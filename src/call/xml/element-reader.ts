@@ -54,6 +54,17 @@ export class ElementReader {
     return value === null || value === '' ? null : value;
   }
 
+  /** Comma-separated digit sequences (0-9, *, #), e.g. `123,*9` (digitsMatch); absent: none. */
+  digitSequences(attribute: string): string[] {
+    const value = this.string(attribute);
+    if (value === null) return [];
+    const patterns = value.split(',').map((p) => p.trim());
+    if (patterns.some((p) => !/^[0-9*#]+$/.test(p))) {
+      this.fail(attribute, 'digit sequences (0-9, *, #) separated by commas', value);
+    }
+    return patterns;
+  }
+
   requiredString(attribute: string): string {
     const value = this.string(attribute);
     if (value === null) {

@@ -1,7 +1,7 @@
 import type { SampleRate } from '../codec/argument-checks.js';
 import { Resampler } from '../codec/resampler.js';
 import type { RecordingOutcome, RecordingSpec } from '../recording/recording-spec.js';
-import { WavFileWriter } from '../recording/wav-file-writer.js';
+import { recordingOutcome, WavFileWriter } from '../recording/wav-file-writer.js';
 
 const FRAME_MS = 20;
 
@@ -58,18 +58,13 @@ export class ConferenceRecorder {
 
   private async end(reason: RecordingOutcome['reason']): Promise<RecordingOutcome> {
     const failure = await this.writer.finish();
-    const outcome: RecordingOutcome = {
-      recordingId: this.spec.recordingId,
-      state: failure ? 'failed' : 'completed',
-      reason: failure ? 'failed' : reason,
-      durationMs: this.frames * FRAME_MS,
-      startedAt: this.startedAt,
-      endedAt: this.startedAt + this.frames * FRAME_MS,
-      rate: this.writer.rate,
-      channels: 1,
-      bytes: this.writer.bytes,
-      ...(failure && { message: `the recording could not be written: ${failure.message}` }),
-    };
+    const outcome = recordingOutcome(
+      this.spec.recordingId,
+      this.writer,
+      { frames: this.frames, startedAt: this.startedAt },
+      reason,
+      failure,
+    );
     this.resolveEnded(outcome);
     return outcome;
   }

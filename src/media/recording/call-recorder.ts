@@ -2,7 +2,7 @@ import type { FrameClock } from '../playout/frame-clock.js';
 import type { MediaSession } from '../pipeline/media-session.js';
 import { SilenceWatch } from '../pipeline/silence-watch.js';
 import type { RecordingOutcome, RecordingSpec } from './recording-spec.js';
-import { WavFileWriter } from './wav-file-writer.js';
+import { recordingOutcome, WavFileWriter } from './wav-file-writer.js';
 
 /** Frames a side may run ahead of the ticks (a pacer's catch-up burst) before the oldest go. */
 const MAX_QUEUED_FRAMES = 5;
@@ -135,18 +135,13 @@ export class CallRecorder {
     for (const untap of this.untaps) untap();
     this.peer?.untap();
     const failure = await this.writer.finish();
-    const outcome: RecordingOutcome = {
-      recordingId: this.spec.recordingId,
-      state: failure ? 'failed' : 'completed',
-      reason: failure ? 'failed' : reason,
-      durationMs: this.frames * FRAME_MS,
-      startedAt: this.startedAt,
-      endedAt: this.startedAt + this.frames * FRAME_MS,
-      rate: this.writer.rate,
-      channels: this.spec.channels,
-      bytes: this.writer.bytes,
-      ...(failure && { message: `the recording could not be written: ${failure.message}` }),
-    };
+    const outcome = recordingOutcome(
+      this.spec.recordingId,
+      this.writer,
+      { frames: this.frames, startedAt: this.startedAt },
+      reason,
+      failure,
+    );
     this.resolveEnded(outcome);
     return outcome;
   }

@@ -1,4 +1,5 @@
 import { open, writeFile } from 'node:fs/promises';
+import type { RecordingOutcome } from './recording-spec.js';
 
 /** Bytes of the canonical 16-bit PCM WAV header (RIFF, fmt, data). */
 export const WAV_HEADER_BYTES = 44;
@@ -149,4 +150,30 @@ export class WavFileWriter {
     this.pending = [];
     this.pendingBytes = 0;
   }
+}
+
+/**
+ * How a recording ended once its writer has finished: `frames` of 20 ms written from
+ * `startedAt` (epoch ms), stopped for `reason`, or failed when the writer reports `failure`.
+ */
+export function recordingOutcome(
+  recordingId: string,
+  writer: WavFileWriter,
+  written: { frames: number; startedAt: number },
+  reason: RecordingOutcome['reason'],
+  failure: Error | null,
+): RecordingOutcome {
+  const durationMs = written.frames * 20;
+  return {
+    recordingId,
+    state: failure ? 'failed' : 'completed',
+    reason: failure ? 'failed' : reason,
+    durationMs,
+    startedAt: written.startedAt,
+    endedAt: written.startedAt + durationMs,
+    rate: writer.rate,
+    channels: writer.channels,
+    bytes: writer.bytes,
+    ...(failure && { message: `the recording could not be written: ${failure.message}` }),
+  };
 }
