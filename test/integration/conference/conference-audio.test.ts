@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { powerAt } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -15,23 +16,12 @@ const TONES = [500, 800, 1300];
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 const phones: TonePhone[] = [];
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true });
-  sip = await openSipPeer();
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: {
-      app_name: 'rooms',
-      answer_url: `${app.baseUrl}/answer`,
-      hangup_url: `${app.baseUrl}/hangup`,
-    },
-  });
-  const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
-  expect(added.status).toBeLessThan(300);
+  room = await ConferenceGateway.start({ number: NUMBER, appName: 'rooms', hangupUrl: true });
+  ({ gw, app, sip } = room);
 });
 
 afterEach(async () => {
@@ -49,9 +39,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
 });
 
 async function join(count: number, from = 'phone'): Promise<TonePhone[]> {

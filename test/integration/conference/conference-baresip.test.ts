@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBaresip, type Baresip } from '../../support/baresip.js';
 import { ClientApp, paramsOf } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { wavSamples } from '../../support/phone-audio.js';
 import { powerAt } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -24,25 +25,18 @@ const QUIET = 1e4;
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 let phone: Baresip | null = null;
 let dumps: string;
 const phones: TonePhone[] = [];
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true });
-  sip = await openSipPeer();
+  room = await ConferenceGateway.start({ number: NUMBER, appName: 'mixed-peers' });
+  ({ gw, app, sip } = room);
   dumps = await mkdtemp(join(tmpdir(), 'voxgate-conf-baresip-'));
   app.serve('/answer', {
     body: `<Response><Conference callbackUrl="${app.baseUrl}/events">mixed-peers</Conference></Response>`,
   });
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'mixed-peers', answer_url: `${app.baseUrl}/answer` },
-  });
-  const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
-  expect(added.status).toBeLessThan(300);
 });
 
 afterAll(async () => {
@@ -51,9 +45,7 @@ afterAll(async () => {
     await p.close();
   }
   await phone?.stop();
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
   await rm(dumps, { recursive: true, force: true });
 });
 

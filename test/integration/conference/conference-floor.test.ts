@@ -5,8 +5,9 @@ import {
   paramsOf,
   type ReceivedCallback,
 } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { TestGateway } from '../../support/gateway.js';
+import type { SipPeer } from '../../support/sip-peer.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -20,18 +21,16 @@ const TONES = [500, 1300, 1900];
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 const phones: TonePhone[] = [];
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true, env: { VOXGATE_MEDIA_WORKERS: '2' } });
-  sip = await openSipPeer();
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'floor', answer_url: `${app.baseUrl}/answer` },
+  room = await ConferenceGateway.start({
+    number: NUMBER,
+    appName: 'floor',
+    env: { VOXGATE_MEDIA_WORKERS: '2' },
   });
-  await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
+  ({ gw, app, sip } = room);
   // a and b ask for floor events, c does not; each has its own callbackUrl.
   app.serve('/answer', (request) => {
     const from = paramsOf(request).From!;
@@ -47,9 +46,7 @@ afterAll(async () => {
     await phone.hangup();
     await phone.close();
   }
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
 });
 
 /** A member whose phone is silent until told to speak. */

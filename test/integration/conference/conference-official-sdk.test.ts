@@ -3,10 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { wavHeader } from '../../../src/media/recording/wav-file-writer.js';
 import { ClientApp } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { officialSdk } from '../../support/official-sdk.js';
 import { powerAt, tone } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -24,6 +25,7 @@ const QUIET = 1e4;
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 let files: Server;
 let fileUrl: string;
 // The SDK's typings leave most answers `any`; the assertions below say what they hold.
@@ -32,9 +34,8 @@ let sdk: any;
 const phones: TonePhone[] = [];
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true });
-  sip = await openSipPeer();
+  room = await ConferenceGateway.start({ number: NUMBER, appName: 'sdk-rooms' });
+  ({ gw, app, sip } = room);
   sdk = officialSdk(gw);
   const pcm = tone(8000, FILE_HZ, 3, 8000);
   const wav = Buffer.concat([wavHeader(8000, 1, pcm.byteLength), Buffer.from(pcm.buffer)]);
@@ -44,13 +45,6 @@ beforeAll(async () => {
   app.serve('/answer', (request) => ({
     body: `<Response><Conference>${new URLSearchParams(request.body).get('From')?.startsWith('b') ? 'sdk-b' : 'sdk-a'}</Conference></Response>`,
   }));
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'sdk-rooms', answer_url: `${app.baseUrl}/answer` },
-  });
-  const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
-  expect(added.status).toBeLessThan(300);
 });
 
 afterEach(async () => {
@@ -61,9 +55,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
   await new Promise((resolve) => files?.close(resolve));
 });
 

@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp, expectValidSignatures, paramsOf } from '../../support/client-app.js';
-import { startGateway, UUID, type TestGateway } from '../../support/gateway.js';
+import { UUID, type TestGateway } from '../../support/gateway.js';
 import { wavSamples } from '../../support/phone-audio.js';
 import { powerAt } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -23,22 +24,19 @@ const LOUD = 1e6;
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 let dataDir: string;
 const phones: TonePhone[] = [];
 const run = promisify(execFile);
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'voxgate-conf-rec-'));
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true, env: { VOXGATE_DATA_DIR: dataDir } });
-  sip = await openSipPeer();
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'recorded-room', answer_url: `${app.baseUrl}/answer` },
+  room = await ConferenceGateway.start({
+    number: NUMBER,
+    appName: 'recorded-room',
+    env: { VOXGATE_DATA_DIR: dataDir },
   });
-  const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
-  expect(added.status).toBeLessThan(300);
+  ({ gw, app, sip } = room);
 });
 
 afterEach(async () => {
@@ -50,9 +48,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
   await rm(dataDir, { recursive: true, force: true });
 });
 

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp, paramsOf } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { powerAt } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
 import { runSipp } from '../../support/sipp.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -20,18 +21,12 @@ const QUIET = 1e4;
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 let phone: TonePhone | null = null;
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true });
-  sip = await openSipPeer();
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'sipp-room', answer_url: `${app.baseUrl}/answer` },
-  });
-  await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
+  room = await ConferenceGateway.start({ number: NUMBER, appName: 'sipp-room' });
+  ({ gw, app, sip } = room);
   app.serve('/answer', {
     body: `<Response><Conference callbackUrl="${app.baseUrl}/events">sipp</Conference></Response>`,
   });
@@ -40,9 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await phone?.hangup();
   await phone?.close();
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
 });
 
 /** Power of the phone's own tone in what it heard over the next second. */

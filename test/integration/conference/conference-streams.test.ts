@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp, paramsOf } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { concat, powerAt, tone } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
 import { StreamServer, type StreamConnection } from '../../support/stream-server.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -21,21 +22,14 @@ const QUIET = 1e4;
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 let bot: StreamServer;
 const phones: TonePhone[] = [];
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true });
-  sip = await openSipPeer();
+  room = await ConferenceGateway.start({ number: NUMBER, appName: 'streamed-room' });
+  ({ gw, app, sip } = room);
   bot = await StreamServer.start();
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'streamed-room', answer_url: `${app.baseUrl}/answer` },
-  });
-  const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
-  expect(added.status).toBeLessThan(300);
 });
 
 afterEach(async () => {
@@ -47,10 +41,8 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  sip?.stack.close();
   await bot?.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
 });
 
 async function join(index: number): Promise<TonePhone> {

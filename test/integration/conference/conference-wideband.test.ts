@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClientApp } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { powerAt } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone, type TonePhoneCodec } from '../../support/tone-phone.js';
 import { sleep } from '../../support/wait.js';
 
@@ -18,20 +19,13 @@ const QUIET = 1e4;
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 const phones: TonePhone[] = [];
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true });
-  sip = await openSipPeer();
+  room = await ConferenceGateway.start({ number: NUMBER, appName: 'wideband' });
+  ({ gw, app, sip } = room);
   app.serve('/answer', { body: '<Response><Conference>wideband</Conference></Response>' });
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'wideband', answer_url: `${app.baseUrl}/answer` },
-  });
-  const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
-  expect(added.status).toBeLessThan(300);
 });
 
 afterEach(async () => {
@@ -42,9 +36,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
 });
 
 async function enter(hz: number, codec: TonePhoneCodec, from: string): Promise<TonePhone> {

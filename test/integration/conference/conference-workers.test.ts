@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode } from '../../../src/media/codec/g711.js';
 import { ClientApp } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { powerAt } from '../../support/signal.js';
-import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import type { SipPeer } from '../../support/sip-peer.js';
+import { ConferenceGateway } from '../../support/conference-gateway.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -17,18 +18,16 @@ const TONES = [500, 800, 1300];
 let gw: TestGateway;
 let app: ClientApp;
 let sip: SipPeer;
+let room: ConferenceGateway;
 let phones: TonePhone[] = [];
 
 beforeAll(async () => {
-  app = await ClientApp.start();
-  gw = await startGateway({ listen: true, env: { VOXGATE_MEDIA_WORKERS: '2' } });
-  sip = await openSipPeer();
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: { app_name: 'rooms', answer_url: `${app.baseUrl}/answer` },
+  room = await ConferenceGateway.start({
+    number: NUMBER,
+    appName: 'rooms',
+    env: { VOXGATE_MEDIA_WORKERS: '2' },
   });
-  await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
-  });
+  ({ gw, app, sip } = room);
   app.serve('/answer', { body: '<Response><Conference>split</Conference></Response>' });
   for (const [i, hz] of TONES.entries()) {
     phones.push(
@@ -46,9 +45,7 @@ afterAll(async () => {
     await phone.hangup();
     await phone.close();
   }
-  sip?.stack.close();
-  await gw?.close();
-  await app?.close();
+  await room?.close();
 });
 
 const LOUD = 1e6;
