@@ -51,18 +51,23 @@ export async function spawnGateway(
     stdout: () => out,
     stderr: () => err,
     healthy: async () => {
-      const deadline = Date.now() + 20_000;
+      // Two seconds on a quiet machine; far more while the other core compiles a test file.
+      const deadline = Date.now() + 45_000;
+      let last = 'no answer';
       while (Date.now() < deadline) {
         if (child.exitCode !== null) throw new Error(`gateway exited ${child.exitCode}: ${err}`);
         try {
           const res = await fetch(`http://127.0.0.1:${port}/health`);
           if (res.status === 200) return;
-        } catch {
-          // not listening yet
+          last = `${res.status} ${await res.text()}`;
+        } catch (e) {
+          last = String((e as Error).cause ?? e); // not listening yet
         }
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`gateway never became healthy: ${err}`);
+      throw new Error(
+        `gateway never became healthy (last /health: ${last})\nstdout: ${out.slice(-3000)}\nstderr: ${err.slice(-3000)}`,
+      );
     },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
