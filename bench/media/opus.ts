@@ -5,12 +5,13 @@
  *
  * Times, on the noisy synthetic speech bench:media-dsp uses: mu-law encode and decode at 8 kHz
  * (the native tables, as a call uses them); Opus encode at 16 kHz (mono, VoIP, 24 kbit/s,
- * in-band FEC planned for 10 % loss) at complexity 0, 5 (voxgate's default), 9 and 10, and at
- * 8 and 24 kHz at complexity 5; what a leg encodes with no FEC planned (its peer reports no
- * loss), at complexity 0 and 5, narrowband from 8 kHz audio and wideband; Opus decode at 16 kHz of a packet, of a lost packet from the
- * next one's FEC data, and concealment of a lost one; and the quality of what a leg sends at
- * complexity 0, 3 and 5 by measures that need no listener (opus-quality.ts). Prints a table and writes
- * bench/results/media-opus-*.json with the machine and its load.
+ * in-band FEC planned for 10 % loss) at complexity 0, 5 (voxgate's default for wideband), 9
+ * and 10, and at 8 and 24 kHz at complexity 5; what a leg encodes with no FEC planned (its peer
+ * reports no loss), at complexity 0, 1 (the default for narrowband) and 5, narrowband from
+ * 8 kHz audio and wideband; Opus decode at 16 kHz of a packet, of a lost packet from the next
+ * one's FEC data, and concealment of a lost one; and the quality of what a leg sends at
+ * complexity 0 to 5 and 10 by measures that need no listener (opus-quality.ts). Prints a table
+ * and writes bench/results/media-opus-*.json with the machine and its load.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -63,7 +64,7 @@ function opusEncodeCase(pcm: Int16Array, rate: OpusRate, complexity: number): Ti
  */
 function legEncodeCases(pcm8k: Int16Array, pcm16k: Int16Array): TimedCase[] {
   const upsampled = convertRate(pcm8k, 8000, 16000);
-  return [0, 5].flatMap((complexity) => {
+  return [0, 1, 5].flatMap((complexity) => {
     const narrow = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: 0, complexity });
     narrow.setAudioBand(4000, true);
     const wide = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: 0, complexity });

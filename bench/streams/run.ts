@@ -320,7 +320,7 @@ async function main(): Promise<void> {
       legs: plan.legs,
       answerXml: answerXml(`ws://${listenHost}:<bot port>/echo`),
       mediaWorkers: target ? null : plan.mediaWorkers,
-      opusComplexity: target ? null : (plan.opusComplexity ?? 'default (5)'),
+      opusComplexity: target ? null : (plan.opusComplexity ?? 'default (1 narrowband, 5 wider)'),
       rtpPorts: target ? null : RTP_PORTS,
       callerAudio:
         'PCMU, 20 ms frames: a 400 Hz tone whose first 5 bytes number the frame; silence (0xFF) while calls are set up; ' +

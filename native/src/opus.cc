@@ -25,6 +25,7 @@ Napi::Function OpusEncoderWrap::Define(Napi::Env env) {
                          InstanceMethod<&OpusEncoderWrap::SetBitrate>("setBitrate"),
                          InstanceMethod<&OpusEncoderWrap::SetPacketLoss>("setPacketLoss"),
                          InstanceMethod<&OpusEncoderWrap::SetMaxBandwidth>("setMaxBandwidth"),
+                         InstanceMethod<&OpusEncoderWrap::SetComplexity>("setComplexity"),
                          InstanceMethod<&OpusEncoderWrap::Reset>("reset"),
                      });
 }
@@ -102,6 +103,14 @@ Napi::Value OpusEncoderWrap::SetMaxBandwidth(const Napi::CallbackInfo& info) {
     bandwidth = OPUS_BANDWIDTH_SUPERWIDEBAND;
   }
   const int err = opus_encoder_ctl(encoder_, OPUS_SET_MAX_BANDWIDTH(bandwidth));
+  if (err != OPUS_OK) throw OpusFailure(info.Env(), "opus_encoder_ctl", err);
+  return info.Env().Undefined();
+}
+
+// Argument: the complexity (0-10) from the next frame on.
+Napi::Value OpusEncoderWrap::SetComplexity(const Napi::CallbackInfo& info) {
+  const int err = opus_encoder_ctl(
+      encoder_, OPUS_SET_COMPLEXITY(info[0].As<Napi::Number>().Int32Value()));
   if (err != OPUS_OK) throw OpusFailure(info.Env(), "opus_encoder_ctl", err);
   return info.Env().Undefined();
 }

@@ -18,6 +18,7 @@ class OpusEncoderWrap : public Napi::ObjectWrap<OpusEncoderWrap> {
   Napi::Value SetBitrate(const Napi::CallbackInfo& info);
   Napi::Value SetPacketLoss(const Napi::CallbackInfo& info);
   Napi::Value SetMaxBandwidth(const Napi::CallbackInfo& info);
+  Napi::Value SetComplexity(const Napi::CallbackInfo& info);
   Napi::Value Reset(const Napi::CallbackInfo& info);
 
   OpusEncoder* encoder_ = nullptr;

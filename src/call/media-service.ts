@@ -75,7 +75,7 @@ export class MediaService {
           rtpHost: config.rtpHost,
           cname: `voxgate@${hostname()}`,
           ...(options.webrtc && { dtls: options.webrtc.media }),
-          opusComplexity: config.opusComplexity,
+          ...(config.opusComplexity !== null && { opusComplexity: config.opusComplexity }),
           // A getter: the worker's settings are copied (structured clone) as each one starts.
           get outbound() {
             return options.outbound?.();

@@ -95,10 +95,11 @@ export interface Config {
    */
   sipOpus: boolean;
   /**
-   * The complexity of every Opus encoder of the media workers, 0 (cheapest) to 10
-   * (VOXGATE_OPUS_COMPLEXITY, default 5); bench/README.md has what each costs and sounds like.
+   * The complexity of every Opus encoder of the media workers, 0 (cheapest) to 10, whatever the
+   * band (VOXGATE_OPUS_COMPLEXITY); null (unset): 1 for narrowband audio and 5 for wider
+   * (media/pipeline/opus-codec.ts); bench/README.md has what each costs and sounds like.
    */
-  opusComplexity: number;
+  opusComplexity: number | null;
   /** Whether calls to numbers are taken only from their IncomingCarrier's IP set (call/incoming-carriers.ts). */
   inboundCarriers: InboundCarrierMode;
   /** WebRTC's DTLS-SRTP: the certificate files and handshake timeout (media/dtls/dtls-settings.ts). */
@@ -308,8 +309,9 @@ export function loadConfig(processEnv: Env = process.env): Config {
     sipWsOrigins: origins(env, 'VOXGATE_SIP_WS_ORIGINS'),
     sipTrace: flag(env, 'VOXGATE_SIP_TRACE'),
     sipOpus: flag(env, 'VOXGATE_SIP_OPUS', true),
-    // 5: OpusEncoder's own default (codec/opus.ts), not imported to keep the addon unloaded here.
-    opusComplexity: wholeInRange(env, 'VOXGATE_OPUS_COMPLEXITY', 5, { min: 0, max: 10 }),
+    opusComplexity: env.VOXGATE_OPUS_COMPLEXITY
+      ? wholeInRange(env, 'VOXGATE_OPUS_COMPLEXITY', 0, { min: 0, max: 10 })
+      : null,
     inboundCarriers: inboundCarriers(env),
     rtpPorts: portRange(env, 'VOXGATE_RTP_PORTS', { min: 20000, max: 29999 }),
     rtpHost: host(env, 'VOXGATE_RTP_HOST', host(env, 'VOXGATE_SIP_HOST', httpHost)),

@@ -134,6 +134,8 @@ export interface NativeOpusEncoder {
   setPacketLoss(percent: number): void;
   /** Codes no wider an Opus bandwidth than holds `hz`, the highest frequency worth coding. */
   setMaxBandwidth(hz: number): void;
+  /** The complexity (0-10) from the next frame on. */
+  setComplexity(complexity: number): void;
   /** Forgets the frames coded so far (OPUS_RESET_STATE); the settings stay. */
   reset(): void;
 }

@@ -23,8 +23,9 @@ export const OPUS_CLOCK_RATE = 48000;
 const FRAME_TENTHS_MS = [25, 50, 100, 200, 400, 600] as const;
 
 /**
- * The encoder's complexity unless told otherwise (VOXGATE_OPUS_COMPLEXITY for call legs). At
- * 16 kHz, 0 costs about half the CPU of 5 per frame (see bench/media/opus.ts).
+ * The encoder's complexity unless told otherwise. At 16 kHz, 0 costs about half the CPU of 5
+ * per frame (see bench/media/opus.ts); a call leg's complexity follows the band it codes
+ * (pipeline/opus-codec.ts).
  */
 export const DEFAULT_OPUS_COMPLEXITY = 5;
 
@@ -103,6 +104,11 @@ export class OpusEncoder {
 
   setBitrate(bitsPerSecond: number): void {
     this.#native.setBitrate(checkIntegerInRange(bitsPerSecond, 6000, 510000, 'bitsPerSecond'));
+  }
+
+  /** 0 (cheapest) to 10 (best), from the next frame on. */
+  setComplexity(complexity: number): void {
+    this.#native.setComplexity(checkIntegerInRange(complexity, 0, 10, 'complexity'));
   }
 
   setExpectedLoss(percent: number): void {

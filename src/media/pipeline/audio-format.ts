@@ -20,7 +20,10 @@ export interface OpusSending {
 
 /** How this side codes, whatever the peer asked: the gateway's own settings. */
 export interface CodecSettings {
-  /** The Opus encoder's complexity, 0-10 (VOXGATE_OPUS_COMPLEXITY); libopus's 5 when absent. */
+  /**
+   * The Opus encoder's complexity, 0-10, whatever the band (VOXGATE_OPUS_COMPLEXITY); when
+   * absent it follows the band coded (pipeline/opus-codec.ts).
+   */
   opusComplexity?: number;
 }
 

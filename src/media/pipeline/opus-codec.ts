@@ -1,5 +1,10 @@
 import type { SampleRate } from '../codec/argument-checks.js';
-import { OPUS_CLOCK_RATE, OpusDecoder, OpusEncoder } from '../codec/opus.js';
+import {
+  DEFAULT_OPUS_COMPLEXITY,
+  OPUS_CLOCK_RATE,
+  OpusDecoder,
+  OpusEncoder,
+} from '../codec/opus.js';
 import type { AudioFormat, CodecSettings, PayloadCodec } from './audio-format.js';
 
 /**
@@ -13,6 +18,23 @@ const MAX_PLANNED_LOSS_PERCENT = 25;
 /** How much of the smoothed loss a report that shows less loss keeps (it decays, not drops). */
 const LOSS_DECAY = 0.75;
 
+/** The widest band (Hz) coded at NARROWBAND_COMPLEXITY: Opus's narrowband. */
+const NARROWBAND_HZ = 4000;
+/**
+ * The complexity narrowband audio (a bot's 8 kHz stream, a phone's G.711) is coded at unless
+ * the operator set one. Measured on speech (bench/media/opus-quality.ts, bench/README.md): 1
+ * codes narrowband as well as 5 (Bark spectral distortion 2.0 against 1.9 dB, a tone's SNR
+ * 31.9 against 32.2 dB) for half the encoder's CPU; wideband at 1 to 3 loses 0.5 dB of it
+ * against 4 and up (libopus's noise shaping), so wider bands keep DEFAULT_OPUS_COMPLEXITY.
+ */
+const NARROWBAND_COMPLEXITY = 1;
+
+/** The complexity a band is coded at: the operator's for every band, else by the band. */
+function complexityFor(band: number, chosen: number | undefined): number {
+  if (chosen !== undefined) return chosen;
+  return band <= NARROWBAND_HZ ? NARROWBAND_COMPLEXITY : DEFAULT_OPUS_COMPLEXITY;
+}
+
 /**
  * How the sending side of an Opus leg adapts as the call goes (RFC 7587 3.1.2 leaves it to
  * the sender): the band coded follows the audio played, and in-band FEC follows the loss the
@@ -20,6 +42,7 @@ const LOSS_DECAY = 0.75;
  */
 class OpusSendTuning {
   private band = 0;
+  private coding: number;
   private loss = 0;
   private planned = 0;
 
@@ -27,7 +50,11 @@ class OpusSendTuning {
     private readonly encoder: OpusEncoder,
     private readonly fullBand: number,
     private readonly fec: boolean,
-  ) {}
+    /** The operator's complexity (VOXGATE_OPUS_COMPLEXITY), if any. */
+    private readonly complexity: number | undefined,
+  ) {
+    this.coding = complexityFor(fullBand, complexity);
+  }
 
   /**
    * The highest frequency the next frame holds (half the rate of the audio's source), or null
@@ -37,6 +64,11 @@ class OpusSendTuning {
   audioBand(hz: number | null, talkspurtStart: boolean): void {
     const band = Math.min(hz ?? this.fullBand, this.fullBand);
     if (band === this.band) return;
+    const complexity = complexityFor(band, this.complexity);
+    if (complexity !== this.coding) {
+      this.coding = complexity;
+      this.encoder.setComplexity(complexity);
+    }
     this.band = band;
     this.encoder.setAudioBand(band, talkspurtStart);
   }
@@ -60,7 +92,8 @@ class OpusSendTuning {
 
 /**
  * Opus at the call's rate (libopus takes it directly), with the 48 kHz RTP clock. The encoder
- * starts planning for no loss (so no FEC data is made) and for the call's whole band.
+ * starts planning for no loss (so no FEC data is made) and for the call's whole band, at that
+ * band's complexity.
  */
 export function opusCodec(
   format: AudioFormat,
@@ -73,10 +106,15 @@ export function opusCodec(
     fec: sending.fec,
     expectedLossPercent: 0,
     dtx: sending.dtx,
-    complexity: settings.opusComplexity,
+    complexity: complexityFor(rate / 2, settings.opusComplexity),
   });
   const decoder = new OpusDecoder(rate);
-  const tuning = new OpusSendTuning(encoder, rate / 2, sending.fec ?? true);
+  const tuning = new OpusSendTuning(
+    encoder,
+    rate / 2,
+    sending.fec ?? true,
+    settings.opusComplexity,
+  );
   return {
     format,
     clockRate: OPUS_CLOCK_RATE,

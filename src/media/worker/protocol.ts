@@ -38,7 +38,10 @@ export interface WorkerSettings {
    * without it a WebRTC session is refused.
    */
   dtls?: { certificate: DtlsCertificate; handshakeTimeoutMs: number; consentTimeoutMs?: number };
-  /** The complexity (0-10) of every Opus encoder of the worker's legs (VOXGATE_OPUS_COMPLEXITY). */
+  /**
+   * The complexity (0-10) of every Opus encoder of the worker's legs (VOXGATE_OPUS_COMPLEXITY);
+   * by the band coded when absent.
+   */
   opusComplexity?: number;
 }
 

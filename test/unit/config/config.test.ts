@@ -25,7 +25,7 @@ describe('loadConfig', () => {
       sipWsOrigins: null,
       sipTrace: false,
       sipOpus: true,
-      opusComplexity: 5,
+      opusComplexity: null,
       inboundCarriers: 'enforce',
       rtpPorts: { min: 20000, max: 29999 },
       rtpHost: '0.0.0.0',

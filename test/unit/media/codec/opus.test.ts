@@ -151,6 +151,19 @@ describe('OpusEncoder and OpusDecoder', () => {
       'Expected a Uint8Array or Buffer for packet but received "x"',
     );
     expect(() => opusPacketSamples(new Uint8Array(0), 48000)).toThrow(OpusError);
+    expect(() => new OpusEncoder(RATE).setComplexity(11)).toThrow(
+      'Expected an integer between 0 and 10 for complexity but received 11',
+    );
+  });
+
+  it('changes complexity on a running encoder: its packets are those of one made at it', () => {
+    const input = tone(RATE, 1000, 1, 8000);
+    const changed = new OpusEncoder(RATE, { complexity: 5 });
+    changed.setComplexity(0);
+    const hex = (packets: Buffer[]) => packets.map((p) => p.toString('hex'));
+    const sent = hex(encodeAll(changed, input));
+    expect(sent).toEqual(hex(encodeAll(new OpusEncoder(RATE, { complexity: 0 }), input)));
+    expect(sent).not.toEqual(hex(encodeAll(new OpusEncoder(RATE, { complexity: 5 }), input)));
   });
 
   it('changes bitrate on a running encoder', () => {
