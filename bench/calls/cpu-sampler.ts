@@ -100,10 +100,11 @@ export class CpuSampler {
     const seconds = (to.at - from.at) / 1000;
     let sipp = 0;
     for (const [pid, cpu] of to.sipp) sipp += cpu - (from.sipp.get(pid) ?? 0);
-    const percent = (cpu: number) => Math.round((cpu / seconds) * 100);
+    // To a tenth of a percent: a few streams' share of a core is a few percent.
+    const percent = (cpu: number) => Math.round((cpu / seconds) * 1000) / 10;
     // A reading from /metrics stands for the moment the gateway answered, not `at`.
     const gatewaySeconds = (to.gateway.at - from.gateway.at) / 1000;
-    const gatewayPercent = (cpu: number) => Math.round((cpu / gatewaySeconds) * 100);
+    const gatewayPercent = (cpu: number) => Math.round((cpu / gatewaySeconds) * 1000) / 10;
     const threads: Record<string, number> = {};
     for (const [name, cpu] of to.gateway.threads) {
       const share = gatewayPercent(cpu - (from.gateway.threads.get(name) ?? 0));
