@@ -92,10 +92,11 @@ export interface CallControl {
     request: RecordingRequest,
   ): Promise<LiveRecording | null | 'not-connected'>;
   /**
-   * Stops a call's recordings (DELETE .../Record/): the one at `url`, or all; how many. Null
-   * when the viewer has no such call.
+   * Stops a call's recordings (DELETE .../Record/): the one at `url`, or all (no url: null
+   * once it crossed the bus, as JSON has no undefined); how many. Null when the viewer has no
+   * such call.
    */
-  stopRecording(viewer: CallOwner, uuid: string, url?: string): Promise<number | null>;
+  stopRecording(viewer: CallOwner, uuid: string, url?: string | null): Promise<number | null>;
   /**
    * Keeps a conversion with a live call, whose record takes it when it ends: `live`. When the
    * call is not live (or ends meanwhile, its record written) `not-live`: the record is the
@@ -233,10 +234,14 @@ export class LiveControl implements CallControl {
     return { recordingId, url };
   }
 
-  async stopRecording(viewer: CallOwner, uuid: string, url?: string): Promise<number | null> {
+  async stopRecording(
+    viewer: CallOwner,
+    uuid: string,
+    url?: string | null,
+  ): Promise<number | null> {
     const entry = this.engine.find(viewer, uuid);
     if (!entry) return null;
-    return entry.call.stopRecording(url);
+    return entry.call.stopRecording(url ?? undefined);
   }
 
   /**

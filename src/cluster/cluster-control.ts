@@ -157,8 +157,10 @@ export class ClusterControl implements CallControl {
     >;
   }
 
-  stopRecording(viewer: CallOwner, uuid: string, url?: string): Promise<number | null> {
-    return this.onCall('stopRecording', uuid, [viewer, uuid, url]) as Promise<number | null>;
+  stopRecording(viewer: CallOwner, uuid: string, url?: string | null): Promise<number | null> {
+    return this.onCall('stopRecording', uuid, [viewer, uuid, url ?? null]) as Promise<
+      number | null
+    >;
   }
 
   /** Runs an action on the node that runs the call. */
