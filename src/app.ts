@@ -22,6 +22,7 @@ import { httpWorkerMetrics } from './callbacks/http-worker-metrics.js';
 import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
 import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
+import { LiveConferences } from './call/conferences/live-conferences.js';
 import { LiveControl } from './call/live-control.js';
 import { DRAIN_RETRY_AFTER_S } from './call/call-engine.js';
 import { clusterMetrics } from './cluster/cluster-metrics.js';
@@ -339,6 +340,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     recordings.expired(mainAccount.authId),
   );
   const local = new LiveControl(calls);
+  const localConferences = new LiveConferences(calls.conferences);
   const cluster =
     redisStore && directory
       ? new GatewayCluster({
@@ -348,6 +350,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
           scheduler,
           engine: calls,
           local,
+          localConferences,
           directory,
           state,
           deck,
@@ -417,6 +420,7 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     sipDomain: config.publicHost,
     calls,
     control: cluster?.control ?? local,
+    conferences: cluster?.conferences ?? localConferences,
     launcher: cluster ?? calls,
     messages: messaging.pipeline,
     chatAppTemplates,
@@ -425,7 +429,6 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     outbound,
     inboundCarriers: config.inboundCarriers,
     recordings: {
-      recordings: recordings.service,
       collection: recordings.collection,
       store: recordings.store,
     },

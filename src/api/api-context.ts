@@ -7,6 +7,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ConferenceControl } from '../call/conferences/conference-control.js';
 import type { CallControl } from '../call/live-control.js';
 import type { CallLauncher } from '../call/call-launcher.js';
 import type { CallEngine } from '../call/call-engine.js';
@@ -35,6 +36,8 @@ export interface ApiContext {
   launcher?: CallLauncher;
   /** Lists, shows and acts on calls in progress, on this node or another. */
   control: CallControl;
+  /** Lists, shows and acts on conference rooms, on this node or another. */
+  conferences: ConferenceControl;
   /** Accepts messages to send. */
   messages: MessagePipeline;
   /** Chat-app templates, mirrored upstream. */

@@ -461,7 +461,7 @@ export class Call implements AppCall {
     return { streamId, ended: this.streams.whenEnded(streamId) };
   }
 
-  /** Records the call as the Record element asks (its first leg, both parties). */
+  /** Records the call as the Record element or API asks (its first leg, both parties). */
   record(request: RecordingRequest): Promise<StartedRecording> {
     const { recordings } = this.services;
     if (!recordings) throw new Error('this gateway does not record calls');
@@ -470,6 +470,11 @@ export class Call implements AppCall {
       { uuid: this.uuid, sessionId: this.leg.uuid, from, to, owner },
       request,
     );
+  }
+
+  /** Stops the call's recordings: the one at `url`, or all; how many it stopped. */
+  stopRecording(url?: string): Promise<number> {
+    return this.services.recordings?.stop(this.uuid, url) ?? Promise.resolve(0);
   }
 
   /** A signed callback whose answer is not needed (hangup_url, Dial callbackUrl...). */

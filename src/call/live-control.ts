@@ -11,6 +11,7 @@ import {
 import { hangupCause } from './hangup-causes.js';
 import type { CallLeg } from './legs/call-leg.js';
 import type { LegEnd } from './legs/leg-end.js';
+import type { RecordingRequest } from './recordings/call-recordings.js';
 import type { StreamRequest } from './streams/stream-request.js';
 
 /** What an action on a live call came to; `not-connected`: a leg it needs carries no audio yet. */
@@ -39,6 +40,12 @@ export interface LiveSpeech {
   language: string;
   loop: boolean;
   mix: boolean;
+}
+
+/** A recording started on a live call: its id and the URL its file will be at. */
+export interface LiveRecording {
+  recordingId: string;
+  url: string;
 }
 
 /** `live`: dialled calls not over yet (ringing or answered); `queued`: not dialled yet. */
@@ -75,6 +82,21 @@ export interface CallControl {
   ): Promise<{ streamId: string } | null | 'not-connected'>;
   stopStream(viewer: CallOwner, uuid: string, streamId: string): Promise<boolean>;
   stopStreams(viewer: CallOwner, uuid: string): Promise<number | null>;
+  /**
+   * Records a live call (POST Call/{uuid}/Record/); null when the viewer has no such live call.
+   * The recording is stored, and its callback sent, by the node that runs the call.
+   */
+  record(
+    viewer: CallOwner,
+    uuid: string,
+    request: RecordingRequest,
+  ): Promise<LiveRecording | null | 'not-connected'>;
+  /**
+   * Stops a call's recordings (DELETE .../Record/): the one at `url`, or all (no url: null
+   * once it crossed the bus, as JSON has no undefined); how many. Null when the viewer has no
+   * such call.
+   */
+  stopRecording(viewer: CallOwner, uuid: string, url?: string | null): Promise<number | null>;
   /**
    * Keeps a conversion with a live call, whose record takes it when it ends: `live`. When the
    * call is not live (or ends meanwhile, its record written) `not-live`: the record is the
@@ -198,6 +220,28 @@ export class LiveControl implements CallControl {
     const entry = this.engine.find(viewer, uuid);
     if (!entry) return null;
     return entry.call.streams.stopAll();
+  }
+
+  async record(
+    viewer: CallOwner,
+    uuid: string,
+    request: RecordingRequest,
+  ): Promise<LiveRecording | null | 'not-connected'> {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry || entry.call.over) return null;
+    if (!carriesAudio(entry.call.leg)) return 'not-connected';
+    const { recordingId, url } = await entry.call.record(request);
+    return { recordingId, url };
+  }
+
+  async stopRecording(
+    viewer: CallOwner,
+    uuid: string,
+    url?: string | null,
+  ): Promise<number | null> {
+    const entry = this.engine.find(viewer, uuid);
+    if (!entry) return null;
+    return entry.call.stopRecording(url ?? undefined);
   }
 
   /**

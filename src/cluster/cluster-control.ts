@@ -5,14 +5,14 @@ import type {
   CallView,
   LiveAction,
   LiveControl,
+  LiveRecording,
   LiveSpeech,
 } from '../call/live-control.js';
+import type { RecordingRequest } from '../call/recordings/call-recordings.js';
 import type { StreamRequest } from '../call/streams/stream-request.js';
-import { ApiError } from '../core/errors.js';
 import type { CallConversion } from '../state/records.js';
-import { ControlTimeout, type ControlBus } from './control-bus.js';
 import type { LiveCallDirectory } from './live-call-directory.js';
-import type { NodeRegistry } from './node-registry.js';
+import type { NodeRequests } from './node-requests.js';
 
 /** The actions that name one call, as sent to the node that runs it. */
 const ON_CALL = [
@@ -25,6 +25,8 @@ const ON_CALL = [
   'stopStream',
   'stopStreams',
   'convert',
+  'record',
+  'stopRecording',
 ] as const;
 type OnCall = (typeof ON_CALL)[number];
 
@@ -43,6 +45,8 @@ const NOT_RUNNING: Record<OnCall, unknown> = {
   stopStream: false,
   stopStreams: null,
   convert: 'not-live',
+  record: null,
+  stopRecording: null,
 };
 
 /**
@@ -57,19 +61,15 @@ export class ClusterControl implements CallControl {
   constructor(
     private readonly local: LiveControl,
     private readonly options: {
-      node: string;
-      bus: ControlBus;
+      requests: NodeRequests;
       directory: LiveCallDirectory;
-      registry: NodeRegistry;
-      /** Closes a dead node's calls now (elected, once). */
-      reap: (node: string) => Promise<void>;
       /** Whether this node runs a call (whoever owns it). */
       runsHere: (uuid: string) => boolean;
     },
   ) {
     // Another node's request runs here as the client's would have.
     for (const method of [...ON_CALL, ...ON_ALL]) {
-      options.bus.handle(method, (args: unknown[]) => this.runLocally(method, args));
+      options.requests.serve(method, (args) => this.runLocally(method, args));
     }
   }
 
@@ -147,38 +147,37 @@ export class ClusterControl implements CallControl {
     return this.onCall('convert', uuid, [viewer, uuid, conversion]) as Promise<'live' | 'not-live'>;
   }
 
-  /** Runs an action on the node that runs the call. */
-  private async onCall(method: OnCall, uuid: string, args: unknown[]): Promise<unknown> {
-    const { node, directory, bus, registry, runsHere } = this.options;
-    if (runsHere(uuid)) return this.runLocally(method, args);
-    const entry = await directory.find(uuid);
-    if (!entry || entry.node === node) return this.runLocally(method, args);
-    try {
-      return await bus.call(entry.node, method, args);
-    } catch (error) {
-      if (!(error instanceof ControlTimeout)) throw error;
-      if (await registry.isAlive(entry.node)) {
-        throw new ApiError(
-          'unavailable',
-          `node ${entry.node} running call ${uuid} did not answer in time`,
-        );
-      }
-      await this.options.reap(entry.node);
-      return NOT_RUNNING[method];
-    }
+  record(
+    viewer: CallOwner,
+    uuid: string,
+    request: RecordingRequest,
+  ): Promise<LiveRecording | null | 'not-connected'> {
+    return this.onCall('record', uuid, [viewer, uuid, request]) as Promise<
+      LiveRecording | null | 'not-connected'
+    >;
   }
 
-  /** Every live node's answer to an action on its own calls; a node that does not answer in time is left out. */
-  private async gather<T>(method: OnAll, args: unknown[]): Promise<T[]> {
-    const { node, bus, registry } = this.options;
-    const peers = (await registry.alive()).filter((n) => n.id !== node);
-    const here = this.runLocally(method, args) as Promise<T>;
-    const there = peers.map((peer) =>
-      (bus.call(peer.id, method, args) as Promise<T>).catch((error: Error) => {
-        if (error instanceof ControlTimeout) return null;
-        throw error;
-      }),
+  stopRecording(viewer: CallOwner, uuid: string, url?: string | null): Promise<number | null> {
+    return this.onCall('stopRecording', uuid, [viewer, uuid, url ?? null]) as Promise<
+      number | null
+    >;
+  }
+
+  /** Runs an action on the node that runs the call. */
+  private async onCall(method: OnCall, uuid: string, args: unknown[]): Promise<unknown> {
+    const { directory, requests, runsHere } = this.options;
+    if (runsHere(uuid)) return this.runLocally(method, args);
+    const entry = await directory.find(uuid);
+    if (!entry || entry.node === requests.node) return this.runLocally(method, args);
+    return requests.ask(entry.node, method, args, `running call ${uuid}`, NOT_RUNNING[method]);
+  }
+
+  /** Every live node's answer to an action on its own calls. */
+  private gather<T>(method: OnAll, args: unknown[]): Promise<T[]> {
+    return this.options.requests.gather(
+      method,
+      args,
+      () => this.runLocally(method, args) as Promise<T>,
     );
-    return (await Promise.all([here, ...there])).filter((x): x is Awaited<T> => x !== null) as T[];
   }
 }

@@ -73,6 +73,12 @@ export class ConferenceClaims implements RoomClaims {
     throw new Error(`the claim of conference ${name} kept changing hands`);
   }
 
+  /** The node whose claim a room is under; null when no node claims it. */
+  async holder(authId: string, name: string): Promise<string | null> {
+    const held = await this.store((redis) => redis.get(keyOf(authId, name)));
+    return held === null ? null : nodeOf(held);
+  }
+
   async release(authId: string, name: string, roomUuid: string): Promise<void> {
     const key = keyOf(authId, name);
     const mine = valueOf(this.options.node, roomUuid);

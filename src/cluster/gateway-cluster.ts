@@ -2,14 +2,17 @@ import { createHmac } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import type { CallEngine } from '../call/call-engine.js';
 import type { CallLauncher, CallOwner } from '../call/call-launcher.js';
+import type { ConferenceControl } from '../call/conferences/conference-control.js';
 import type { LiveControl } from '../call/live-control.js';
 import type { OutboundCallRequest } from '../call/outbound-request.js';
 import { ApiError, StoreUnavailable } from '../core/errors.js';
+import { ClusterConferences } from './cluster-conferences.js';
 import { ClusterControl } from './cluster-control.js';
 import { ConferenceClaims } from './conference-claims.js';
 import { ControlBus } from './control-bus.js';
 import { NodeReaper, type NodeReaperOptions } from './node-reaper.js';
 import { NodeRegistry, type NodeInfo, type RedisClient } from './node-registry.js';
+import { NodeRequests } from './node-requests.js';
 
 /** How long a node waits for another's answer to a control request. */
 export const CONTROL_TIMEOUT_MS = 2000;
@@ -20,6 +23,8 @@ export interface GatewayClusterOptions extends Omit<NodeReaperOptions, 'registry
   mainToken: string;
   engine: CallEngine;
   local: LiveControl;
+  /** This node's conference rooms, as the Conference API acts on them. */
+  localConferences: ConferenceControl;
   /** This node's SMPP binds: recorded with its heartbeat, so Redis names their owner. */
   binds?: () => NodeInfo['binds'];
   /** Where this node's SIP and REST listen, once they do. */
@@ -34,13 +39,16 @@ export interface GatewayClusterOptions extends Omit<NodeReaperOptions, 'registry
 /**
  * This node's part in a gateway of several nodes sharing Redis: its heartbeat and its peers
  * (NodeRegistry), requests to and from them (ControlBus), the API's call control across them
- * (ClusterControl), the node each conference room lives on (ConferenceClaims), outbound calls placed on the least loaded active node, and the closing of
- * dead nodes' calls, streams and connection-held registrations (NodeReaper, run at every
- * heartbeat).
+ * (ClusterControl), the node each conference room lives on (ConferenceClaims) and the
+ * Conference API across them (ClusterConferences), outbound calls placed on the least loaded
+ * active node, and the closing of dead nodes' calls, streams and connection-held
+ * registrations (NodeReaper, run at every heartbeat).
  */
 export class GatewayCluster implements CallLauncher {
   readonly registry: NodeRegistry;
   readonly control: ClusterControl;
+  /** The Conference API's rooms, on whichever node holds each. */
+  readonly conferences: ClusterConferences;
   /** Which node each conference room lives on (renewed with the heartbeat). */
   readonly roomClaims: ConferenceClaims;
   private readonly bus: ControlBus;
@@ -91,13 +99,20 @@ export class GatewayCluster implements CallLauncher {
       isAlive: (id) => this.registry.isAlive(id),
       log,
     });
-    this.control = new ClusterControl(options.local, {
+    const requests = new NodeRequests({
       node,
       bus: this.bus,
-      directory: options.directory,
       registry: this.registry,
       reap: (dead) => this.reaper.reap(dead),
+    });
+    this.control = new ClusterControl(options.local, {
+      requests,
+      directory: options.directory,
       runsHere: (uuid) => engine.runs(uuid),
+    });
+    this.conferences = new ClusterConferences(options.localConferences, {
+      requests,
+      holder: (authId, name) => this.roomClaims.holder(authId, name),
     });
     this.bus.handle(
       'fire',

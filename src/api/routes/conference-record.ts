@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { conflict, invalidParameter, notFound } from '../../core/errors.js';
+import { invalidParameter, notFound } from '../../core/errors.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
 import { refuseOutboundUrls, urlFieldsOf } from '../outbound-urls.js';
 import { errorResponses, HttpMethod, HttpUrl } from '../schemas.js';
@@ -31,17 +31,12 @@ const tags = ['Conference'];
 
 /**
  * The Conference API's Record: start recording a room's mix (stored and served as call
- * recordings are) and stop its recordings. A room this node does not have, or another
- * account's, is 404.
+ * recordings are, by the node that holds the room) and stop its recordings. A room not going
+ * on, or another account's, is 404.
  */
 export function conferenceRecordRoutes(app: TypedApp, context: ApiContext): void {
-  const rooms = context.calls.conferences;
+  const rooms = context.conferences;
   const path = '/v1/Account/:auth_id/Conference/:conference_name/Record/';
-  const roomOf = (authId: string, name: string) => {
-    const found = rooms.find(authId, name);
-    if (!found || found.present().length === 0) throw notFound(`conference ${name}`);
-    return found;
-  };
 
   app.post(path, {
     schema: {
@@ -60,20 +55,15 @@ export function conferenceRecordRoutes(app: TypedApp, context: ApiContext): void
         );
       }
       await refuseOutboundUrls(context.outbound, urlFieldsOf(body, ['callback_url']));
-      const room = roomOf(request.principal.authId, request.params.conference_name);
-      if (!rooms.recordings) throw conflict('this gateway does not record conferences');
-      const started = await rooms.recordings
-        .start(room, {
-          format,
-          callback: body.callback_url
-            ? { url: body.callback_url, method: body.callback_method ?? 'POST' }
-            : null,
-          style: 'api',
-          apiId: request.id,
-        })
-        .catch((error: Error) => {
-          throw conflict(`conference ${room.name} cannot be recorded now: ${error.message}`);
-        });
+      const name = request.params.conference_name;
+      const started = await rooms.record(request.principal.authId, name, {
+        format,
+        callback: body.callback_url
+          ? { url: body.callback_url, method: body.callback_method ?? 'POST' }
+          : null,
+        apiId: request.id,
+      });
+      if (!started) throw notFound(`conference ${name}`);
       reply.code(202);
       return {
         api_id: request.id,
@@ -92,8 +82,10 @@ export function conferenceRecordRoutes(app: TypedApp, context: ApiContext): void
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },
     handler: async (request, reply) => {
-      const room = roomOf(request.principal.authId, request.params.conference_name);
-      await rooms.recordings?.stop(room);
+      const name = request.params.conference_name;
+      if (!(await rooms.stopRecording(request.principal.authId, name))) {
+        throw notFound(`conference ${name}`);
+      }
       return reply.code(204).send(null);
     },
   });

@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import type { ConferenceMember, ConferenceRoom } from '../../call/conferences/conference-room.js';
+import type { ConferenceView, MemberAction } from '../../call/conferences/conference-control.js';
 import { isSpeakLanguage, languageHasVoice } from '../../call/xml/speak-voices.js';
 import { isAbsoluteUrl, HTTP_PROTOCOLS } from '../../core/absolute-url.js';
 import { invalidParameter, notFound } from '../../core/errors.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
-import type { Principal } from '../auth.js';
 import { AuthIdParams, errorResponses } from '../schemas.js';
 
 const RoomParams = Type.Object({ auth_id: Type.String(), conference_name: Type.String() });
@@ -44,32 +43,34 @@ const SpeakBody = Type.Object({
 });
 
 const tags = ['Conference'];
-const PLAY_TAG = 'conference-member-play';
-const SPEAK_TAG = 'conference-member-speak';
 
 /**
  * The Conference API: the rooms of the account (its own auth id's; another account's room is
- * 404), their members, and what can be done to each member. Rooms live on this node.
+ * 404), their members, and what can be done to each member, wherever the room lives
+ * (ConferenceControl). Parameters are checked here, before the room's node is asked.
  */
 export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
-  const rooms = context.calls.conferences;
+  const rooms = context.conferences;
   const base = '/v1/Account/:auth_id/Conference/';
   const seconds = (since: number) => String(Math.floor((Date.now() - since) / 1000));
 
-  const room = (principal: Principal, name: string): ConferenceRoom => {
-    const found = rooms.find(principal.authId, name);
-    if (!found || found.present().length === 0) throw notFound(`conference ${name}`);
-    return found;
+  const found = <T>(answer: T | null | false, name: string): T => {
+    if (answer === null || answer === false) throw notFound(`conference ${name}`);
+    return answer;
   };
-  /** `all`, or member ids separated by commas: each must be in the room. */
-  const members = (principal: Principal, name: string, ids: string): ConferenceMember[] => {
-    const present = room(principal, name).present();
-    if (ids === 'all') return present;
-    return ids.split(',').map((id) => {
-      const member = present.find((m) => m.id === id.trim());
-      if (!member) throw notFound(`member ${id.trim()} of conference ${name}`);
-      return member;
-    });
+  /** Acts on the members a request names; 404 when the room or a member is not there. */
+  const onMembers = async (
+    request: {
+      principal: { authId: string };
+      params: { conference_name: string; member_id: string };
+    },
+    action: MemberAction,
+  ) => {
+    const { conference_name, member_id } = request.params;
+    found(
+      await rooms.onMembers(request.principal.authId, conference_name, member_id, action),
+      conference_name,
+    );
   };
 
   app.get(base, {
@@ -84,10 +85,7 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
     },
     handler: async (request) => ({
       api_id: request.id,
-      conferences: rooms
-        .list(request.principal.authId)
-        .filter((r) => r.present().length > 0)
-        .map((r) => r.name),
+      conferences: await rooms.list(request.principal.authId),
     }),
   });
 
@@ -99,7 +97,7 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
       response: { 204: Type.Null(), ...errorResponses(401) },
     },
     handler: async (request, reply) => {
-      for (const r of rooms.list(request.principal.authId)) rooms.hangupRoom(r);
+      await rooms.hangupAll(request.principal.authId);
       return reply.code(204).send(null);
     },
   });
@@ -112,22 +110,22 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
       response: { 200: RoomView, ...errorResponses(401, 404) },
     },
     handler: async (request) => {
-      const found = room(request.principal, request.params.conference_name);
-      const present = found.present();
+      const name = request.params.conference_name;
+      const room: ConferenceView = found(await rooms.get(request.principal.authId, name), name);
       return {
         api_id: request.id,
-        conference_name: found.name,
-        conference_run_time: seconds(found.createdAt),
-        conference_member_count: String(present.length),
-        members: present.map((m) => ({
+        conference_name: room.name,
+        conference_run_time: seconds(room.createdAt),
+        conference_member_count: String(room.members.length),
+        members: room.members.map((m) => ({
           muted: m.muted,
-          member_id: m.id,
+          member_id: m.memberId,
           deaf: m.deaf,
-          from: m.call.init.from,
-          to: m.call.init.to,
-          caller_name: m.call.init.callerName ?? '',
-          direction: m.call.direction,
-          call_uuid: m.call.uuid,
+          from: m.from,
+          to: m.to,
+          caller_name: m.callerName,
+          direction: m.direction,
+          call_uuid: m.callUuid,
           join_time: seconds(m.joinedAt),
         })),
       };
@@ -142,7 +140,8 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
       response: { 204: Type.Null(), ...errorResponses(401, 404) },
     },
     handler: async (request, reply) => {
-      rooms.hangupRoom(room(request.principal, request.params.conference_name));
+      const name = request.params.conference_name;
+      found(await rooms.hangup(request.principal.authId, name), name);
       return reply.code(204).send(null);
     },
   });
@@ -162,10 +161,7 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
   app.delete(member, {
     schema: schema('Hang up a member', 204),
     handler: async (request, reply) => {
-      const { conference_name, member_id } = request.params;
-      for (const m of members(request.principal, conference_name, member_id)) {
-        void rooms.hangupMember(m);
-      }
+      await onMembers(request, { kind: 'hangup' });
       return reply.code(204).send(null);
     },
   });
@@ -180,8 +176,7 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
   app.post(`${member}Kick/`, {
     schema: schema('Kick a member out of a conference', 202),
     handler: async (request, reply) => {
-      const { conference_name, member_id } = request.params;
-      for (const m of members(request.principal, conference_name, member_id)) m.leave('kicked');
+      await onMembers(request, { kind: 'kick' });
       return reply.code(202).send(accepted(request, 'kicked'));
     },
   });
@@ -193,18 +188,14 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
     app.post(`${member}${path}/`, {
       schema: schema(`${path} a member`, 202),
       handler: async (request, reply) => {
-        const { conference_name, member_id } = request.params;
-        const chosen = members(request.principal, conference_name, member_id);
-        await Promise.all(chosen.map((m) => rooms.setFlags(m, { [flag]: true })));
+        await onMembers(request, { kind: 'flags', [flag]: true });
         return reply.code(202).send(accepted(request, on));
       },
     });
     app.delete(`${member}${path}/`, {
       schema: schema(`Un${path.toLowerCase()} a member`, 204),
       handler: async (request, reply) => {
-        const { conference_name, member_id } = request.params;
-        const chosen = members(request.principal, conference_name, member_id);
-        await Promise.all(chosen.map((m) => rooms.setFlags(m, { [flag]: false })));
+        await onMembers(request, { kind: 'flags', [flag]: false });
         return reply.code(204).send(null);
       },
     });
@@ -213,14 +204,11 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
   app.post(`${member}Play/`, {
     schema: schema('Play an audio file to a member', 202, PlayBody),
     handler: async (request, reply) => {
-      const { conference_name, member_id } = request.params;
       const { url } = request.body as { url: string };
       if (!isAbsoluteUrl(url, HTTP_PROTOCOLS)) {
         throw invalidParameter('invalid url: must be an http or https URL');
       }
-      for (const m of members(request.principal, conference_name, member_id)) {
-        void m.call.leg.play({ kind: 'file', url }, { tag: PLAY_TAG }).catch(() => false);
-      }
+      await onMembers(request, { kind: 'play', url });
       return reply.code(202).send(accepted(request, 'play queued into conference'));
     },
   });
@@ -228,31 +216,25 @@ export function conferenceRoutes(app: TypedApp, context: ApiContext): void {
   app.post(`${member}Speak/`, {
     schema: schema('Speak text to a member', 202, SpeakBody),
     handler: async (request, reply) => {
-      const { conference_name, member_id } = request.params;
       const body = request.body as { text: string; voice?: 'MAN' | 'WOMAN'; language?: string };
       const voice = body.voice ?? 'WOMAN';
       const language = body.language ?? 'en-US';
       if (!isSpeakLanguage(language) || !languageHasVoice(language, voice)) {
         throw invalidParameter(`invalid language or voice: ${language} has no ${voice} voice`);
       }
-      for (const m of members(request.principal, conference_name, member_id)) {
-        const source = { kind: 'speech', text: body.text, voice, language } as const;
-        void m.call.leg.play(source, { tag: SPEAK_TAG }).catch(() => false);
-      }
+      await onMembers(request, { kind: 'speak', text: body.text, voice, language });
       return reply.code(202).send(accepted(request, 'speak queued into conference'));
     },
   });
 
-  for (const [path, tag] of [
-    ['Play', PLAY_TAG],
-    ['Speak', SPEAK_TAG],
+  for (const [path, what] of [
+    ['Play', 'play'],
+    ['Speak', 'speak'],
   ] as const) {
     app.delete(`${member}${path}/`, {
       schema: schema(`Stop what ${path} started for a member`, 204),
       handler: async (request, reply) => {
-        const { conference_name, member_id } = request.params;
-        const chosen = members(request.principal, conference_name, member_id);
-        await Promise.all(chosen.map((m) => m.call.leg.stopPlayback(tag)));
+        await onMembers(request, { kind: 'stop', what });
         return reply.code(204).send(null);
       },
     });

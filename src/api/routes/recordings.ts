@@ -1,7 +1,5 @@
 import { Type, type Static } from 'typebox';
 import { chargeRecording } from '../../call/billing/recording-charge.js';
-import type { CallEngine } from '../../call/call-engine.js';
-import type { CallRecordings } from '../../call/recordings/call-recordings.js';
 import { msFigure } from '../../call/recordings/recording-callback.js';
 import { CONTENT_TYPES } from '../../call/recordings/recording-file.js';
 import type { RecordingRecord } from '../../call/recordings/recording-record.js';
@@ -10,7 +8,6 @@ import { formatTime } from '../../core/record-time.js';
 import type { MediaStore } from '../../messaging/mms/media-store.js';
 import type { Collection } from '../../state/collection.js';
 import type { ApiContext, TypedApp } from '../api-context.js';
-import type { Principal } from '../auth.js';
 import { refuseOutboundUrls, urlFieldsOf } from '../outbound-urls.js';
 import { findVisible, listVisible } from '../owned-resources.js';
 import {
@@ -28,7 +25,6 @@ import { callOwner, notConnected } from './live-calls.js';
 
 /** What the recordings routes need besides the API context. */
 export interface RecordingRoutesContext {
-  recordings: CallRecordings;
   collection: Collection<RecordingRecord>;
   /** Where the recordings' files are. */
   store: MediaStore;
@@ -125,9 +121,9 @@ const FILE_NAME = /^([0-9a-f-]{36})\.(mp3|wav)$/;
 export function recordingRoutes(
   app: TypedApp,
   context: ApiContext,
-  { recordings, collection, store }: RecordingRoutesContext,
+  { collection, store }: RecordingRoutesContext,
 ): void {
-  const { uris, calls, outbound } = context;
+  const { uris, control, outbound } = context;
 
   app.post('/v1/Account/:auth_id/Call/:call_uuid/Record/', {
     schema: {
@@ -141,8 +137,8 @@ export function recordingRoutes(
       const body = request.body;
       const format = fileFormat(body.file_format ?? 'mp3');
       await refuseOutboundUrls(outbound, urlFieldsOf(body, ['callback_url']));
-      const call = liveCall(calls, request.principal, request.params.call_uuid);
-      const started = await recordings.start(call, {
+      const { call_uuid } = request.params;
+      const started = await control.record(callOwner(request.principal), call_uuid, {
         format,
         channels: body.record_channel_type === 'stereo' ? 2 : 1,
         maxMs: (body.time_limit ?? DEFAULT_TIME_LIMIT_S) * 1000,
@@ -151,6 +147,8 @@ export function recordingRoutes(
           : null,
         apiId: request.id,
       });
+      if (started === null) throw notFound(`call ${call_uuid}`);
+      if (started === 'not-connected') throw notConnected(call_uuid);
       reply.code(202);
       return {
         api_id: request.id,
@@ -171,9 +169,8 @@ export function recordingRoutes(
     handler: async (request, reply) => {
       const { call_uuid } = request.params;
       const url = stopUrl(request.body, request.query);
-      const entry = calls.find(callOwner(request.principal), call_uuid);
-      if (!entry) throw notFound(`call ${call_uuid}`);
-      const stopped = await recordings.stop(call_uuid, url);
+      const stopped = await control.stopRecording(callOwner(request.principal), call_uuid, url);
+      if (stopped === null) throw notFound(`call ${call_uuid}`);
       if (url && stopped === 0) throw notFound(`recording ${url} on call ${call_uuid}`);
       return reply.code(204).send(null);
     },
@@ -282,21 +279,6 @@ function fileFormat(value: string): (typeof FORMATS)[number] {
     );
   }
   return format;
-}
-
-/** The live call to record, as the recordings take it; 404 when the account has none. */
-function liveCall(calls: CallEngine, principal: Principal, uuid: string) {
-  const entry = calls.find(callOwner(principal), uuid);
-  if (!entry || entry.call.over) throw notFound(`call ${uuid}`);
-  const { call } = entry;
-  if (call.leg.state !== 'answered' && call.leg.state !== 'early') throw notConnected(uuid);
-  return {
-    uuid: call.uuid,
-    sessionId: call.leg.uuid,
-    from: call.init.from,
-    to: call.init.to,
-    owner: call.init.owner,
-  };
 }
 
 /** The add_time filters as inclusive ms bounds; null when none is given. */

@@ -2,6 +2,7 @@ import type { ChatAppTemplates } from '../../../src/messaging/chatapp/chatapp-te
 import type { MessagePipeline } from '../../../src/messaging/message-pipeline.js';
 import type { MediaStore } from '../../../src/messaging/mms/media-store.js';
 import type { TollfreeVerifications } from '../../../src/tollfree/verifications.js';
+import type { ConferenceControl } from '../../../src/call/conferences/conference-control.js';
 import type { CallControl } from '../../../src/call/live-control.js';
 import type { CallEngine } from '../../../src/call/call-engine.js';
 import { selfHostedGuard } from '../../../src/core/outbound-guard.js';
@@ -69,6 +70,7 @@ async function startApp(): Promise<Harness> {
     // The route only fires calls; the rest of the engine is not reached here.
     calls: launcher as unknown as CallEngine,
     control: null as unknown as CallControl,
+    conferences: null as unknown as ConferenceControl,
     messages: null as unknown as MessagePipeline,
     chatAppTemplates: null as unknown as ChatAppTemplates,
     mediaStore: null as unknown as MediaStore,

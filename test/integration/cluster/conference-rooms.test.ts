@@ -108,7 +108,9 @@ describe('a conference room in a cluster', () => {
     const line = a.logs.find((l) => l.includes('the conference is open on another gateway node'));
     expect(line).toBeDefined();
     expect(JSON.parse(line!)).toMatchObject({ conference: ROOM, node: 'node-d' });
-    expect(await membersOn(a)).toEqual([]);
+    // No second room of that name on node A: its API shows node D's, without the refused caller.
+    expect(a.gateway.calls.conferences.find(a.main.id, ROOM)).toBeNull();
+    expect(await membersOn(a)).toEqual(['d-first']);
 
     // Node D's room goes on: a second member there hears the first, and not node A's caller.
     const second = await call(dSipPort, 'd-second', 1300);
