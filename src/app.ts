@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
 import { Authenticator } from './api/auth.js';
@@ -10,7 +9,7 @@ import { operatorRoutes } from './api/operator-routes.js';
 import { AccountLimiter } from './limits/account-limiter.js';
 import { MemoryLimitCounters, RedisLimitCounters } from './limits/limit-counters.js';
 import { restApi } from './api/rest-api.js';
-import { composeRecordings } from './recording-composition.js';
+import { composeCluster, composeVoice } from './voice-composition.js';
 import {
   BullMqRetryQueue,
   CallbackDelivery,
@@ -20,21 +19,10 @@ import {
 } from './callbacks/index.js';
 import { httpWorkerMetrics } from './callbacks/http-worker-metrics.js';
 import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
-import { RateDeck } from './call/billing/rate-deck.js';
 import { CallEngine } from './call/call-engine.js';
-import { LiveConferences } from './call/conferences/live-conferences.js';
-import { LiveControl } from './call/live-control.js';
 import { DRAIN_RETRY_AFTER_S } from './call/call-engine.js';
-import { clusterMetrics } from './cluster/cluster-metrics.js';
-import { GatewayCluster } from './cluster/gateway-cluster.js';
-import { LiveCallDirectory } from './cluster/live-call-directory.js';
-import { MachineDetectionMetrics } from './call/machine-detection.js';
 import { RecordRetention } from './call/record-retention.js';
-import { OwedRecords } from './call/owed-records.js';
-import { StateRegistrarDirectory } from './call/registrar-directory.js';
 import { MediaService } from './call/media-service.js';
-import { loadWebrtcSupport } from './call/webrtc-support.js';
-import { orphanedDialogsOf } from './call/orphaned-dialogs.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -55,9 +43,6 @@ import type { KeptCredentials } from './state/main-account.js';
 import { sealLegacySecrets, type State } from './state/state.js';
 import { TollfreeVerifications } from './tollfree/verifications.js';
 import { PeriodicSweep } from './core/periodic-sweep.js';
-import { OriginationProbes } from './call/trunks/origination-probes.js';
-import { OutboundCarriers } from './call/carriers/outbound-carriers.js';
-import { systemSipDns } from './sip/dialog/server-locator.js';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -222,48 +207,6 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     log: app.log,
   });
 
-  const webrtc = loadWebrtcSupport(config);
-  const media = new MediaService({
-    config,
-    webrtc,
-    log: app.log,
-    registry,
-    outbound: () => {
-      const settings = outboundSettings();
-      // A plain copy for the worker: the ports as they are when it starts.
-      return { ...settings, policy: { ...settings.policy } };
-    },
-  });
-  const dns = systemSipDns(config.dnsServers);
-  const probes = new OriginationProbes({
-    state,
-    tenant: mainAccount.authId,
-    transactions: sip.stack.transactions,
-    dns,
-    scheduler,
-    publicHost: config.publicHost,
-    intervalMs: config.trunkProbeInterval * 1000,
-    log: app.log,
-  });
-  const carriers = new OutboundCarriers(config.carriers, {
-    transactions: sip.stack.transactions,
-    transport: sip.stack.transport,
-    registry,
-    dns,
-    scheduler,
-    publicHost: config.publicHost,
-    log: app.log,
-  });
-  // On Redis, several nodes may share the state: each call's owner is kept there (src/cluster).
-  const directory = redisStore
-    ? new LiveCallDirectory({
-        redis: redisStore.client,
-        node: sip.node,
-        onError: (error, uuid) =>
-          app.log.warn({ err: error, callUuid: uuid }, 'the live call directory was not updated'),
-      })
-    : null;
-  const deck = RateDeck.load(config.rateDeck);
   const limits = new AccountLimiter({
     state,
     counters: redisStore ? new RedisLimitCounters(redisStore.client) : new MemoryLimitCounters(),
@@ -271,49 +214,20 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     scheduler,
     registry,
   });
-  // What a call's end must write, kept on this node while the store is away.
-  const callRecords = new OwedRecords({
+  const voiceDeps = {
     state,
+    redisStore,
+    sip,
     callbacks,
-    journalPath: config.dataDir ? join(config.dataDir, 'journal', 'call-records.jsonl') : null,
+    limits,
+    registry,
     scheduler,
     log: app.log,
-  });
-  callRecords.start();
-  const recordings = composeRecordings(config, { state, media, callbacks, log: app.log });
-  const calls = new CallEngine({
-    services: {
-      recordings: recordings.service,
-      state,
-      callbacks,
-      records: callRecords,
-      deck,
-      streamRate: config.streamRate,
-      limits,
-      scheduler,
-      machineDetection: new MachineDetectionMetrics(registry),
-      ...(directory ? { watcher: directory } : {}),
-      log: app.log,
-    },
-    legs: {
-      sip,
-      media,
-      publicHost: config.publicHost,
-      scheduler,
-      log: app.log,
-      webrtc,
-      sipOpus: config.sipOpus,
-    },
-    carriers: carriers.dialling,
-    inboundCarriers: config.inboundCarriers,
-    registeredContact: (user) => carriers.registrations.carrierOfContactUser(user),
-    trunks: {
-      dns,
-      probes,
-      responseTimeoutMs: config.trunkResponseTimeout * 1000,
-      answerTimeoutMs: config.trunkAnswerTimeout * 1000,
-    },
-  });
+    tenant: mainAccount.authId,
+    outbound: outboundSettings,
+  };
+  const voice = composeVoice(config, voiceDeps);
+  const { media, calls, probes, carriers, callRecords, recordings } = voice;
 
   const graph = new GraphClient({
     baseUrl: config.chatAppGraphUrl,
@@ -339,45 +253,18 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     (error) => app.log.warn({ err: error }, 'sweeping expired call records failed'),
     recordings.expired(mainAccount.authId),
   );
-  const local = new LiveControl(calls);
-  const localConferences = new LiveConferences(calls.conferences);
-  const cluster =
-    redisStore && directory
-      ? new GatewayCluster({
-          redis: redisStore.client,
-          node: sip.node,
-          mainToken: mainAccount.authToken,
-          scheduler,
-          engine: calls,
-          local,
-          localConferences,
-          directory,
-          state,
-          deck,
-          callbacks,
-          streamRate: config.streamRate,
-          limits,
-          orphanedDialogs: orphanedDialogsOf(sip.dialogs),
-          registrations: new StateRegistrarDirectory(state, () => scheduler.now()),
-          tenant: mainAccount.authId,
-          binds: () =>
-            messaging.carriers
-              .status()
-              .map(({ carrier, bind, state }) => ({ carrier, bind, state })),
-          addresses: () => ({
-            sip: `${config.publicHost}:${listening ? sip.addresses.udp.port : config.sipPort}`,
-            http: advertisedHttp(config, app),
-          }),
-          restore: () =>
-            restoreMainAccount(state, clock, mainAccount, !!(config.authId && config.authToken)),
-          log: app.log,
-        })
-      : null;
-  if (cluster) {
-    clusterMetrics(registry, cluster);
-    // A conference lives on one node: a member reaching another is refused, not split off.
-    calls.conferences.useClaims(cluster.roomClaims);
-  }
+  const cluster = composeCluster(config, voice, {
+    ...voiceDeps,
+    mainToken: mainAccount.authToken,
+    binds: () =>
+      messaging.carriers.status().map(({ carrier, bind, state }) => ({ carrier, bind, state })),
+    addresses: () => ({
+      sip: `${config.publicHost}:${listening ? sip.addresses.udp.port : config.sipPort}`,
+      http: advertisedHttp(config, app),
+    }),
+    restore: () =>
+      restoreMainAccount(state, clock, mainAccount, !!(config.authId && config.authToken)),
+  });
   operationalRoutes(app, {
     isReady: () => listening,
     ...(redisStore ? { storeAnswers: () => redisStore.ping() } : {}),
@@ -419,8 +306,8 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     clock,
     sipDomain: config.publicHost,
     calls,
-    control: cluster?.control ?? local,
-    conferences: cluster?.conferences ?? localConferences,
+    control: cluster?.control ?? voice.local,
+    conferences: cluster?.conferences ?? voice.localConferences,
     launcher: cluster ?? calls,
     messages: messaging.pipeline,
     chatAppTemplates,
