@@ -1,4 +1,5 @@
 import type { RoomClaim, RoomClaims } from '../call/conferences/room-claims.js';
+import { StoreUnavailable } from '../core/errors.js';
 import { withinStoreDeadline } from '../state/store-deadline.js';
 import { LIVE_CALL_TTL_MS } from './live-call-directory.js';
 import type { RedisClient } from './node-registry.js';
@@ -48,9 +49,24 @@ export class ConferenceClaims implements RoomClaims {
     },
   ) {}
 
+  /**
+   * Claims a room about to open here. When Redis does not answer, the room opens here
+   * unclaimed (the rooms' caller logs it) and the claim is made by the next renew() that
+   * reaches Redis, as a claim Redis lost is: from then on a member on another node is refused.
+   */
   async claim(authId: string, name: string, roomUuid: string): Promise<RoomClaim> {
     const key = keyOf(authId, name);
     const mine = valueOf(this.options.node, roomUuid);
+    try {
+      return await this.claimNow(key, mine, name);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailable)) throw error;
+      this.held.set(key, mine);
+      throw error;
+    }
+  }
+
+  private async claimNow(key: string, mine: string, name: string): Promise<RoomClaim> {
     // A few rounds at most: another node may take over or release as this one looks.
     for (let round = 0; round < 3; round++) {
       const taken = await this.store((redis) =>

@@ -239,7 +239,8 @@ export class ConferenceRooms {
   /**
    * Claims a new room among the nodes. Resolves to the node holding it when another does (the
    * room is then taken off the books), else null. With the store away the room opens here
-   * unclaimed, as calls go on without it.
+   * unclaimed, as calls go on without it; the cluster's claims make the claim once Redis
+   * answers again (ConferenceClaims.renew).
    */
   private async claim(room: ConferenceRoom): Promise<string | null> {
     try {
@@ -250,7 +251,7 @@ export class ConferenceRooms {
     } catch (error) {
       this.options.log.warn(
         { err: error, conference: room.name },
-        'the conference room could not be claimed among the nodes; it opens here unclaimed',
+        'the conference room could not be claimed among the nodes; it opens here, claimed once the store answers',
       );
       return null;
     }
