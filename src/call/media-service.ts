@@ -45,6 +45,8 @@ export class MediaService {
   private readonly pool: MediaWorkerPool;
   private readonly handlers = new Map<string, MediaEventHandler>();
   private readonly crashes: Counter;
+  /** Told of each worker that crashed, by thread id (a conference mixed there moves). */
+  private readonly crashListeners: ((threadId: number) => void)[] = [];
   private readonly warnings: Counter;
   private readonly drops: { srtp: Counter; ice: Counter };
   private readonly opening: Histogram;
@@ -63,9 +65,13 @@ export class MediaService {
           for (const [reason, n] of Object.entries(report.drops?.ice ?? {}))
             this.drops.ice.inc({ reason }, n);
         },
-        onWorkerCrash: (error, sessions) => {
+        onWorkerCrash: (error, sessions, threadId) => {
           this.crashes.inc();
           log.error({ err: error, sessions: sessions.length }, 'media worker crashed');
+          // After the crashed worker's sessions are ended, which the pool does next.
+          queueMicrotask(() => {
+            for (const listener of this.crashListeners) listener(threadId);
+          });
         },
       },
       {
@@ -179,6 +185,14 @@ export class MediaService {
 
   get sessions(): number {
     return this.pool.sessions;
+  }
+
+  /**
+   * `listener` hears the thread id of each worker that crashes, after its sessions' `ended`
+   * events went out (their legs are gone from workerOf by then).
+   */
+  onWorkerCrash(listener: (threadId: number) => void): void {
+    this.crashListeners.push(listener);
   }
 
   /** The worker thread a session runs on (a conference is mixed on one); null when none. */

@@ -25,6 +25,8 @@ export interface ConferenceMedia {
     transfer?: readonly Transferable[],
   ): Promise<Results[C['type']]>;
   workerOf(sessionId: string): number | null;
+  /** Hears the thread id of each worker that crashed, once its sessions are ended. */
+  onWorkerCrash?(listener: (threadId: number) => void): void;
 }
 
 export interface ConferenceRoomsOptions {
@@ -62,6 +64,35 @@ export class ConferenceRooms {
     this.recordings = options.recordings
       ? new RoomRecordings(options.recordings, options.media)
       : null;
+    options.media.onWorkerCrash?.((threadId) => this.mixerLost(threadId));
+  }
+
+  /**
+   * The worker mixing rooms crashed: its own members' calls ended with it, and each room's
+   * members on other workers are mixed again, on the first one's worker (their links to the
+   * dead mixer closed with it). What they hear stops for the moment this takes.
+   */
+  private mixerLost(threadId: number): void {
+    for (const room of this.rooms.values()) {
+      if (room.worker !== threadId) continue;
+      room.worker = null;
+      const survivors = room
+        .present()
+        .filter(
+          (m) => m.mixed && !m.call.over && this.options.media.workerOf(m.sessionId) !== null,
+        );
+      for (const member of room.present()) {
+        member.mixed = false;
+        member.mixedOn = null;
+      }
+      this.options.log.warn(
+        { conference: room.name, members: survivors.length },
+        'the media worker mixing the conference crashed; its members on other workers are mixed again',
+      );
+      void (async () => {
+        for (const member of survivors) await this.mix(room, member);
+      })();
+    }
   }
 
   /** Rooms are claimed among the gateway's nodes from now on (the cluster starts later). */

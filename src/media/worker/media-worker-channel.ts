@@ -43,12 +43,14 @@ export class MediaWorkerChannel {
   private sequence = 0;
   private closing = false;
   private dead = false;
+  private readonly id: number;
 
   constructor(
     settings: WorkerSettings,
     private readonly user: ChannelUser,
   ) {
     this.worker = new Worker(workerScript(ENTRY), { workerData: settings });
+    this.id = this.worker.threadId;
     this.outbox = new MessageBatch((requests, transfer) => {
       if (!this.dead) this.worker.postMessage(requests, transfer);
     });
@@ -59,8 +61,9 @@ export class MediaWorkerChannel {
     this.worker.on('exit', (code) => this.die(new Error(`media worker exited with code ${code}`)));
   }
 
+  /** The thread's id, kept: Node's Worker.threadId reads -1 once the thread has exited. */
   get threadId(): number {
-    return this.worker.threadId;
+    return this.id;
   }
 
   get alive(): boolean {

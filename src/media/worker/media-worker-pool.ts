@@ -6,8 +6,8 @@ import type { Command, LatencyReport, Results, SessionEvent, WorkerSettings } fr
 
 export interface PoolUser {
   onEvent(sessionId: string, event: SessionEvent): void;
-  /** Told of a worker's crash, once per worker, before its sessions are ended. */
-  onWorkerCrash?(error: Error, sessions: string[]): void;
+  /** Told of a worker's crash (its thread id), once per worker, before its sessions are ended. */
+  onWorkerCrash?(error: Error, sessions: string[], threadId: number): void;
   /** Stream latencies a worker observed (about every second while streams run). */
   onLatency?(report: LatencyReport): void;
 }
@@ -227,7 +227,7 @@ export class MediaWorkerPool {
 
   private crashed(slot: Slot, error: Error): void {
     const lost = [...slot.sessions];
-    this.user.onWorkerCrash?.(error, lost);
+    this.user.onWorkerCrash?.(error, lost, slot.channel.threadId);
     for (const sessionId of lost) {
       this.bySession.delete(sessionId);
       this.user.onEvent(sessionId, {
