@@ -1,7 +1,4 @@
-import { MessageChannel, type Transferable } from 'node:worker_threads';
 import type { Scheduler } from '../../core/scheduler.js';
-import type { SessionCommand } from '../../media/worker/media-worker-pool.js';
-import type { Results } from '../../media/worker/protocol.js';
 import type { Call } from '../call.js';
 import type { CallRecordings } from '../recordings/call-recordings.js';
 import { hangupCause } from '../hangup-causes.js';
@@ -10,24 +7,7 @@ import { roomSound, WAIT_TAG, waitSound } from './conference-sounds.js';
 import { RoomRecordings } from './conference-recording.js';
 import { ConferenceMember, ConferenceRoom, type ExitReason } from './conference-room.js';
 import { localRoomClaims, type RoomClaims } from './room-claims.js';
-
-/** What the rooms need from the media plane. */
-export interface ConferenceMedia {
-  /** To the worker of the session the command names. */
-  send<C extends SessionCommand>(
-    command: C,
-    transfer?: readonly Transferable[],
-  ): Promise<Results[C['type']]>;
-  /** To the worker of a thread (the one mixing a room). */
-  sendToThread<C extends SessionCommand>(
-    threadId: number,
-    command: C,
-    transfer?: readonly Transferable[],
-  ): Promise<Results[C['type']]>;
-  workerOf(sessionId: string): number | null;
-  /** Hears the thread id of each worker that crashed, once its sessions are ended. */
-  onWorkerCrash?(listener: (threadId: number) => void): void;
-}
+import { RoomMixing, type ConferenceMedia } from './room-mixing.js';
 
 export interface ConferenceRoomsOptions {
   media: ConferenceMedia;
@@ -56,6 +36,8 @@ export class ConferenceRooms {
   private readonly claimed = new WeakMap<ConferenceRoom, Promise<string | null>>();
   private nextMemberId = 0;
   private claims: RoomClaims;
+  /** The rooms' mixes in the media workers. */
+  private readonly mixing: RoomMixing;
   /** The rooms' recordings (the element's record, the Conference Record API). */
   readonly recordings: RoomRecordings | null;
 
@@ -64,35 +46,7 @@ export class ConferenceRooms {
     this.recordings = options.recordings
       ? new RoomRecordings(options.recordings, options.media)
       : null;
-    options.media.onWorkerCrash?.((threadId) => this.mixerLost(threadId));
-  }
-
-  /**
-   * The worker mixing rooms crashed: its own members' calls ended with it, and each room's
-   * members on other workers are mixed again, on the first one's worker (their links to the
-   * dead mixer closed with it). What they hear stops for the moment this takes.
-   */
-  private mixerLost(threadId: number): void {
-    for (const room of this.rooms.values()) {
-      if (room.worker !== threadId) continue;
-      room.worker = null;
-      const survivors = room
-        .present()
-        .filter(
-          (m) => m.mixed && !m.call.over && this.options.media.workerOf(m.sessionId) !== null,
-        );
-      for (const member of room.present()) {
-        member.mixed = false;
-        member.mixedOn = null;
-      }
-      this.options.log.warn(
-        { conference: room.name, members: survivors.length },
-        'the media worker mixing the conference crashed; its members on other workers are mixed again',
-      );
-      void (async () => {
-        for (const member of survivors) await this.mix(room, member);
-      })();
-    }
+    this.mixing = new RoomMixing(options.media, options.log, () => this.rooms.values());
   }
 
   /** Rooms are claimed among the gateway's nodes from now on (the cluster starts later). */
@@ -123,17 +77,9 @@ export class ConferenceRooms {
     });
   }
 
-  async setFlags(member: ConferenceMember, flags: { muted?: boolean; deaf?: boolean }) {
-    if (flags.muted !== undefined) member.muted = flags.muted;
-    if (flags.deaf !== undefined) member.deaf = flags.deaf;
-    if (!member.mixed || member.mixedOn === null) return;
-    await this.options.media
-      .sendToThread(member.mixedOn, {
-        type: 'updateConferenceMember',
-        sessionId: member.sessionId,
-        ...flags,
-      })
-      .catch(() => undefined);
+  /** Mutes or deafens a member. */
+  setFlags(member: ConferenceMember, flags: { muted?: boolean; deaf?: boolean }): Promise<void> {
+    return this.mixing.setFlags(member, flags);
   }
 
   /**
@@ -175,7 +121,7 @@ export class ConferenceRooms {
     this.event(room, member, 'enter');
     if (instruction.startConferenceOnEnter) room.started = true;
     const joining = room.started ? room.present().filter((m) => !m.mixed) : [member];
-    if (room.started) await Promise.all(joining.map((m) => this.mix(room, m)));
+    if (room.started) await Promise.all(joining.map((m) => this.mixing.mix(room, m)));
     if (room.started) this.recordings?.recordIfAsked(room);
     if (!member.mixed) void waitSound(member, this.options.scheduler);
     roomSound(room, member, instruction.enterSound, this.options.scheduler);
@@ -246,9 +192,7 @@ export class ConferenceRooms {
     room.members.delete(member.id);
     if (!call.over) {
       if (member.mixed) {
-        await this.options.media
-          .send({ type: 'leaveConference', sessionId: member.sessionId })
-          .catch(() => undefined);
+        await this.mixing.leave(member);
       } else await call.leg.stopPlayback(WAIT_TAG);
     }
     this.options.log.info(
@@ -302,62 +246,6 @@ export class ConferenceRooms {
           'the conference room claim was not released; it lapses by itself',
         ),
       );
-  }
-
-  /**
-   * Puts a member into the room's mix, its wait sound stopped. The first member in the mix
-   * picks the worker that mixes (its own); a member whose leg runs on another worker is linked
-   * to it (see enterMix).
-   */
-  private async mix(room: ConferenceRoom, member: ConferenceMember): Promise<void> {
-    if (member.mixed || member.call.over) return;
-    if (!room.present().some((m) => m.mixed)) {
-      room.worker = this.options.media.workerOf(member.sessionId);
-    }
-    member.mixed = true;
-    member.mixedOn = room.worker;
-    await member.call.leg.stopPlayback(WAIT_TAG);
-    await this.enterMix(member).catch((error: Error) => {
-      member.mixed = false;
-      member.mixedOn = null;
-      member.call.log('the member could not join the mix', { reason: error.message });
-      member.leave('ended');
-    });
-  }
-
-  /**
-   * Joins the mix on the room's worker. A leg on another worker is linked to it over a
-   * MessageChannel between the two workers (one port to each): its frames go to the mix as
-   * they are heard and the mix comes back to be played at its next tick, which adds up to one
-   * tick (20 ms) each way, as the two workers' clocks fall (docs/calls-and-media.md).
-   */
-  private async enterMix(member: ConferenceMember): Promise<void> {
-    const { media } = this.options;
-    const { sessionId } = member;
-    const join = {
-      type: 'joinConference',
-      sessionId,
-      conferenceId: member.call.conferenceUuid!,
-      muted: member.muted,
-      deaf: member.deaf,
-    } as const;
-    const worker = media.workerOf(sessionId);
-    const roomWorker = member.mixedOn;
-    if (roomWorker === null || worker === roomWorker) {
-      await media.send(join);
-      return;
-    }
-    const { port1, port2 } = new MessageChannel();
-    try {
-      const { rate } = await media.send({ type: 'linkConference', sessionId, port: port1 }, [
-        port1,
-      ]);
-      await media.sendToThread(roomWorker, { ...join, link: { port: port2, rate } }, [port2]);
-    } catch (error) {
-      // The link's other end sees the port close, and ends.
-      port2.close();
-      throw error;
-    }
   }
 
   /**
