@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { ClientApp } from './client-app.js';
 import { startGateway, type TestGateway } from './gateway.js';
 import { openSipPeer, type SipPeer } from './sip-peer.js';
+import { TonePhone } from './tone-phone.js';
 
 /**
  * What the conference tests start with: a gateway listening on loopback, an application whose
@@ -13,6 +14,7 @@ export class ConferenceGateway {
     readonly gw: TestGateway,
     readonly app: ClientApp,
     readonly sip: SipPeer,
+    private readonly number: string,
   ) {}
 
   static async start(options: {
@@ -40,7 +42,19 @@ export class ConferenceGateway {
       },
     });
     expect(added.status).toBeLessThan(300);
-    return new ConferenceGateway(gw, app, sip);
+    return new ConferenceGateway(gw, app, sip, options.number);
+  }
+
+  /** A phone per tone calling the number one after the other, from `phone0`, `phone1`… */
+  async callTonePhones(tones: readonly number[]): Promise<TonePhone[]> {
+    const phones: TonePhone[] = [];
+    const port = this.gw.gateway.sip.addresses.udp.port;
+    for (const [i, hz] of tones.entries()) {
+      phones.push(
+        await TonePhone.call(this.sip, { user: this.number, port, from: `phone${i}` }, hz),
+      );
+    }
+    return phones;
   }
 
   async close(): Promise<void> {

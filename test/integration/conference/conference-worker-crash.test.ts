@@ -3,8 +3,7 @@ import { ClientApp } from '../../support/client-app.js';
 import { ConferenceGateway } from '../../support/conference-gateway.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { powerAt } from '../../support/signal.js';
-import type { SipPeer } from '../../support/sip-peer.js';
-import { TonePhone } from '../../support/tone-phone.js';
+import type { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
 /**
@@ -19,7 +18,6 @@ const LOUD = 1e6;
 const QUIET = 1e4;
 let gw: TestGateway;
 let app: ClientApp;
-let sip: SipPeer;
 let room: ConferenceGateway;
 const phones: TonePhone[] = [];
 
@@ -29,17 +27,9 @@ beforeAll(async () => {
     appName: 'rooms',
     env: { VOXGATE_MEDIA_WORKERS: '2' },
   });
-  ({ gw, app, sip } = room);
+  ({ gw, app } = room);
   app.serve('/answer', { body: '<Response><Conference>crash</Conference></Response>' });
-  for (const [i, hz] of TONES.entries()) {
-    phones.push(
-      await TonePhone.call(
-        sip,
-        { user: NUMBER, port: gw.gateway.sip.addresses.udp.port, from: `phone${i}` },
-        hz,
-      ),
-    );
-  }
+  phones.push(...(await room.callTonePhones(TONES)));
 }, 30_000);
 
 afterAll(async () => {

@@ -3,9 +3,8 @@ import { muLawDecode } from '../../../src/media/codec/g711.js';
 import { ClientApp } from '../../support/client-app.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { powerAt } from '../../support/signal.js';
-import type { SipPeer } from '../../support/sip-peer.js';
 import { ConferenceGateway } from '../../support/conference-gateway.js';
-import { TonePhone } from '../../support/tone-phone.js';
+import type { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
 /**
@@ -17,7 +16,6 @@ const NUMBER = '14155550177';
 const TONES = [500, 800, 1300];
 let gw: TestGateway;
 let app: ClientApp;
-let sip: SipPeer;
 let room: ConferenceGateway;
 let phones: TonePhone[] = [];
 
@@ -27,17 +25,9 @@ beforeAll(async () => {
     appName: 'rooms',
     env: { VOXGATE_MEDIA_WORKERS: '2' },
   });
-  ({ gw, app, sip } = room);
+  ({ gw, app } = room);
   app.serve('/answer', { body: '<Response><Conference>split</Conference></Response>' });
-  for (const [i, hz] of TONES.entries()) {
-    phones.push(
-      await TonePhone.call(
-        sip,
-        { user: NUMBER, port: gw.gateway.sip.addresses.udp.port, from: `phone${i}` },
-        hz,
-      ),
-    );
-  }
+  phones.push(...(await room.callTonePhones(TONES)));
 }, 30_000);
 
 afterAll(async () => {
