@@ -318,6 +318,15 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     recordings: {
       collection: recordings.collection,
       store: recordings.store,
+      ...(cluster && {
+        peers: {
+          node: sip.node,
+          baseUrl: async (node: string) => {
+            const peer = (await cluster.registry.alive()).find((p) => p.id === node);
+            return peer ? `http://${peer.http}` : null;
+          },
+        },
+      }),
     },
   };
   if (config.operatorToken)

@@ -34,6 +34,8 @@ export function composeRecordings(
     media: MediaService;
     callbacks: CallbackDelivery;
     log: CallRecordings['options']['log'];
+    /** This gateway node (its id), named on the records of the files it stores. */
+    node: string;
   },
 ): RecordingsComposition {
   const collection = recordingCollection(deps.state.store);
@@ -53,6 +55,7 @@ export function composeRecordings(
     fileUrl: (authId, recordingId, format) =>
       `${uris.account(authId, 'Recording')}${recordingId}.${format}`,
     ratePerMinute: config.recordings.ratePerMinute,
+    node: deps.node,
     log: deps.log,
   });
   const { retentionMs } = config.recordings;

@@ -118,7 +118,7 @@ export function composeVoice(config: Config, deps: VoiceDependencies): Voice {
     log,
   });
   callRecords.start();
-  const recordings = composeRecordings(config, { state, media, callbacks, log });
+  const recordings = composeRecordings(config, { state, media, callbacks, log, node: sip.node });
   const calls = new CallEngine({
     services: {
       recordings: recordings.service,

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Type, type Static } from 'typebox';
 import { chargeRecording } from '../../call/billing/recording-charge.js';
 import { msFigure } from '../../call/recordings/recording-callback.js';
@@ -26,9 +27,17 @@ import { callOwner, notConnected } from './live-calls.js';
 /** What the recordings routes need besides the API context. */
 export interface RecordingRoutesContext {
   collection: Collection<RecordingRecord>;
-  /** Where the recordings' files are. */
+  /** Where this node's recordings' files are. */
   store: MediaStore;
+  /**
+   * In a cluster: this node, and the REST base URL (`http://host:port`) of another node while
+   * it is alive, null otherwise. A request for a file another node's store holds goes there.
+   */
+  peers?: { node: string; baseUrl(node: string): Promise<string | null> };
 }
+
+/** How long another node has to start answering for a file it holds. */
+const PEER_ANSWER_MS = 10_000;
 
 const CallParams = Type.Object({ auth_id: Type.String(), call_uuid: Type.String() });
 const IdParams = Type.Object({ auth_id: Type.String(), id: Type.String() });
@@ -121,7 +130,7 @@ const FILE_NAME = /^([0-9a-f-]{36})\.(mp3|wav)$/;
 export function recordingRoutes(
   app: TypedApp,
   context: ApiContext,
-  { collection, store }: RecordingRoutesContext,
+  { collection, store, peers }: RecordingRoutesContext,
 ): void {
   const { uris, control, outbound } = context;
 
@@ -216,7 +225,9 @@ export function recordingRoutes(
       if (!file) return { api_id: request.id, ...present(found) };
       if (file[2] !== found.recording_format) throw notFound(`recording ${request.params.id}`);
       // Streamed from the store: a recording of hours is not read whole to be served.
-      const body = await store.open(found.recording_id);
+      const body =
+        (await store.open(found.recording_id)) ??
+        (await fromPeer(found, request.url, 'GET', request.headers.authorization));
       if (!body) throw notFound(`recording ${request.params.id}`);
       return reply
         .type(CONTENT_TYPES[found.recording_format])
@@ -239,11 +250,42 @@ export function recordingRoutes(
         request.params.id,
         'recording',
       );
+      // The node holding the file removes it and the record; one that is gone leaves its file.
+      const there = await fromPeer(found, request.url, 'DELETE', request.headers.authorization);
+      if (there) return reply.code(204).send(null);
       await store.remove(found.recording_id);
       await collection.remove(found);
       return reply.code(204).send(null);
     },
   });
+
+  /**
+   * The same request, with the client's own credentials, to the live node whose store holds
+   * the recording's file, when that is another node: its answer's body for a GET that it
+   * served, an empty stream for a DELETE it did; null when there is no such node or it did
+   * not (that node answers from its own store, so a request goes one hop at most).
+   */
+  async function fromPeer(
+    found: RecordingRecord,
+    url: string,
+    method: 'GET' | 'DELETE',
+    authorization: string | undefined,
+  ): Promise<Readable | null> {
+    if (!peers || !found.node || found.node === peers.node) return null;
+    const base = await peers.baseUrl(found.node);
+    if (!base) return null;
+    const answer = await fetch(`${base}${url}`, {
+      method,
+      headers: authorization ? { authorization } : {},
+      signal: AbortSignal.timeout(PEER_ANSWER_MS),
+    }).catch(() => null);
+    const served = method === 'GET' ? answer?.status === 200 : answer?.status === 204;
+    if (!answer || !served) {
+      await answer?.body?.cancel();
+      return null;
+    }
+    return answer.body ? Readable.fromWeb(answer.body as never) : Readable.from([]);
+  }
 
   function present(r: RecordingRecord): Static<typeof RecordingObject> {
     return {

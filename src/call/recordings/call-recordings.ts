@@ -76,6 +76,8 @@ export interface CallRecordingsOptions {
   fileUrl(authId: string, recordingId: string, format: RecordingFormat): string;
   /** USD per started minute of a recording (VOXGATE_RECORDING_RATE); free when absent. */
   ratePerMinute?: string;
+  /** This gateway node, named on each record as the one whose store has the file. */
+  node?: string;
   log: {
     info(fields: object, message: string): void;
     warn(fields: object, message: string): void;
@@ -205,6 +207,7 @@ export class CallRecordings {
         subaccount: call.owner.subaccount,
         created: now,
         recording_id: recordingId,
+        ...(this.options.node !== undefined && { node: this.options.node }),
         call_uuid: call.uuid,
         auth_id: call.owner.authId,
         recording_format: request.format,

@@ -28,6 +28,11 @@ export interface RecordingRecord extends Owned, Partial<RecordingCharge> {
   recording_duration_ms: number;
   /** Bytes of the stored file. */
   file_bytes: number;
+  /**
+   * The gateway node whose media store holds the file (not shown by the API): another node
+   * asked for the file or its deletion passes the request on to it. Absent before it was kept.
+   */
+  node?: string;
   // The charge (billing/recording-charge.ts): absent from records stored before it was kept.
 }
 

@@ -40,6 +40,7 @@ function compose(env: Record<string, string>) {
     state,
     media: { send: () => Promise.reject(new Error('no worker')) } as never,
     callbacks: { send: () => Promise.resolve() } as never,
+    node: 'node-test',
     log: quiet,
   });
   return { state, recordings };

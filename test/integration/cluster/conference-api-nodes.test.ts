@@ -108,6 +108,11 @@ async function heardTone(phone: TonePhone, hz: number): Promise<number> {
 
 /** A recording's WAV, from node A (whose media store keeps it) once it is stored. */
 async function recordingFrom(url: string): Promise<Int16Array> {
+  return wavSamples(await recordingBytes(url)).pcm;
+}
+
+/** A recording's file as node A serves it, once stored: 8 kHz mono WAV. */
+async function recordingBytes(url: string): Promise<Buffer> {
   const auth = `Basic ${Buffer.from(`${b.main.id}:${b.main.token}`).toString('base64')}`;
   let res: Response | null = null;
   await until(
@@ -118,9 +123,10 @@ async function recordingFrom(url: string): Promise<Int16Array> {
     10_000,
     100,
   );
-  const { rate, channels, pcm } = wavSamples(Buffer.from(await res!.arrayBuffer()));
+  const bytes = Buffer.from(await res!.arrayBuffer());
+  const { rate, channels } = wavSamples(bytes);
   expect([rate, channels]).toEqual([8000, 1]);
-  return pcm;
+  return bytes;
 }
 
 describe("a conference room on node A, through node B's API", () => {
@@ -242,6 +248,36 @@ describe("a conference room on node A, through node B's API", () => {
     expect(powerAt(pcm.subarray(1600, 1600 + 8000), 8000, 500)).toBeGreaterThan(LOUD);
     const record = await b.request('GET', `${v1()}/Recording/${id}/`);
     expect(record.body).toMatchObject({ recording_type: 'call', call_uuid: callUuid });
+    expect(record.body).not.toHaveProperty('node');
+
+    // The file is in A's store only: B passes the request on to A, with the client's
+    // credentials, and serves A's bytes.
+    const onA = await recordingBytes(started.body.url);
+    const throughB = await b.download(started.body.url);
+    expect(throughB.status).toBe(200);
+    expect(throughB.contentType).toBe('audio/wav');
+    expect(throughB.body.equals(onA)).toBe(true);
+    // Another account sees no such recording on B, and nothing is asked of A for it.
+    const other = await b.request('GET', `${v1(sub.id)}/Recording/${id}.wav`, { as: sub });
+    expect(other.status).toBe(404);
+    expect(other.body.error).toBe(`recording ${id} not found`);
+    // Deleted through B: A removes the file and the record.
+    expect((await b.request('DELETE', `${v1()}/Recording/${id}/`)).status).toBe(204);
+    expect((await b.request('GET', `${v1()}/Recording/${id}/`)).status).toBe(404);
+    const auth = `Basic ${Buffer.from(`${b.main.id}:${b.main.token}`).toString('base64')}`;
+    const gone = await fetch(`http://127.0.0.1:${a.port}${started.body.url}`, {
+      headers: { authorization: auth },
+    });
+    expect(gone.status).toBe(404);
+    // It was A that deleted it: its log has the request B passed on.
+    const deletedOnA = a
+      .stdout()
+      .split('\n')
+      .some((line) => {
+        if (!line.includes('"DELETE"') || !line.includes(`/Recording/${id}/`)) return false;
+        return (JSON.parse(line) as { res?: { statusCode?: number } }).res?.statusCode === 204;
+      });
+    expect(deletedOnA).toBe(true);
     // A call that runs nowhere: 404 naming it, from B as from its node.
     const none = await b.request('POST', `${v1()}/Call/${UNKNOWN}/Record/`, { json: {} });
     expect(none.status).toBe(404);
