@@ -127,6 +127,7 @@ describe('carrier registration', () => {
     });
     const { text: metrics } = await gw.request('GET', '/metrics');
     expect(metrics).toContain('voxgate_carrier_register_failures_total{carrier="regco"} 0');
+    await uas.settled(1);
     await gw.close();
     gateways.splice(0);
     const result = await uas.stop();
@@ -206,6 +207,8 @@ describe('carrier registration', () => {
     const refused = await refusing.stop();
     expect(received(refused.messages, 'REGISTER')).toHaveLength(3);
     expect(received(refused.messages, 'INVITE')).toHaveLength(0);
+    // The hangup callback may come before SIPp has answered the BYE and counted the call.
+    await backup.settled(1);
     expect((await backup.stop()).successful).toBe(1);
   }, 40_000);
 

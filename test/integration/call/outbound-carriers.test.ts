@@ -10,7 +10,7 @@ import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
 import { startSippUas, type SippUas } from '../../support/sipp.js';
-import { sleep, until } from '../../support/wait.js';
+import { until } from '../../support/wait.js';
 
 /**
  * Calls to phone numbers through SIP carriers (VOXGATE_CARRIER_URI, VOXGATE_CARRIERS_FILE):
@@ -118,6 +118,8 @@ describe('VOXGATE_CARRIER_URI with credentials', () => {
       VOXGATE_CARRIER_URI: `sip:carrieruser:Carrier-Pass1@127.0.0.1:${uas.port}`,
     });
     expect(await call(gw, '+14155550199')).toMatchObject({ HangupCauseCode: '4000' });
+    // The hangup callback may come before SIPp has answered the BYE and counted the call.
+    await uas.settled(1);
     const { messages, errors, successful } = await uas.stop();
     expect({ errors, successful }).toEqual({ errors: [], successful: 1 });
     const header = /^Proxy-Authorization: Digest (.*)$/m.exec(messages)![1]!;
@@ -136,7 +138,7 @@ describe('VOXGATE_CARRIER_URI with credentials', () => {
       VOXGATE_CARRIER_URI: `sip:carrieruser:Carrier-Pass1@127.0.0.1:${uas.port}`,
     });
     expect(await call(gw, '+14155550199')).toMatchObject({ HangupCauseCode: '4000' });
-    await sleep(1500);
+    await uas.settled(1);
     expect(await uas.stop()).toMatchObject({ successful: 1, failed: 0, errors: [] });
   }, 30_000);
 
@@ -223,6 +225,7 @@ describe('VOXGATE_CARRIERS_FILE', () => {
       HangupCauseCode: '3050',
       CallStatus: 'failed',
     });
+    await national.settled(1);
     const [us, uk] = [await national.stop(), await asDialled.stop()];
     expect(us.messages).toMatch(/^INVITE sip:14155550199@127\.0\.0\.1/m);
     expect(us).toMatchObject({ successful: 1, errors: [] });
@@ -243,6 +246,7 @@ describe('VOXGATE_CARRIERS_FILE', () => {
     });
     const gw = await gateway({ VOXGATE_CARRIERS_FILE: file });
     expect(await call(gw, '+14155550199')).toMatchObject({ HangupCauseCode: '4000' });
+    await uas.settled(1);
     const { messages, successful } = await uas.stop();
     expect(successful).toBe(1);
     const header = /^Proxy-Authorization: Digest (.*)$/m.exec(messages)![1]!;
