@@ -227,7 +227,7 @@ export function recordingRoutes(
       // Streamed from the store: a recording of hours is not read whole to be served.
       const body =
         (await store.open(found.recording_id)) ??
-        (await fromPeer(found, request.url, 'GET', request.headers.authorization));
+        (await holderAnswer(found, request.url, 'GET', request.headers.authorization))?.body;
       if (!body) throw notFound(`recording ${request.params.id}`);
       return reply
         .type(CONTENT_TYPES[found.recording_format])
@@ -251,7 +251,7 @@ export function recordingRoutes(
         'recording',
       );
       // The node holding the file removes it and the record; one that is gone leaves its file.
-      const there = await fromPeer(found, request.url, 'DELETE', request.headers.authorization);
+      const there = await holderAnswer(found, request.url, 'DELETE', request.headers.authorization);
       if (there) return reply.code(204).send(null);
       await store.remove(found.recording_id);
       await collection.remove(found);
@@ -261,16 +261,16 @@ export function recordingRoutes(
 
   /**
    * The same request, with the client's own credentials, to the live node whose store holds
-   * the recording's file, when that is another node: its answer's body for a GET that it
-   * served, an empty stream for a DELETE it did; null when there is no such node or it did
-   * not (that node answers from its own store, so a request goes one hop at most).
+   * the recording's file, when that is another node: its answer when it served it (200 to a
+   * GET, with the file as `body`; 204 to a DELETE), else null. That node answers from its own
+   * store, so a request goes one hop at most.
    */
-  async function fromPeer(
+  async function holderAnswer(
     found: RecordingRecord,
     url: string,
     method: 'GET' | 'DELETE',
     authorization: string | undefined,
-  ): Promise<Readable | null> {
+  ): Promise<{ body: Readable } | null> {
     if (!peers || !found.node || found.node === peers.node) return null;
     const base = await peers.baseUrl(found.node);
     if (!base) return null;
@@ -279,12 +279,11 @@ export function recordingRoutes(
       headers: authorization ? { authorization } : {},
       signal: AbortSignal.timeout(PEER_ANSWER_MS),
     }).catch(() => null);
-    const served = method === 'GET' ? answer?.status === 200 : answer?.status === 204;
-    if (!answer || !served) {
+    if (answer?.status !== (method === 'GET' ? 200 : 204)) {
       await answer?.body?.cancel();
       return null;
     }
-    return answer.body ? Readable.fromWeb(answer.body as never) : Readable.from([]);
+    return { body: answer.body ? Readable.fromWeb(answer.body as never) : Readable.from([]) };
   }
 
   function present(r: RecordingRecord): Static<typeof RecordingObject> {
