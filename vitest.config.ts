@@ -19,6 +19,7 @@ const SEQUENTIAL = [
   'test/integration/realtime-priority.test.ts',
   'test/integration/call/webrtc-call.test.ts',
   'test/integration/call/browser-phone-calls.test.ts',
+  'test/integration/call/browser-ice-restart.test.ts',
 ];
 
 const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' as const };

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { Config } from '../config/config.js';
 import { loadDtlsCertificate, type DtlsCertificate } from '../media/dtls/dtls-certificate.js';
 import { createIceCredentials } from '../media/webrtc/ice/index.js';
-import type { WebrtcTransportSpec } from '../media/webrtc/webrtc-transport.js';
+import type { WebrtcTransportSpec, WebrtcUpdate } from '../media/webrtc/webrtc-transport.js';
 import {
   isWebrtcProfile,
   parseSessionDescription,
@@ -59,7 +59,10 @@ export function webrtcLegTransport(
     return `WebRTC calls need VOXGATE_PUBLIC_HOST to be an IP address (it is "${publicHost}")`;
   }
   const ice = createIceCredentials();
-  return { spec: { localIce: ice }, sdp: { ice, fingerprint: support.fingerprint } };
+  return {
+    spec: { localIce: ice },
+    sdp: { ice, fingerprint: support.fingerprint, freshIce: () => createIceCredentials() },
+  };
 }
 
 /** Whether an SDP offer's first audio stream is WebRTC's (UDP/TLS/RTP/SAVPF and kin). */
@@ -73,9 +76,13 @@ export function offersWebrtc(sdp: string): boolean {
   }
 }
 
-/** The peer's side of a negotiated WebRTC stream, as the media session takes it. */
-export function peerTransport(transport: NegotiatedTransport) {
+/**
+ * The peer's side of a negotiated WebRTC stream, as the media session takes it, with our
+ * credentials as the exchange wrote them (new ones when the peer restarted ICE).
+ */
+export function peerTransport(transport: NegotiatedTransport): WebrtcUpdate {
   return {
+    localIce: transport.localIce,
     remoteUfrag: transport.remoteIce.ufrag,
     remoteFingerprints: transport.remoteFingerprints.map((f) => `${f.algorithm} ${f.value}`),
     role: transport.dtlsRole,

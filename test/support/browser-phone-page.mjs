@@ -68,7 +68,8 @@ async function call(target, token) {
   return new Promise((resolve, reject) => {
     const done = (response, answered) => {
       state.offer = inviter.request.body?.body ?? null;
-      resolve({ ...final(response), answered, offer: state.offer });
+      const answer = answered ? (response.message.body ?? null) : null;
+      resolve({ ...final(response), answered, offer: state.offer, answer });
     };
     inviter
       .invite({
@@ -103,6 +104,42 @@ async function hangUp() {
   } else if (session.state === SessionState.Initial && !(session instanceof Inviter)) {
     await session.reject();
   }
+}
+
+/**
+ * Re-INVITEs the established call with an ICE restart (RFC 8445 9), as an application does
+ * when its network changed: the offer carries new ICE credentials. Resolves with the final
+ * response, the offer sent and the answer.
+ */
+async function restartIce() {
+  const session = state.session;
+  if (session === null || session.state !== SessionState.Established) {
+    throw new Error('no established call to restart ICE on');
+  }
+  return new Promise((resolve, reject) => {
+    let offer = null;
+    const done = (response, accepted) => {
+      offer ??= session.sessionDescriptionHandler?.peerConnection?.localDescription?.sdp ?? null;
+      resolve({ ...final(response), offer, answer: accepted ? response.message.body : null });
+    };
+    session
+      .invite({
+        sessionDescriptionHandlerOptions: { offerOptions: { iceRestart: true } },
+        requestDelegate: {
+          onAccept: (response) => done(response, true),
+          onReject: (response) => done(response, false),
+        },
+      })
+      .then((request) => {
+        offer = request.message.body?.body ?? offer;
+      })
+      .catch(reject);
+  });
+}
+
+/** The peer connection's ICE connection state (new, checking, connected, completed...). */
+function iceState() {
+  return state.session?.sessionDescriptionHandler?.peerConnection?.iceConnectionState ?? null;
 }
 
 /** RFC 4733 events through the browser's RTCDTMFSender, or one SIP INFO (application/dtmf-relay). */
@@ -184,6 +221,8 @@ window.phone = {
   answer,
   hangUp,
   sendDtmf,
+  restartIce,
+  iceState,
   listen,
   stop,
   states: () => [...state.states],

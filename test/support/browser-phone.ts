@@ -33,6 +33,8 @@ export interface CallOutcome extends FinalResponse {
   answered: boolean;
   /** The SDP offer the browser sent in its INVITE. */
   offer: string | null;
+  /** The gateway's SDP answer, when it answered. */
+  answer: string | null;
 }
 
 export interface RemoteAudio {
@@ -59,6 +61,10 @@ export interface BrowserPhone {
   answer(timeoutMs?: number): Promise<{ from: string; offer: string | null }>;
   /** BYE when established, CANCEL while ringing out, 486-style reject while ringing in. */
   hangUp(): Promise<void>;
+  /** Re-INVITEs the established call with an ICE restart: the final response, offer and answer. */
+  restartIce(): Promise<FinalResponse & { offer: string | null; answer: string | null }>;
+  /** The peer connection's ICE connection state, null without a call. */
+  iceState(): Promise<string | null>;
   /** One digit as RFC 4733 events (`rtp`, the browser's RTCDTMFSender) or a SIP INFO. */
   sendDtmf(digit: string, via?: 'rtp' | 'info'): Promise<boolean>;
   /** Listens to the remote track for `windowMs` through a WebAudio AnalyserNode. */
@@ -170,6 +176,8 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
     answer: (timeoutMs = 10_000) => run('answer', timeoutMs),
     hangUp: () => run('hangUp'),
     sendDtmf: (digit, via = 'rtp') => run('sendDtmf', digit, via),
+    restartIce: () => run('restartIce'),
+    iceState: () => run('iceState'),
     listen: (windowMs) => run('listen', windowMs),
     sessionStates: () => run('states'),
     close,

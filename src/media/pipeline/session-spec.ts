@@ -2,9 +2,9 @@ import type { Scheduler } from '../../core/scheduler.js';
 import type {
   WebrtcEnvironment,
   WebrtcFailure,
-  WebrtcPeer,
   WebrtcTransportSpec,
   WebrtcTransportStats,
+  WebrtcUpdate,
 } from '../webrtc/webrtc-transport.js';
 import type {
   SdesKeys,
@@ -63,8 +63,8 @@ export interface MediaSessionSpec {
 export type MediaSessionUpdate = Partial<
   Pick<MediaSessionSpec, 'formats' | 'telephoneEvent' | 'remote' | 'direction'>
 > & {
-  /** A WebRTC leg's peer transport, once its SDP is in. */
-  webrtc?: Partial<WebrtcPeer>;
+  /** A WebRTC leg's peer transport, once its SDP is in, and our credentials after a restart. */
+  webrtc?: WebrtcUpdate;
   /** An SDES leg's keys as offer/answer settled them; null: plain RTP (optional SRTP only). */
   sdes?: SdesKeys | null;
 };

@@ -17,6 +17,14 @@ export interface WebrtcPeer {
   role: DtlsRole | null;
 }
 
+/**
+ * What an offer/answer exchange after the first tells the transport: the peer's side, and our
+ * ICE credentials as our SDP wrote them, which change when the peer restarted ICE.
+ */
+export interface WebrtcUpdate extends Partial<WebrtcPeer> {
+  localIce?: IceCredentials;
+}
+
 /** A WebRTC leg's transport as a session spec carries it (a plain object, posted to workers). */
 export interface WebrtcTransportSpec extends Partial<WebrtcPeer> {
   /** Ours, as written in our SDP. */
@@ -132,9 +140,16 @@ export class WebrtcTransport {
     this.links = links;
   }
 
-  /** The peer's transport as its SDP gave it (our offer's answer, or a re-INVITE). */
-  setPeer(peer: Partial<WebrtcPeer>): void {
-    if (peer.remoteUfrag) {
+  /**
+   * The peer's transport as its SDP gave it (our offer's answer, or a re-INVITE), with our
+   * credentials when that exchange restarted ICE. The DTLS association and its SRTP keys
+   * carry on over a restart (RFC 8842 5.4: the fingerprints and roles did not change).
+   */
+  setPeer(peer: WebrtcUpdate): void {
+    if (peer.remoteUfrag && peer.localIce && peer.localIce.ufrag !== this.agent.localUfrag) {
+      this.peer.remoteUfrag = peer.remoteUfrag;
+      this.agent.restart(peer.localIce, peer.remoteUfrag);
+    } else if (peer.remoteUfrag) {
       this.peer.remoteUfrag = peer.remoteUfrag;
       this.agent.setRemoteUfrag(peer.remoteUfrag);
     }

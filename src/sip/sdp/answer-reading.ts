@@ -58,7 +58,7 @@ export function readAnswerStreams(
       `the answer has ${stream.protocol} where the offer had ${ours.protocol}`,
     );
   }
-  const transport = ours.transport === undefined ? null : answeredTransport(stream);
+  const transport = ours.transport === undefined ? null : answeredTransport(stream, ours.transport);
   const sdes = ours.crypto === undefined ? null : answeredCrypto(ours.crypto, stream);
   const codecs = ours.payloads.filter((payload) => codecOf(payload) !== null);
   const codec = stream.payloads.find((payload) => codecOf(payload) !== null);

@@ -15,6 +15,8 @@ export interface NegotiatedTransport {
   readonly remoteFingerprints: readonly DtlsFingerprint[];
   /** voxgate's DTLS role: client when its side is a=setup:active, server when passive. */
   readonly dtlsRole: 'client' | 'server';
+  /** voxgate's credentials as this exchange wrote them: new ones after an ICE restart. */
+  readonly localIce: { readonly ufrag: string; readonly pwd: string };
 }
 
 /** What an offer/answer exchange settled for the audio stream, seen from voxgate's side. */

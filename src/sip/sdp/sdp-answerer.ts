@@ -109,7 +109,7 @@ function webrtcSide(stream: MediaStream, local: LocalTransport) {
   const setup = answerSetup(stream.transport?.setup ?? null);
   return {
     outgoing: { mid: stream.transport?.mid ?? null, transport: outgoingTransport(local, setup) },
-    transport: negotiatedTransport(stream.transport!, setup),
+    transport: negotiatedTransport(stream.transport!, setup, local),
   };
 }
 

@@ -27,6 +27,11 @@ export interface WebrtcSessionOptions {
   readonly ice: { readonly ufrag: string; readonly pwd: string };
   /** The hash of the DTLS certificate the media side will present. */
   readonly fingerprint: DtlsFingerprint;
+  /**
+   * New credentials for an ICE restart (RFC 8445 9) the peer asks for; without it a restart
+   * is answered with the credentials the session has.
+   */
+  readonly freshIce?: () => { readonly ufrag: string; readonly pwd: string };
 }
 
 export interface SdpSessionOptions {
@@ -133,7 +138,7 @@ export class SdpSession {
   private local: LocalAudio;
   private pendingOffer: readonly OutgoingStream[] | null = null;
   private negotiated: NegotiatedAudio | null = null;
-  private readonly webrtc: WebrtcSessionOptions | null;
+  private webrtc: WebrtcSessionOptions | null;
 
   constructor(options: SdpSessionOptions) {
     checkPort(options.port);
@@ -233,11 +238,40 @@ export class SdpSession {
    */
   answer(text: string, direction: MediaDirection = 'sendrecv'): AnswerOutcome {
     const offer = parseSessionDescription(text);
-    const outcome = answerStreams(offer, { ...this.local, direction });
+    let outcome = answerStreams(offer, { ...this.local, direction });
     if (!outcome.ok) return outcome;
+    if (this.restartsIce(outcome.audio)) {
+      this.restartIce();
+      outcome = answerStreams(offer, { ...this.local, direction });
+      if (!outcome.ok) return outcome;
+    }
     this.negotiated = outcome.audio;
     const sdp = this.write(outcome.streams, outcome.bundle);
     return { ok: true, sdp, offer, audio: outcome.audio };
+  }
+
+  /**
+   * Whether a re-offer restarts ICE: its credentials are not the ones the peer gave before
+   * (RFC 8445 9; RFC 8839 4.4.1.1.2 and JSEP, RFC 8829 5.3.1: the answer then carries new
+   * ones too).
+   */
+  private restartsIce(audio: NegotiatedAudio): boolean {
+    const before = this.negotiated?.transport?.remoteIce;
+    const now = audio.transport?.remoteIce;
+    return (
+      before !== undefined &&
+      now !== undefined &&
+      (before.ufrag !== now.ufrag || before.pwd !== now.pwd)
+    );
+  }
+
+  private restartIce(): void {
+    if (this.webrtc?.freshIce === undefined) return;
+    this.webrtc = { ...this.webrtc, ice: this.webrtc.freshIce() };
+    this.local = {
+      ...this.local,
+      transport: localTransport(this.webrtc, this.origin.address, this.local.port),
+    };
   }
 
   private write(streams: readonly OutgoingStream[], bundle: readonly string[] | null): string {

@@ -62,6 +62,7 @@ export function outgoingTransport(local: LocalTransport, setup: DtlsSetup): Outg
 export function negotiatedTransport(
   transport: StreamTransport,
   ourSetup: DtlsSetup,
+  local: Pick<LocalTransport, 'ice'>,
 ): NegotiatedTransport {
   if (transport.ice === null) throw new SdpParseError('the WebRTC stream has no ICE credentials');
   return {
@@ -71,6 +72,7 @@ export function negotiatedTransport(
     remoteCandidates: transport.candidates,
     remoteFingerprints: transport.fingerprints,
     dtlsRole: ourSetup === 'active' ? 'client' : 'server',
+    localIce: local.ice,
   };
 }
 
@@ -78,11 +80,14 @@ export function negotiatedTransport(
  * The transport of an answer to our WebRTC offer. Breaking RFC 8842 5.3 (an answer of
  * actpass) or leaving out what WebRTC needs is an SdpParseError.
  */
-export function answeredTransport(stream: MediaStream): NegotiatedTransport {
+export function answeredTransport(
+  stream: MediaStream,
+  local: Pick<LocalTransport, 'ice'>,
+): NegotiatedTransport {
   const reason = unusableTransport(stream);
   if (reason !== null) throw new SdpParseError(reason.replace('stream', 'answer'));
   const setup = stream.transport?.setup ?? 'active';
   // RFC 8842 5.3: the answerer MUST NOT use actpass.
   if (setup === 'actpass') throw new SdpParseError('the answer has a=setup:actpass');
-  return negotiatedTransport(stream.transport!, setup === 'active' ? 'passive' : 'active');
+  return negotiatedTransport(stream.transport!, setup === 'active' ? 'passive' : 'active', local);
 }

@@ -71,7 +71,7 @@ describe('parseOpusParameters (RFC 7587 6.1)', () => {
 });
 
 describe('the media a WebRTC exchange settles', () => {
-  it("hands the media session the peer's ufrag, fingerprints as text and our DTLS role", () => {
+  it("hands the media session the peer's ufrag, fingerprints as text, our DTLS role and our ICE credentials", () => {
     const update = mediaUpdateFrom({
       ...negotiated('opus', 48000, null),
       transport: {
@@ -84,9 +84,11 @@ describe('the media a WebRTC exchange settles', () => {
           { algorithm: 'sha-1', value: '01:02' },
         ],
         dtlsRole: 'client',
+        localIce: { ufrag: 'Ours', pwd: 'ourpasswordourpassword' },
       },
     });
     expect(update.webrtc).toEqual({
+      localIce: { ufrag: 'Ours', pwd: 'ourpasswordourpassword' },
       remoteUfrag: 'Brws',
       remoteFingerprints: ['sha-256 AB:CD', 'sha-1 01:02'],
       role: 'client',

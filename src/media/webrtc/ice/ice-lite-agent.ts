@@ -68,9 +68,16 @@ export const DEFAULT_CONSENT_TIMEOUT_MS = 30_000;
  * it came from, or null when nothing is to be sent.
  */
 export class IceLiteAgent {
-  private readonly local: IceCredentials;
-  private readonly localKey: Buffer;
+  private local: IceCredentials;
+  private localKey: Buffer;
   private remoteUfrag: string | null;
+  /**
+   * The credentials before an ICE restart, still answered until the peer's first check with
+   * the new ones: a peer goes on checking (consent, RFC 7675) with the old ones until the
+   * answer that restarted reaches it.
+   */
+  private previous: { local: IceCredentials; key: Buffer; remoteUfrag: string | null } | null =
+    null;
   private readonly delegate: IceLiteDelegate;
   private readonly consent: ConsentWatch;
   private currentState: IceLiteState = 'checking';
@@ -106,9 +113,34 @@ export class IceLiteAgent {
     return this.rejections;
   }
 
+  /** Our ufrag now (it changes with an ICE restart). */
+  get localUfrag(): string {
+    return this.local.ufrag;
+  }
+
   /** The peer's ufrag, once its SDP is in (the answer to our offer). */
   setRemoteUfrag(ufrag: string): void {
     this.remoteUfrag = ufrag;
+  }
+
+  /**
+   * An ICE restart (RFC 8445 9): the peer's re-offer changed its credentials and our answer
+   * carries new ones. The selected pair stays, and media with it, until the peer nominates a
+   * pair checked with the new credentials (a new network, or the same); consent goes on
+   * running, so a peer that never checks again is still let go. The old credentials are
+   * answered until the first valid check with the new ones.
+   */
+  restart(local: IceCredentials, remoteUfrag: string): void {
+    checkIceCredentials(local, 'local');
+    if (this.currentState === 'consent-lost' || this.currentState === 'closed') return;
+    if (local.ufrag === this.local.ufrag && local.pwd === this.local.pwd) {
+      this.remoteUfrag = remoteUfrag;
+      return;
+    }
+    this.previous = { local: this.local, key: this.localKey, remoteUfrag: this.remoteUfrag };
+    this.local = local;
+    this.localKey = Buffer.from(local.pwd, 'utf8');
+    this.remoteUfrag = remoteUfrag;
   }
 
   receive(datagram: Buffer, from: TransportAddress): Buffer | null {
@@ -146,15 +178,22 @@ export class IceLiteAgent {
     }
     // RFC 8445 7.3: the USERNAME of a check is "<our ufrag>:<the peer's ufrag>"; RFC 8489
     // 9.1.3: a username that is not valid is answered 401, without MESSAGE-INTEGRITY.
-    if (!this.isOurUsername(username)) {
+    const current = isUsernameOf(username, this.local.ufrag, this.remoteUfrag);
+    const previous =
+      !current &&
+      this.previous !== null &&
+      isUsernameOf(username, this.previous.local.ufrag, this.previous.remoteUfrag);
+    if (!current && !previous) {
       return this.reject('unknown-username', from, bindingError(message, 401));
     }
     // RFC 8445 7.2.2: a check is signed with the password of the agent it goes to, ours; RFC
     // 8489 9.1.3: a wrong MESSAGE-INTEGRITY is answered 401.
-    if (!hasValidIntegrity(message, this.localKey)) {
+    const key = current ? this.localKey : this.previous!.key;
+    if (!hasValidIntegrity(message, key)) {
       return this.reject('bad-integrity', from, bindingError(message, 401));
     }
-    const key = this.localKey;
+    // The peer checks with the credentials of the restart: it has our answer, the old ones go.
+    if (current) this.previous = null;
     // RFC 8489 6.3.1: unknown comprehension-required attributes are answered 420.
     const unknown = message.attributes
       .map((attribute) => attribute.type)
@@ -174,12 +213,6 @@ export class IceLiteAgent {
     }
     this.accept(from, attributeValue(message, STUN_ATTRIBUTE.USE_CANDIDATE) !== null);
     return bindingSuccess(message, from, key);
-  }
-
-  private isOurUsername(username: string): boolean {
-    const colon = username.indexOf(':');
-    if (colon < 0 || username.slice(0, colon) !== this.local.ufrag) return false;
-    return this.remoteUfrag === null || username.slice(colon + 1) === this.remoteUfrag;
   }
 
   /**
@@ -209,6 +242,13 @@ export class IceLiteAgent {
     this.currentState = 'consent-lost';
     this.delegate.onConsentLost?.({ silentMs, wasConnected });
   }
+}
+
+/** RFC 8445 7.3: "<our ufrag>:<the peer's ufrag>", the peer's part unchecked while unknown. */
+function isUsernameOf(username: string, ours: string, theirs: string | null): boolean {
+  const colon = username.indexOf(':');
+  if (colon < 0 || username.slice(0, colon) !== ours) return false;
+  return theirs === null || username.slice(colon + 1) === theirs;
 }
 
 function sameAddress(a: TransportAddress, b: TransportAddress): boolean {

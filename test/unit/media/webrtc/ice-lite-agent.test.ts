@@ -256,6 +256,74 @@ describe('consent freshness (RFC 7675)', () => {
   });
 });
 
+describe('ICE restart (RFC 8445 9)', () => {
+  const NEW_LOCAL = { ufrag: 'N3wL', pwd: 'newlocal0newlocal1newlo' };
+  const NEW_BROWSER = { ufrag: 'n3wb', pwd: 'newbrowser0newbrowser1' };
+  const restarted = (overrides: Partial<Parameters<typeof bindingRequest>[0]> = {}) =>
+    check({
+      username: `${NEW_LOCAL.ufrag}:${NEW_BROWSER.ufrag}`,
+      key: Buffer.from(NEW_LOCAL.pwd),
+      ...overrides,
+    });
+
+  it('keeps media on the selected pair, answers the old credentials until the first check with the new ones, then only those', () => {
+    const { agent, selected, rejections } = harness();
+    agent.receive(check({ useCandidate: true }), FROM);
+    agent.restart(NEW_LOCAL, NEW_BROWSER.ufrag);
+    expect(agent.selected).toEqual(FROM);
+    expect(agent.state).toBe('connected');
+    // A consent check sent before the browser had our answer.
+    const old = answered(agent.receive(check(), FROM));
+    expect(old.messageClass).toBe('success');
+    expect(hasValidIntegrity(old, Buffer.from(LOCAL.pwd))).toBe(true);
+    // The browser's checks after the restart, from a new network: signed with our new password.
+    const fresh = answered(agent.receive(restarted({ useCandidate: true }), OTHER));
+    expect(fresh.messageClass).toBe('success');
+    expect(hasValidIntegrity(fresh, Buffer.from(NEW_LOCAL.pwd))).toBe(true);
+    expect(agent.selected).toEqual(OTHER);
+    expect(selected).toEqual([FROM, OTHER]);
+    // The old credentials are gone now.
+    expect(errorCode(agent.receive(check(), OTHER))).toBe(401);
+    expect(rejections).toEqual(['unknown-username']);
+    // A check signed with the old password under the new username is not taken.
+    expect(errorCode(agent.receive(restarted({ key: Buffer.from(LOCAL.pwd) }), OTHER))).toBe(401);
+    expect(rejections).toEqual(['unknown-username', 'bad-integrity']);
+  });
+
+  it('lets consent run across a restart, so a peer that never checks again is let go', () => {
+    const { agent, scheduler, losses } = harness({ consentTimeoutMs: 10_000 });
+    agent.receive(check({ useCandidate: true }), FROM);
+    scheduler.advance(6_000);
+    agent.restart(NEW_LOCAL, NEW_BROWSER.ufrag);
+    scheduler.advance(3_999);
+    expect(losses).toEqual([]);
+    scheduler.advance(1);
+    expect(losses).toEqual([{ silentMs: 10_000, wasConnected: true }]);
+  });
+
+  it('refreshes consent with checks under the new credentials on the selected pair', () => {
+    const { agent, scheduler, losses } = harness({ consentTimeoutMs: 10_000 });
+    agent.receive(check({ useCandidate: true }), FROM);
+    agent.restart(NEW_LOCAL, NEW_BROWSER.ufrag);
+    for (let i = 0; i < 5; i++) {
+      scheduler.advance(5_000);
+      expect(answered(agent.receive(restarted(), FROM)).messageClass).toBe('success');
+    }
+    expect(losses).toEqual([]);
+    expect(agent.selected).toEqual(FROM);
+  });
+
+  it('refuses credentials SDP could not carry, and changes nothing once consent is lost', () => {
+    const { agent, scheduler } = harness({ consentTimeoutMs: 1_000 });
+    expect(() => agent.restart({ ufrag: 'a b', pwd: NEW_LOCAL.pwd }, 'x')).toThrow(/ufrag/);
+    expect(agent.localUfrag).toBe(LOCAL.ufrag);
+    scheduler.advance(1_000);
+    agent.restart(NEW_LOCAL, NEW_BROWSER.ufrag);
+    expect(agent.localUfrag).toBe(LOCAL.ufrag);
+    expect(agent.receive(restarted(), FROM)).toBeNull();
+  });
+});
+
 describe('ICE credentials', () => {
   it('makes an 8-character ufrag and a 24-character pwd of ice-chars, fresh each time', () => {
     const first = createIceCredentials();

@@ -177,6 +177,35 @@ describe('answering a WebRTC offer', () => {
     );
   });
 
+  it('answers a re-offer that restarts ICE with new credentials, and one that does not with the same', () => {
+    const fresh = { ufrag: 'N3wUfrag', pwd: 'newpassword0newpassword1' };
+    const session = webrtcSession({
+      webrtc: { ice: ICE, fingerprint: FINGERPRINT, freshIce: () => fresh },
+    });
+    const first = accepted(session.answer(CHROMIUM));
+    expect(first.audio.transport?.localIce).toEqual(ICE);
+    // The same credentials again (a re-INVITE for hold or a codec change): no restart.
+    const again = accepted(session.answer(CHROMIUM));
+    expect(again.sdp).toContain(`a=ice-ufrag:${ICE.ufrag}\r\na=ice-pwd:${ICE.pwd}\r\n`);
+    expect(again.audio.transport?.localIce).toEqual(ICE);
+    // RFC 8445 9: the browser restarts with a new ufrag and pwd; the answer carries new ones.
+    const restart = chromium((text) =>
+      text
+        .replace(/a=ice-ufrag:.*\r\n/, 'a=ice-ufrag:r3st\r\n')
+        .replace(/a=ice-pwd:.*\r\n/, 'a=ice-pwd:restartedrestartedrestart\r\n'),
+    );
+    const restarted = accepted(session.answer(restart));
+    expect(restarted.sdp).toContain(`a=ice-ufrag:${fresh.ufrag}\r\na=ice-pwd:${fresh.pwd}\r\n`);
+    expect(restarted.sdp).not.toContain(ICE.ufrag);
+    expect(restarted.audio.transport).toMatchObject({
+      localIce: fresh,
+      remoteIce: { ufrag: 'r3st', pwd: 'restartedrestartedrestart' },
+      dtlsRole: 'client',
+    });
+    // Our later offers carry the new credentials too.
+    expect(session.createOffer()).toContain(`a=ice-ufrag:${fresh.ufrag}\r\n`);
+  });
+
   it('answers PCMU with telephone-event/8000 when opus is not among the codecs', () => {
     const answer = accepted(webrtcSession({ codecs: ['PCMU', 'PCMA'] }).answer(CHROMIUM));
     expect(answer.sdp).toContain('m=audio 20000 UDP/TLS/RTP/SAVPF 0 126\r\n');
