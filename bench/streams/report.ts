@@ -105,6 +105,33 @@ export function printLegs(steps: StreamStep[]): void {
   console.log(
     "worker%/str: the gateway's threads other than the main one, % of a core per stream; dtls and 1st pkt: ms from the 200 OK at the caller to DTLS done and to the gateway's first SRTP packet",
   );
+  printMarginal(steps);
+}
+
+/**
+ * What one more stream costs the worker between two steps, PCMU and WebRTC: the per-stream
+ * figures above carry the worker's fixed cost (its clock, its wake-ups), which more streams
+ * share, so the ratio per stream falls toward this one as the streams grow.
+ */
+function printMarginal(steps: StreamStep[]): void {
+  const workerPercent = (leg: string, streams: number) =>
+    steps.find((s) => s.leg === leg && s.streams === streams)?.cpu.gatewayOtherThreadsPercent ??
+    null;
+  const counts = [...new Set(steps.filter((s) => s.leg === 'webrtc').map((s) => s.streams))].sort(
+    (a, b) => a - b,
+  );
+  for (let i = 1; i < counts.length; i++) {
+    const [from, to] = [counts[i - 1]!, counts[i]!];
+    const added = (leg: string) => {
+      const [a, b] = [workerPercent(leg, from), workerPercent(leg, to)];
+      return a === null || b === null ? null : Math.round(((b - a) / (to - from)) * 1000) / 1000;
+    };
+    const [pcmu, webrtc] = [added('pcmu'), added('webrtc')];
+    if (pcmu === null || webrtc === null) continue;
+    console.log(
+      `one stream more, from ${from} to ${to}: worker ${pcmu} % of a core PCMU, ${webrtc} % WebRTC (${figure(ratio(webrtc, pcmu))}x)`,
+    );
+  }
 }
 
 /** The gateway's CPU per stream beside the socket floor's relays at the same number of streams. */
