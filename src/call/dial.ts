@@ -10,6 +10,7 @@ import { outboundSipHeaders } from './client-sip-headers.js';
 import type { DialInstruction, DialTarget } from './xml/answer-document.js';
 import { parseAnswerXml } from './xml/parse-answer-xml.js';
 import { loadDialSound, playDialSound } from './dial-sound.js';
+import { EarlyMedia } from './early-media.js';
 
 export interface DialDeps {
   services: CallServices;
@@ -55,10 +56,15 @@ export async function runDial(
   deps: DialDeps,
 ): Promise<Record<string, string>> {
   const aLeg = call.leg;
-  const dialled = instruction.targets.map((target) => placeB(call, instruction, target, deps));
   const ringback = { stopped: deps.answerCaller !== undefined };
+  const music = instruction.dialMusic;
+  // dialMusic real: the caller hears the called party's own ringback or announcement when it
+  // sends early media, and the gateway's ringback tone while none does.
+  const early = music === 'real' ? realRingback(call, ringback, deps) : null;
+  const dialled = instruction.targets.map((target) =>
+    placeB(call, instruction, target, deps, early?.hooks),
+  );
   if (!ringback.stopped) {
-    const music = instruction.dialMusic;
     if (music === 'real') void ringbackLoop(call, ringback, deps);
     else
       void loadDialSound(call, music).then((sound) =>
@@ -72,6 +78,7 @@ export async function runDial(
   const confirmed = await firstConfirmed(dialled, aLeg);
   const winner = confirmed?.leg ?? null;
   ringback.stopped = true;
+  await early?.done();
   void aLeg.stopPlayback();
   for (const other of dialled) {
     if (other.leg !== winner) {
@@ -209,11 +216,54 @@ export async function bridged(
   }
 }
 
+/** What a Dial's caller hears of its B legs before one is connected. */
+interface BLegHooks {
+  earlyMedia(leg: CallLeg): void;
+  answered(leg: CallLeg): void;
+}
+
+/**
+ * dialMusic `real`: the first B leg to send early media is bridged with the caller while it
+ * lasts, and the gateway's ringback tone stops; should that leg fail before the answer, the
+ * tone comes back (a caller not answered yet keeps hearing its own). Any B leg's answer ends
+ * it, so a confirmSound is heard by the B leg alone.
+ */
+function realRingback(call: Call, ringback: { stopped: boolean }, deps: DialDeps) {
+  const early = new EarlyMedia(call, deps.legs);
+  const toneAgain = deps.answerCaller === undefined;
+  let over = false;
+  const hooks: BLegHooks = {
+    earlyMedia: (leg) => {
+      if (over || early.leg !== null || call.over) return;
+      ringback.stopped = true;
+      void call.leg.stopPlayback();
+      early.start(leg, 'mix');
+      void leg.ended.then(async () => {
+        if (early.leg !== leg) return;
+        await early.stop();
+        if (over || call.over || !toneAgain || leg.times.answer !== undefined) return;
+        ringback.stopped = false;
+        void ringbackLoop(call, ringback, deps);
+      });
+    },
+    answered: () => void early.stop(),
+  };
+  return {
+    hooks,
+    /** The Dial has its B leg, or none: early media is over for good. */
+    done: () => {
+      over = true;
+      return early.stop();
+    },
+  };
+}
+
 function placeB(
   call: Call,
   instruction: DialInstruction,
   target: DialTarget,
   deps: DialDeps,
+  hooks?: BLegHooks,
 ): Dialled {
   const uuid = randomUUID();
   const to = target.kind === 'Number' ? target.number : target.uri;
@@ -262,11 +312,13 @@ function placeB(
     // sendOnPreanswer: the digits go at early media (an IVR that listens before it answers),
     // or at the answer when none came.
     onEarlyMedia: () => {
+      hooks?.earlyMedia(leg);
       if (!target.sendDigits || !sendsOnPreanswer(target) || digitsSent) return;
       digitsSent = true;
       void leg.sendDigits(target.sendDigits);
     },
     onAnswered: () => {
+      hooks?.answered(leg);
       call.childLegChanged();
       if (target.sendDigits && !digitsSent) void leg.sendDigits(target.sendDigits);
       digitsSent = true;
@@ -377,10 +429,12 @@ function dialEvent(
 
 async function ringbackLoop(
   call: Call,
-  state: { stopped: boolean },
+  state: { stopped: boolean; loops?: number },
   deps: DialDeps,
 ): Promise<void> {
-  while (!call.over && !state.stopped) {
+  // A loop started again (after a B leg's early media failed) replaces any still pausing.
+  const mine = (state.loops = (state.loops ?? 0) + 1);
+  while (!call.over && !state.stopped && state.loops === mine) {
     const tone = { kind: 'tone' as const, frequencies: [440, 480], durationMs: RINGBACK_TONE_MS };
     if (!(await call.play(tone, {}).catch(() => false))) return;
     await new Promise((resolve) =>

@@ -5,6 +5,7 @@ import type { Destination } from '../../sip/transport/transport-layer.js';
 import type { OriginationUriRecord, TrunkRecord } from '../../state/records.js';
 import type { Call, CallServices } from '../call.js';
 import { bridged, type BridgeSettings } from '../dial.js';
+import { EarlyMedia, relayable } from '../early-media.js';
 import { hangupCause } from '../hangup-causes.js';
 import type { CallLeg, LegEnvironment } from '../legs/call-leg.js';
 import type { LegEnd } from '../legs/leg-end.js';
@@ -187,7 +188,7 @@ async function attempt(
       : []),
   ];
   let passTo: CallLeg | null = null;
-  const early = new EarlyMedia(call, leg, deps);
+  const early = new EarlyMedia(call, legs);
   const answered = new Promise<boolean>((resolve) => {
     leg.events = {
       onAnswered: () => {
@@ -196,7 +197,7 @@ async function attempt(
       },
       onRinging: () => deps.ringCaller?.(),
       // The PBX's 183 with SDP: its announcements or ringback reach the caller before the answer.
-      onEarlyMedia: () => early.start(),
+      onEarlyMedia: () => void early.start(leg),
       // Tones in the audio cross the bridge as audio; events and INFO are sent on.
       onDigit: (digit, via) => {
         if (passTo && via !== 'inband') void passTo.sendDigits(digit);
@@ -261,60 +262,4 @@ async function attempt(
   }
   const reason = failure ? `${failure.status} ${failure.reason}` : end.cause.name;
   return { kind: 'next', reason, end, sipStatus: 503 };
-}
-
-/** Whether two legs settled on one codec and payload type: their packets go across undecoded. */
-function relayable(a: CallLeg, b: CallLeg): boolean {
-  const [x, y] = [a.format, b.format];
-  return (
-    x !== null &&
-    y !== null &&
-    x.encoding === y.encoding &&
-    x.rate === y.rate &&
-    x.payloadType === y.payloadType
-  );
-}
-
-/**
- * A PBX's early media (RFC 3960: a 183 with SDP before the answer) on its way to the caller:
- * the caller gets a 183 with the gateway's SDP and the two legs are bridged, so the PBX's
- * announcement or ringback is heard (and the caller's audio reaches the PBX, as an IVR that
- * listens before it answers needs). The bridge is taken down before the answer bridges the
- * legs for good, or when the attempt fails and the next URI is tried.
- */
-class EarlyMedia {
-  private bridged: Promise<boolean> | null = null;
-
-  constructor(
-    private readonly call: Call,
-    private readonly leg: CallLeg,
-    private readonly deps: TrunkDeps,
-  ) {}
-
-  start(): void {
-    if (this.bridged !== null || this.call.over || this.leg.isOver) return;
-    this.call.earlyMedia();
-    const mode = relayable(this.call.leg, this.leg) ? 'relay' : 'mix';
-    this.bridged = this.deps.legs.media
-      .send({ type: 'bridge', sessionId: this.call.leg.uuid, peerId: this.leg.uuid, mode })
-      .then(
-        () => true,
-        (error: Error) => {
-          this.deps.services.log.warn(
-            { err: error, callUuid: this.call.uuid, legUuid: this.leg.uuid },
-            'early media not bridged',
-          );
-          return false;
-        },
-      );
-  }
-
-  async stop(): Promise<void> {
-    const bridged = this.bridged;
-    this.bridged = null;
-    if (!bridged || !(await bridged) || this.call.leg.isOver) return;
-    await this.deps.legs.media
-      .send({ type: 'unbridge', sessionId: this.call.leg.uuid })
-      .catch(() => undefined);
-  }
 }

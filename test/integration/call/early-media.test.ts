@@ -1,19 +1,24 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ClientApp } from '../../support/client-app.js';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
 import type { IncomingInvite } from '../../../src/sip/ua/incoming-invite.js';
 import type { InviteProgress } from '../../../src/sip/ua/outgoing-invite.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer, type ReceivedRtp } from '../../support/rtp-peer.js';
-import { strongestFrequency, tone } from '../../support/signal.js';
+import { powerAt, strongestFrequency, tone } from '../../support/signal.js';
 import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
 
 /**
- * A PBX behind an inbound trunk that answers with early media (RFC 3960: a 183 with SDP and
- * audio before the 200, an announcement or its own ringback): the carrier's caller gets a 183
- * with the gateway's SDP and hears that audio before the answer, and after it the call's own.
- * The PBXs and the caller are SIP user agents of the test with plain PCMU RTP peers.
+ * A called party that answers with early media (RFC 3960: a 183 with SDP and audio before the
+ * 200, an announcement or its own ringback). Behind an inbound trunk (a PBX): the carrier's
+ * caller gets a 183 with the gateway's SDP and hears that audio before the answer, and after
+ * it the call's own. Dialled by an application (Dial with dialMusic real, the default): the
+ * caller hears the called party's audio instead of the gateway's ringback tone. The PBXs,
+ * called parties and callers are SIP user agents of the test with plain PCMU RTP peers.
  */
 let gw: TestGateway;
+let app: ClientApp;
+const APP_NUMBER = '14155550699';
 let caller: SipPeer;
 let callerMedia: RtpPeer;
 const pbxs: { sip: SipPeer; media: RtpPeer; quiet: () => void }[] = [];
@@ -31,6 +36,15 @@ beforeAll(async () => {
   });
   caller = await openSipPeer();
   callerMedia = await RtpPeer.open(0x0c0ffee0);
+  app = await ClientApp.start();
+  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
+    json: { app_name: 'dialler', answer_url: `${app.baseUrl}/answer` },
+  });
+  expect(application.status).toBe(201);
+  const added = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
+    json: { numbers: APP_NUMBER, carrier: 'c', region: 'r', app_id: application.body.app_id },
+  });
+  expect(added.status).toBeLessThan(300);
 });
 
 afterEach(async () => {
@@ -40,21 +54,27 @@ afterEach(async () => {
     await pbx.media.close();
   }
   callerMedia.received.length = 0;
+  app.reset();
 });
 
 afterAll(async () => {
   await caller?.stack.close();
   await callerMedia?.close();
   await gw?.close();
+  await app?.close();
 });
 
 const account = () => `/v1/Account/${gw.main.id}`;
 
-/** A PBX that sends 183 with SDP and `hz` of tone at once, then does `then` after `afterMs`. */
+/**
+ * A PBX (or a called phone) that sends 183 with SDP and `hz` of tone at once, then does `then`
+ * after `afterMs`; after its answer it plays `answeredHz` (the same by default).
+ */
 async function earlyPbx(
   hz: number,
   afterMs: number,
   then: (invite: IncomingInvite, sdp: string) => void,
+  answeredHz = hz,
 ): Promise<number> {
   const sip = await openSipPeer();
   const media = await RtpPeer.open();
@@ -64,12 +84,42 @@ async function earlyPbx(
     const sdp = pcmu(media.port);
     invite.progress(sdp);
     // Its tone from the 183 on, every 20 ms, until the test is over.
+    const early = [...frames20ms(tone(8000, hz, 1, 8000))];
+    const answered = [...frames20ms(tone(8000, answeredHz, 1, 8000))];
+    let next = 0;
+    const to = audioPort(invite.offer);
+    timers.push(
+      setInterval(() => {
+        const frames = invite.state === 'confirmed' ? answered : early;
+        media.send(to, frames[next++ % frames.length]!, { payloadType: 0 });
+      }, 20),
+      setTimeout(() => then(invite, sdp), afterMs),
+    );
+  };
+  return sip.port;
+}
+
+/** A phone that rings (180, no early media) and answers after `afterMs`, then plays `hz`. */
+async function ringingPhone(hz: number, afterMs: number): Promise<number> {
+  const sip = await openSipPeer();
+  const media = await RtpPeer.open();
+  const timers: NodeJS.Timeout[] = [];
+  pbxs.push({ sip, media, quiet: () => timers.forEach(clearInterval) });
+  sip.uas.onInvite = (invite) => {
+    invite.ring();
     const frames = [...frames20ms(tone(8000, hz, 1, 8000))];
     let next = 0;
     const to = audioPort(invite.offer);
     timers.push(
-      setInterval(() => media.send(to, frames[next++ % frames.length]!, { payloadType: 0 }), 20),
-      setTimeout(() => then(invite, sdp), afterMs),
+      setTimeout(() => {
+        invite.answer(pcmu(media.port));
+        timers.push(
+          setInterval(
+            () => media.send(to, frames[next++ % frames.length]!, { payloadType: 0 }),
+            20,
+          ),
+        );
+      }, afterMs),
     );
   };
   return sip.port;
@@ -104,7 +154,7 @@ async function trunkNumber(primaryPort: number, fallbackPort?: number): Promise<
   return number;
 }
 
-/** The carrier's call to `number`, sending silence; what came back, and when. */
+/** The carrier's call to `number`; what came back, and when. */
 async function call(number: string) {
   const progress: InviteProgress[] = [];
   const started = Date.now() - callerMedia.opened;
@@ -118,14 +168,23 @@ async function call(number: string) {
   return { outcome, progress, started, settled: Date.now() - callerMedia.opened };
 }
 
-/** The dominant frequency of what the caller heard between two moments (ms since it opened). */
-function heard(from: number, to: number, packets: readonly ReceivedRtp[] = callerMedia.received) {
+/** What the caller heard between two moments (ms since its RTP peer opened), decoded. */
+function samplesHeard(
+  from: number,
+  to: number,
+  packets: readonly ReceivedRtp[] = callerMedia.received,
+): Int16Array {
   const pcm = packets
     .filter((p) => p.at >= from && p.at < to && p.payloadType === 0)
     .map((p) => muLawDecode(p.payload));
-  const samples = Int16Array.from(pcm.flatMap((frame) => [...frame]));
+  return Int16Array.from(pcm.flatMap((frame) => [...frame]));
+}
+
+/** The dominant frequency of what the caller heard between two moments, null for silence. */
+function heard(from: number, to: number, packets: readonly ReceivedRtp[] = callerMedia.received) {
+  const samples = samplesHeard(from, to, packets);
   const loud = samples.some((s) => Math.abs(s) > 1000);
-  return { frames: pcm.length, hz: loud ? strongestFrequency(samples, 8000, 25) : null };
+  return { frames: samples.length / 160, hz: loud ? strongestFrequency(samples, 8000, 25) : null };
 }
 
 describe('early media from a PBX behind a trunk', () => {
@@ -180,3 +239,66 @@ describe('early media from a PBX behind a trunk', () => {
     expect((await outcome.dialog.bye())?.status).toBe(200);
   }, 30_000);
 });
+
+describe("early media from a Dial's called party (dialMusic real)", () => {
+  it("is what the caller hears instead of the ringback tone, until the called party's answer", async () => {
+    const port = await earlyPbx(700, 1500, (invite, sdp) => invite.answer(sdp), 1000);
+    app.serve('/answer', {
+      body: `<Response><Dial timeout="10"><User>sip:agent@127.0.0.1:${port}</User></Dial></Response>`,
+    });
+    const { outcome, started, settled } = await call(APP_NUMBER);
+    expect(outcome.answered).toBe(true);
+    if (!outcome.answered) return;
+    // The app answered at once; then the agent's 700 Hz while it was ringing, not 440 + 480.
+    const bAnswered = await waitForTone(1000, settled, 5000);
+    const before = heard(started + 300, bAnswered - 100);
+    expect(before.frames).toBeGreaterThan(40);
+    expect(before.hz).toBeGreaterThan(675);
+    expect(before.hz).toBeLessThan(725);
+    // After its answer, the agent's own 1 kHz through the call's bridge.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(heard(bAnswered + 100, bAnswered + 500).hz).toBeGreaterThan(975);
+    expect((await outcome.dialog.bye())?.status).toBe(200);
+  }, 30_000);
+
+  it('gives the ringback tone back when that called party fails, until another one answers', async () => {
+    const first = await earlyPbx(700, 1000, (invite) => invite.reject(503));
+    const second = await ringingPhone(1000, 3500);
+    app.serve('/answer', {
+      body:
+        '<Response><Dial timeout="10">' +
+        `<User>sip:agent@127.0.0.1:${first}</User><User>sip:backup@127.0.0.1:${second}</User>` +
+        '</Dial></Response>',
+    });
+    const { outcome, started } = await call(APP_NUMBER);
+    expect(outcome.answered).toBe(true);
+    if (!outcome.answered) return;
+    const early = await waitForTone(700, started, 5000);
+    const answered = await waitForTone(1000, early, 8000);
+    // The first agent's 700 Hz; once it failed (a second later), the ringback tone (440 + 480
+    // Hz) while the backup rings; then the backup.
+    expect(heard(early, early + 600).hz).toBe(700);
+    const between = samplesHeard(early + 1300, Math.min(early + 3000, answered - 100));
+    const ringback = powerAt(between, 8000, 440) + powerAt(between, 8000, 480);
+    expect(between.length).toBeGreaterThan(8000);
+    expect(ringback).toBeGreaterThan(10 * powerAt(between, 8000, 700));
+    expect(ringback).toBeGreaterThan(10 * powerAt(between, 8000, 1000));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(heard(answered + 50, answered + 400).hz).toBeGreaterThan(975);
+    expect((await outcome.dialog.bye())?.status).toBe(200);
+  }, 30_000);
+});
+
+/** When the caller first heard `hz` after `from` (ms since its RTP peer opened). */
+async function waitForTone(hz: number, from: number, withinMs: number): Promise<number> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    const packets = callerMedia.received.filter((p) => p.at >= from);
+    for (let i = 0; i + 5 <= packets.length; i++) {
+      const found = heard(packets[i]!.at, packets[i + 4]!.at + 1, packets);
+      if (found.hz !== null && Math.abs(found.hz - hz) < 40) return packets[i]!.at;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the caller never heard ${hz} Hz`);
+}
