@@ -219,7 +219,7 @@ export async function bridged(
 /** What a Dial's caller hears of its B legs before one is connected. */
 interface BLegHooks {
   earlyMedia(leg: CallLeg): void;
-  answered(leg: CallLeg): void;
+  answered(): void;
 }
 
 /**
@@ -318,7 +318,7 @@ function placeB(
       void leg.sendDigits(target.sendDigits);
     },
     onAnswered: () => {
-      hooks?.answered(leg);
+      hooks?.answered();
       call.childLegChanged();
       if (target.sendDigits && !digitsSent) void leg.sendDigits(target.sendDigits);
       digitsSent = true;

@@ -23,6 +23,7 @@ export function relayable(a: CallLeg, b: CallLeg): boolean {
 export class EarlyMedia {
   private bridged: Promise<boolean> | null = null;
   private from: CallLeg | null = null;
+  private stopping: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly call: Call,
@@ -65,8 +66,6 @@ export class EarlyMedia {
     if (bridged) this.stopping = this.unbridge(bridged);
     return this.stopping;
   }
-
-  private stopping: Promise<void> = Promise.resolve();
 
   private async unbridge(bridged: Promise<boolean>): Promise<void> {
     if (!(await bridged) || this.call.leg.isOver) return;

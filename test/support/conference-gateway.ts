@@ -17,6 +17,9 @@ export class ConferenceGateway {
     private readonly number: string,
   ) {}
 
+  /** The phones callTonePhones called: close() hangs up those still in a call and closes all. */
+  private readonly phones: TonePhone[] = [];
+
   static async start(options: {
     number: string;
     appName: string;
@@ -54,10 +57,15 @@ export class ConferenceGateway {
         await TonePhone.call(this.sip, { user: this.number, port, from: `phone${i}` }, hz),
       );
     }
+    this.phones.push(...phones);
     return phones;
   }
 
   async close(): Promise<void> {
+    for (const phone of this.phones) {
+      await phone.hangup();
+      await phone.close();
+    }
     this.sip.stack.close();
     await this.gw.close();
     await this.app.close();

@@ -20,6 +20,7 @@ export class RtpPeer {
   readonly received: ReceivedRtp[] = [];
   private sequence = 1000;
   private timestamp = 50_000;
+  private closed: Promise<void> | undefined;
   /** Epoch ms it opened at: `at` of a received packet counts from it. */
   readonly opened = Date.now();
 
@@ -121,7 +122,9 @@ export class RtpPeer {
     }
   }
 
+  /** Closes the socket; closing again (a test that closed it, then its teardown) waits the same. */
   close(): Promise<void> {
-    return new Promise((resolve) => this.socket.close(() => resolve()));
+    this.closed ??= new Promise((resolve) => this.socket.close(() => resolve()));
+    return this.closed;
   }
 }

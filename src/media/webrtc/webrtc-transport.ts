@@ -146,12 +146,11 @@ export class WebrtcTransport {
    * carry on over a restart (RFC 8842 5.4: the fingerprints and roles did not change).
    */
   setPeer(peer: WebrtcUpdate): void {
-    if (peer.remoteUfrag && peer.localIce && peer.localIce.ufrag !== this.agent.localUfrag) {
+    if (peer.remoteUfrag) {
       this.peer.remoteUfrag = peer.remoteUfrag;
-      this.agent.restart(peer.localIce, peer.remoteUfrag);
-    } else if (peer.remoteUfrag) {
-      this.peer.remoteUfrag = peer.remoteUfrag;
-      this.agent.setRemoteUfrag(peer.remoteUfrag);
+      if (peer.localIce && peer.localIce.ufrag !== this.agent.localUfrag) {
+        this.agent.restart(peer.localIce, peer.remoteUfrag);
+      } else this.agent.setRemoteUfrag(peer.remoteUfrag);
     }
     if (peer.remoteFingerprints && this.dtls === null)
       this.peer.remoteFingerprints = [...peer.remoteFingerprints];

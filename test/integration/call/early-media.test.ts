@@ -220,7 +220,7 @@ describe('early media from a PBX behind a trunk', () => {
     expect(heard(started, settled).hz).toBeGreaterThan(675);
     // The gateway took the call down: no leg of it is live.
     const live = await gw.request('GET', `${account()}/Call/?status=live`);
-    expect(live.body.calls ?? []).toEqual([]);
+    expect(live.body.calls).toEqual([]);
   }, 30_000);
 
   it("switches the caller to the fallback's audio when the primary's early media ends in a failure", async () => {

@@ -33,10 +33,6 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const phone of phones) {
-    await phone.hangup().catch(() => undefined);
-    await phone.close();
-  }
   await room?.close();
 });
 

@@ -31,10 +31,6 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const phone of phones) {
-    await phone.hangup();
-    await phone.close();
-  }
   await room?.close();
 });
 
