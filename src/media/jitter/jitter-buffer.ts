@@ -134,10 +134,11 @@ export class JitterBuffer<P = Uint8Array> {
 
   /**
    * The payload the next pull plays, when it is held: after a pull said 'lost', the packet
-   * after the lost one (whose FEC data may rebuild it).
+   * after the lost one (whose FEC data may rebuild it). `ahead` looks further: 1 is the one
+   * the pull after next plays.
    */
-  peekNext(): P | undefined {
-    return this.next === undefined ? undefined : this.held.get(this.next)?.payload;
+  peekNext(ahead = 0): P | undefined {
+    return this.next === undefined ? undefined : this.held.get(this.next + ahead)?.payload;
   }
 
   /** Forgets everything held; the next packet starts playout afresh. */

@@ -46,8 +46,11 @@ export interface InboundStats extends JitterBufferStats {
 /** A packet in the jitter buffer: decoded already, or (Opus) waiting for its turn. */
 interface HeldAudio {
   codec: PayloadCodec;
+  sequenceNumber: number;
   payload: Uint8Array;
   pcm: Int16Array | null;
+  /** Its decoder refused it (a corrupt Opus packet): its turn conceals it. */
+  refused: boolean;
 }
 
 /**
@@ -70,6 +73,13 @@ export class InboundPath {
   private pending: Int16Array = new Int16Array(0);
   private lastPacketSamples: number;
   private lastCodec: PayloadCodec | null = null;
+  /**
+   * The last packet a sequential codec's decoder (Opus, whose state runs from packet to packet)
+   * has taken in its turn, concealed ones included. The packet in sequence after it may be
+   * decoded as it arrives, once for both the packet tap and the frames, since its turn would
+   * decode it from the same state.
+   */
+  private decodedThrough: { codec: PayloadCodec; sequenceNumber: number } | null = null;
   private unknownPayloadType = 0;
   private concealed = 0;
   private undecodable = 0;
@@ -130,19 +140,47 @@ export class InboundPath {
       this.unknownPayloadType++;
       return 'unknown-payload-type';
     }
-    // Stateless codecs decode now; Opus waits for its turn, in sequence, so that a lost
-    // packet can be rebuilt from the next one's FEC data.
-    const pcm = codec.sequential ? null : this.decode(codec, packet.payload);
-    if (!codec.sequential && pcm === null) return 'undecodable';
-    if (this.onDecoded) {
-      const heard = pcm ?? this.decode(this.arrivalCodec(codec), packet.payload, false);
-      if (heard !== null) this.onDecoded(heard, packet);
-    }
+    if (codec.sequential) return this.pushInSequence(codec, packet);
+    // Stateless codecs decode now, for the tap and the frames alike.
+    const pcm = this.decode(codec, packet.payload);
+    if (pcm === null) return 'undecodable';
+    this.onDecoded?.(pcm, packet);
     return this.jitter.push({
       sequenceNumber: packet.sequenceNumber,
       timestamp: packet.timestamp,
-      payload: { codec, payload: packet.payload, pcm },
+      payload: { ...this.held(codec, packet), pcm },
     });
+  }
+
+  /**
+   * Opus waits for its turn, in sequence, so that a lost packet can be rebuilt from the next
+   * one's FEC data. A packet tap hears it as it arrives: decoded then by the path's own decoder
+   * when it is the next in sequence (what its turn would do), else by a decoder of the tap's.
+   */
+  private pushInSequence(codec: PayloadCodec, packet: InboundPacket): InboundVerdict {
+    const held = this.held(codec, packet);
+    const verdict = this.jitter.push({
+      sequenceNumber: packet.sequenceNumber,
+      timestamp: packet.timestamp,
+      payload: held,
+    });
+    if (!this.onDecoded) return verdict;
+    if (verdict === 'queued' && this.nextInSequence(held)) this.decodeInTurn(held);
+    const heard = held.refused
+      ? null
+      : (held.pcm ?? this.decode(this.arrivalCodec(codec), packet.payload, false));
+    if (heard !== null) this.onDecoded(heard, packet);
+    return verdict;
+  }
+
+  private held(codec: PayloadCodec, packet: InboundPacket): HeldAudio {
+    return {
+      codec,
+      sequenceNumber: packet.sequenceNumber,
+      payload: packet.payload,
+      pcm: null,
+      refused: false,
+    };
   }
 
   /** The next 20 ms heard, or null while nothing arrives (before the first packet, on hold). */
@@ -173,15 +211,69 @@ export class InboundPath {
   private nextPacketAudio(): Int16Array | null {
     const out = this.jitter.pull();
     if (out.kind === 'empty') return null;
-    if (out.kind === 'lost') return this.conceal();
+    if (out.kind === 'lost') return this.concealInTurn(out.seq);
     const held = out.payload;
-    const pcm = held.pcm ?? this.decode(held.codec, held.payload);
-    if (pcm === null) return this.conceal();
+    if (held.pcm === null && !held.refused) {
+      this.decodeInTurn(held);
+      this.decodeAhead();
+    }
+    const pcm = held.pcm;
+    if (pcm === null) {
+      this.undecodable++;
+      return this.concealInTurn(held.sequenceNumber);
+    }
     if (pcm.length === 0) return null;
     this.lastPacketSamples = pcm.length;
     this.lastCodec = held.codec;
     this.concealment.played(pcm);
     return pcm;
+  }
+
+  /** Conceals the packet whose turn it is, `sequenceNumber`, and decodes ahead after it. */
+  private concealInTurn(sequenceNumber: number): Int16Array {
+    const pcm = this.conceal();
+    if (this.lastCodec?.sequential) {
+      this.decodedThrough = { codec: this.lastCodec, sequenceNumber };
+      this.decodeAhead();
+    }
+    return pcm;
+  }
+
+  /** Decodes a held Opus packet with the path's decoder: at its turn, or as the next in sequence. */
+  private decodeInTurn(held: HeldAudio): void {
+    const pcm = this.decode(held.codec, held.payload, false);
+    // A refused packet leaves the decoder where it was: its turn conceals it, from the next
+    // packet's FEC data when that is held, which must not be decoded before then.
+    if (pcm === null) {
+      held.refused = true;
+      return;
+    }
+    held.pcm = pcm;
+    this.decodedThrough = { codec: held.codec, sequenceNumber: held.sequenceNumber };
+  }
+
+  /**
+   * While a packet tap listens, decodes the held packets that follow the last one decoded, in
+   * sequence up to the first gap: after a loss or a reordering, the packets arriving next are
+   * then again the next in sequence, decoded once for the tap and the frames.
+   */
+  private decodeAhead(): void {
+    if (!this.onDecoded) return;
+    for (let ahead = 0; ; ahead++) {
+      const held = this.jitter.peekNext(ahead);
+      if (!held || held.pcm !== null || held.refused || !this.nextInSequence(held)) return;
+      this.decodeInTurn(held);
+    }
+  }
+
+  /** Whether a packet is the one after the last the path's decoder took (not before the first). */
+  private nextInSequence(held: HeldAudio): boolean {
+    const last = this.decodedThrough;
+    return (
+      last !== null &&
+      last.codec === held.codec &&
+      ((held.sequenceNumber - last.sequenceNumber) & 0xffff) === 1
+    );
   }
 
   /** The audio of a packet that is missing, or that its decoder refused. */
