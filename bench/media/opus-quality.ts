@@ -12,9 +12,12 @@ import { frames } from './test-audio.js';
  * the ear's critical bands (see barkDistortionDb), which noise shaping does not fool as much
  * (it is what perceptual scores build on, though it is not one). "narrowband": audio as a bot
  * sends it at 8 kHz (through mu-law and the 8 to 16 kHz resampler), coded narrowband as a leg
- * codes it; "wideband": the 16 kHz clip, coded wideband. No FEC planned, 24 kbit/s.
+ * codes it; "wideband": the 16 kHz clip, coded wideband. No FEC planned, 24 kbit/s. "voip" is
+ * libopus's VoIP application (SILK for speech at this bitrate), "celt only" its restricted
+ * low-delay one.
  */
 export interface OpusQuality {
+  coding: 'voip' | 'celt only';
   complexity: number;
   band: 'narrowband' | 'wideband';
   toneSnrDb: number;
@@ -27,8 +30,18 @@ const BITRATE = 24000;
 /** The delays tried for the speech, in samples at 16 kHz (the codec's is a few ms). */
 const MAX_DELAY = 400;
 
-function throughOpus(pcm16k: Int16Array, complexity: number, narrow: boolean): Int16Array {
-  const encoder = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: 0, complexity });
+function throughOpus(
+  pcm16k: Int16Array,
+  complexity: number,
+  narrow: boolean,
+  celtOnly = false,
+): Int16Array {
+  const encoder = new OpusEncoder(16000, {
+    bitrate: BITRATE,
+    expectedLossPercent: 0,
+    complexity,
+    celtOnly,
+  });
   if (narrow) encoder.setAudioBand(4000, true);
   const decoder = new OpusDecoder(16000);
   const out = new Int16Array(pcm16k.length);
@@ -142,23 +155,40 @@ export function opusQuality(speech: { 8000: Int16Array; 16000: Int16Array }): Op
     narrowband: { tone: asBotAudio(tone(8000, 1000, 2, 8000)), speech: asBotAudio(speech[8000]) },
     wideband: { tone: tone(16000, 1000, 2, 8000), speech: speech[16000] },
   };
-  return [0, 1, 2, 3, 4, 5, 10].flatMap((complexity) =>
-    (['narrowband', 'wideband'] as const).map((band) => {
-      const narrow = band === 'narrowband';
-      const { tone: toneIn, speech: speechIn } = inputs[band];
-      // The tone's first and last 200 ms are left out: the codec starting and the resampler.
-      const toneOut = throughOpus(toneIn, complexity, narrow).subarray(3200, toneIn.length - 3200);
-      const speechOut = throughOpus(speechIn, complexity, narrow);
-      const waveform = waveformSnr(speechIn, speechOut);
-      return {
-        complexity,
-        band,
-        toneSnrDb: round1(sineSnrDb(toneOut, 16000, 1000)),
-        speechWaveformSnrDb: round1(waveform.snrDb),
-        speechBarkDistortionDb: round1(
-          barkDistortionDb(speechIn, speechOut, waveform.delay, narrow ? 3700 : 7700),
-        ),
-      };
-    }),
+  const codings = [
+    { coding: 'voip', complexities: [0, 1, 2, 3, 4, 5, 10] },
+    { coding: 'celt only', complexities: [0, 1, 5, 10] },
+  ] as const;
+  return codings.flatMap(({ coding, complexities }) =>
+    complexities.flatMap((complexity) => bandsAt(inputs, coding, complexity)),
   );
+}
+
+function bandsAt(
+  inputs: Record<'narrowband' | 'wideband', { tone: Int16Array; speech: Int16Array }>,
+  coding: OpusQuality['coding'],
+  complexity: number,
+): OpusQuality[] {
+  const celtOnly = coding === 'celt only';
+  return (['narrowband', 'wideband'] as const).map((band) => {
+    const narrow = band === 'narrowband';
+    const { tone: toneIn, speech: speechIn } = inputs[band];
+    // The tone's first and last 200 ms are left out: the codec starting and the resampler.
+    const toneOut = throughOpus(toneIn, complexity, narrow, celtOnly).subarray(
+      3200,
+      toneIn.length - 3200,
+    );
+    const speechOut = throughOpus(speechIn, complexity, narrow, celtOnly);
+    const waveform = waveformSnr(speechIn, speechOut);
+    return {
+      coding,
+      complexity,
+      band,
+      toneSnrDb: round1(sineSnrDb(toneOut, 16000, 1000)),
+      speechWaveformSnrDb: round1(waveform.snrDb),
+      speechBarkDistortionDb: round1(
+        barkDistortionDb(speechIn, speechOut, waveform.delay, narrow ? 3700 : 7700),
+      ),
+    };
+  });
 }

@@ -7,8 +7,8 @@
  * (the native tables, as a call uses them); Opus encode at 16 kHz (mono, VoIP, 24 kbit/s,
  * in-band FEC planned for 10 % loss) at complexity 0, 5 (voxgate's default for wideband), 9
  * and 10, and at 8 and 24 kHz at complexity 5; what a leg encodes with no FEC planned (its peer
- * reports no loss), at complexity 0, 1 (the default for narrowband) and 5, narrowband from
- * 8 kHz audio and wideband; Opus decode at 16 kHz of a packet, of a lost packet from the next
+ * reports no loss), at complexity 0, 1 and 5, narrowband from 8 kHz audio and wideband, through
+ * libopus's VoIP encoder and CELT only (what a leg codes narrowband audio with, at 0); Opus decode at 16 kHz of a packet, of a lost packet from the next
  * one's FEC data, and concealment of a lost one; and the quality of what a leg sends at
  * complexity 0 to 5 and 10 by measures that need no listener (opus-quality.ts). Prints a table
  * and writes bench/results/media-opus-*.json with the machine and its load.
@@ -60,27 +60,32 @@ function opusEncodeCase(pcm: Int16Array, rate: OpusRate, complexity: number): Ti
 
 /**
  * What a leg encodes once its peer has reported no loss (no FEC planned): a stream's 8 kHz
- * audio upsampled to the 16 kHz call and coded narrowband, and 16 kHz audio coded wideband.
+ * audio upsampled to the 16 kHz call and coded narrowband, and 16 kHz audio coded wideband,
+ * through libopus's VoIP encoder and CELT only (what a leg codes narrowband audio with).
  */
 function legEncodeCases(pcm8k: Int16Array, pcm16k: Int16Array): TimedCase[] {
   const upsampled = convertRate(pcm8k, 8000, 16000);
-  return [0, 1, 5].flatMap((complexity) => {
-    const narrow = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: 0, complexity });
-    narrow.setAudioBand(4000, true);
-    const wide = new OpusEncoder(16000, { bitrate: BITRATE, expectedLossPercent: 0, complexity });
-    const narrowNext = cycle(frames(upsampled, 320));
-    const wideNext = cycle(frames(pcm16k, 320));
-    return [
-      {
-        id: `opus encode 16k c${complexity} narrowband no FEC`,
-        work: () => narrow.encode(narrowNext()).length,
-      },
-      {
-        id: `opus encode 16k c${complexity} wideband no FEC`,
-        work: () => wide.encode(wideNext()).length,
-      },
-    ];
-  });
+  return [false, true].flatMap((celtOnly) =>
+    [0, 1, 5].flatMap((complexity) => {
+      const options = { bitrate: BITRATE, expectedLossPercent: 0, complexity, celtOnly };
+      const narrow = new OpusEncoder(16000, options);
+      narrow.setAudioBand(4000, true);
+      const wide = new OpusEncoder(16000, options);
+      const narrowNext = cycle(frames(upsampled, 320));
+      const wideNext = cycle(frames(pcm16k, 320));
+      const coding = celtOnly ? ' CELT only' : '';
+      return [
+        {
+          id: `opus encode 16k c${complexity} narrowband no FEC${coding}`,
+          work: () => narrow.encode(narrowNext()).length,
+        },
+        {
+          id: `opus encode 16k c${complexity} wideband no FEC${coding}`,
+          work: () => wide.encode(wideNext()).length,
+        },
+      ];
+    }),
+  );
 }
 
 function opusDecodeCases(pcm16k: Int16Array): TimedCase[] {

@@ -31,7 +31,9 @@ Napi::Function OpusEncoderWrap::Define(Napi::Env env) {
 }
 
 // Arguments: sample rate (8, 12, 16, 24 or 48 kHz), bitrate in bit/s, in-band FEC (bool),
-// expected packet loss in percent, DTX (bool), complexity (0-10). Mono, VoIP application.
+// expected packet loss in percent, DTX (bool), complexity (0-10), and whether to code CELT
+// only (libopus's restricted low-delay application: no SILK, so no in-band FEC, and 2.5 ms of
+// look-ahead instead of 6.5) rather than as VoIP. Mono.
 OpusEncoderWrap::OpusEncoderWrap(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<OpusEncoderWrap>(info), packet_(kMaxPacketBytes) {
   const opus_int32 rate = info[0].As<Napi::Number>().Int32Value();
@@ -40,8 +42,10 @@ OpusEncoderWrap::OpusEncoderWrap(const Napi::CallbackInfo& info)
   const opus_int32 loss = info[3].As<Napi::Number>().Int32Value();
   const bool dtx = info[4].As<Napi::Boolean>().Value();
   const opus_int32 complexity = info[5].As<Napi::Number>().Int32Value();
+  const bool celt_only = info[6].As<Napi::Boolean>().Value();
   int err = OPUS_OK;
-  encoder_ = opus_encoder_create(rate, 1, OPUS_APPLICATION_VOIP, &err);
+  encoder_ = opus_encoder_create(
+      rate, 1, celt_only ? OPUS_APPLICATION_RESTRICTED_LOWDELAY : OPUS_APPLICATION_VOIP, &err);
   if (err != OPUS_OK) throw OpusFailure(info.Env(), "opus_encoder_create", err);
   const int settings[] = {
       opus_encoder_ctl(encoder_, OPUS_SET_BITRATE(bitrate)),

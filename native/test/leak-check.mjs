@@ -32,7 +32,15 @@ for (let round = 0; round < ROUNDS; round++) {
     suppressor.process(tenMs);
   }
   for (const rate of [8000, 16000, 48000]) {
-    const encoder = new addon.OpusEncoder(rate, 24000, true, 10, round % 2 === 0, 5);
+    const encoder = new addon.OpusEncoder(
+      rate,
+      24000,
+      true,
+      10,
+      round % 2 === 0,
+      5,
+      round % 3 === 0,
+    );
     const decoder = new addon.OpusDecoder(rate);
     const twentyMs = Int16Array.from({ length: rate / 50 }, (_, i) => (i % 40) * 200);
     const packet = encoder.encode(twentyMs);

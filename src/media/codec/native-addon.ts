@@ -34,6 +34,7 @@ export interface NativeAddon {
     lossPercent: number,
     dtx: boolean,
     complexity: number,
+    celtOnly: boolean,
   ) => NativeOpusEncoder;
   OpusDecoder: new (rate: number) => NativeOpusDecoder;
   /** Samples a packet holds at `rate`, or libopus's negative error code. */

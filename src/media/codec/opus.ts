@@ -43,6 +43,11 @@ export interface OpusEncoderOptions {
   dtx?: boolean;
   /** 0 (cheapest) to 10 (best); DEFAULT_OPUS_COMPLEXITY (5) by default. */
   complexity?: number;
+  /**
+   * Code with CELT only (libopus's restricted low-delay application), never SILK: about half
+   * the CPU of SILK at low complexity and 4 ms less delay, but no in-band FEC. Off by default.
+   */
+  celtOnly?: boolean;
 }
 
 /** A packet libopus refused, or a libopus call that failed; `code` is libopus's (negative). */
@@ -85,6 +90,7 @@ export class OpusEncoder {
       checkIntegerInRange(options.expectedLossPercent ?? 10, 0, 100, 'expectedLossPercent'),
       checkBoolean(options.dtx ?? false, 'dtx'),
       checkIntegerInRange(options.complexity ?? DEFAULT_OPUS_COMPLEXITY, 0, 10, 'complexity'),
+      checkBoolean(options.celtOnly ?? false, 'celtOnly'),
     );
   }
 

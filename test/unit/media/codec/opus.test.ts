@@ -154,6 +154,23 @@ describe('OpusEncoder and OpusDecoder', () => {
     expect(() => new OpusEncoder(RATE).setComplexity(11)).toThrow(
       'Expected an integer between 0 and 10 for complexity but received 11',
     );
+    expect(() => new OpusEncoder(RATE, { celtOnly: 'yes' as never })).toThrow(
+      'Expected a boolean for celtOnly but received "yes"',
+    );
+  });
+
+  it('codes CELT only when asked: every packet CELT (RFC 6716 3.1), the tone kept', () => {
+    const input = tone(RATE, 1000, 1, 8000);
+    // RFC 6716 3.1: TOC configurations 0-11 are SILK, 12-15 hybrid, 16-31 CELT.
+    const config = (packet: Buffer) => packet[0]! >> 3;
+    const voip = encodeAll(new OpusEncoder(RATE, { expectedLossPercent: 0 }), input);
+    expect(voip.map(config).every((c) => c < 12)).toBe(true);
+    const celt = encodeAll(new OpusEncoder(RATE, { celtOnly: true, complexity: 0 }), input);
+    expect(celt.map(config).every((c) => c >= 16)).toBe(true);
+    const decoder = new OpusDecoder(RATE);
+    const heard = concat(celt.map((p) => decoder.decode(p))).subarray(FRAME * 5);
+    expect(strongestFrequency(heard, RATE)).toBe(1000);
+    expect(sineSnrDb(heard, RATE, 1000)).toBeGreaterThan(25);
   });
 
   it('changes complexity on a running encoder: its packets are those of one made at it', () => {

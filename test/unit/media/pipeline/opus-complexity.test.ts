@@ -15,7 +15,7 @@ import { until } from '../../../support/wait.js';
  * The Opus complexity a worker is given (VOXGATE_OPUS_COMPLEXITY, in its environment) is the
  * one its legs encode at: what a phone receives is, byte for byte, what an encoder at that
  * complexity makes of the frames the leg played, and not what one at another complexity makes.
- * Given none, a leg codes narrowband audio (a bot's 8 kHz) at 1 and wider audio at 5.
+ * Given none, a leg codes narrowband audio (a bot's 8 kHz) CELT only at 0, and wider audio at 5.
  */
 const OPUS: AudioFormat = { encoding: 'opus', payloadType: 111, rate: 16000 };
 const FRAMES = 50;
@@ -67,9 +67,14 @@ async function sendTone(
   return { sent, played };
 }
 
-function encodedAt(complexity: number, played: Int16Array[], band?: number): string[] {
+function encodedAt(
+  complexity: number,
+  played: Int16Array[],
+  band?: number,
+  celtOnly = false,
+): string[] {
   // A leg's encoder starts planning for no loss: no FEC data until a receiver reports loss.
-  const encoder = new OpusEncoder(16000, { complexity, expectedLossPercent: 0 });
+  const encoder = new OpusEncoder(16000, { complexity, expectedLossPercent: 0, celtOnly });
   if (band !== undefined) encoder.setAudioBand(band, true);
   return played.map((pcm) => encoder.encode(pcm).toString('hex'));
 }
@@ -91,16 +96,17 @@ describe("a leg's Opus encoder", () => {
     expect(sent).not.toEqual(encodedAt(0, played));
   });
 
-  it('encodes narrowband audio at complexity 1 when the worker is given none', async () => {
+  it('encodes narrowband audio CELT only at complexity 0 when the worker is given none', async () => {
     const { sent, played } = await sendTone(undefined, narrowbandTone());
     expect(sent).toHaveLength(FRAMES);
-    expect(sent).toEqual(encodedAt(1, played, 4000));
-    expect(sent).not.toEqual(encodedAt(5, played, 4000));
+    expect(sent).toEqual(encodedAt(0, played, 4000, true));
+    expect(sent).not.toEqual(encodedAt(1, played, 4000));
+    expect(sent).not.toEqual(encodedAt(5, played, 4000, true));
   });
 
-  it("encodes narrowband audio at the worker's complexity when it is given one", async () => {
+  it("encodes narrowband audio CELT only at the worker's complexity when it is given one", async () => {
     const { sent, played } = await sendTone(5, narrowbandTone());
-    expect(sent).toEqual(encodedAt(5, played, 4000));
-    expect(sent).not.toEqual(encodedAt(1, played, 4000));
+    expect(sent).toEqual(encodedAt(5, played, 4000, true));
+    expect(sent).not.toEqual(encodedAt(0, played, 4000, true));
   });
 });

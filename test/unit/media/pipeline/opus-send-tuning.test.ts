@@ -17,8 +17,9 @@ import { until } from '../../../support/wait.js';
 
 /**
  * How a leg's Opus encoder adapts, read from the packets a phone receives: the band it codes
- * follows the audio played (a stream's 8 kHz audio goes narrowband on a 16 kHz call), and
- * in-band FEC is made only while the phone's RTCP reports loss.
+ * follows the audio played (a stream's 8 kHz audio goes narrowband on a 16 kHz call, CELT
+ * only), and in-band FEC is made only while the phone's RTCP reports loss (narrowband audio
+ * then goes SILK, which alone carries it).
  */
 const OPUS: AudioFormat = { encoding: 'opus', payloadType: 111, rate: 16000 };
 const MULAW = { encoding: 'mulaw', rate: 8000 } as const;
@@ -58,8 +59,25 @@ async function opusLeg() {
   return { phone, session, scheduler, run };
 }
 
-/** RFC 6716 3.1: the TOC byte's configuration; 0-3 SILK narrowband, 8-11 SILK wideband. */
+/**
+ * RFC 6716 3.1: the TOC byte's configuration; 0-3 SILK narrowband, 8-11 SILK wideband, 16-19
+ * CELT narrowband.
+ */
 const configOf = (packet: ReceivedRtp): number => packet.payload[0]! >> 3;
+const silkNarrowband = (config: number): boolean => config >= 0 && config <= 3;
+const celtNarrowband = (config: number): boolean => config >= 16 && config <= 19;
+
+/** A bidirectional stream on the leg whose server sends 8 kHz mu-law. */
+function botStream(session: MediaSession): StreamAudio {
+  return new StreamAudio(session, {
+    format: MULAW,
+    tracks: [],
+    noiseCancellationLevel: null,
+    bidirectional: true,
+    onFrame: () => {},
+    onDigit: () => {},
+  });
+}
 
 /** Whether a packet carries FEC (LBRR) data: a fresh decoder recovers audio from it. */
 function carriesFec(packet: ReceivedRtp): boolean {
@@ -70,18 +88,11 @@ function carriesFec(packet: ReceivedRtp): boolean {
 describe("a leg's Opus encoder", () => {
   it("codes a stream's 8 kHz audio narrowband, and audio of unknown band wideband", async () => {
     const { session, run } = await opusLeg();
-    const stream = new StreamAudio(session, {
-      format: MULAW,
-      tracks: [],
-      noiseCancellationLevel: null,
-      bidirectional: true,
-      onFrame: () => {},
-      onDigit: () => {},
-    });
+    const stream = botStream(session);
     // The server's audio starts after silence: the encoder moves to its band at once.
     stream.enqueue(muLawEncode(tone(8000, 1000, 1, 8000)), MULAW);
     const streamed = await run(50);
-    expect(streamed.map(configOf).every((c) => c >= 0 && c <= 3)).toBe(true);
+    expect(streamed.map(configOf).every(celtNarrowband)).toBe(true);
     // Narrowband on the wire, and still the server's tone once decoded at the call's rate.
     const decoder = new OpusDecoder(16000);
     const heard = Int16Array.from(
@@ -113,43 +124,88 @@ describe("a leg's Opus encoder", () => {
     const clean = await run(100);
     expect(clean.slice(2).filter(carriesFec)).toEqual([]);
 
-    const rtcp = createSocket('udp4');
-    const report = async (fractionLost: number) => {
-      const packet = serializeRtcpCompound([
-        {
-          type: 'rr',
-          ssrc: phone.ssrc,
-          reports: [
-            {
-              ssrc: clean[0]!.ssrc,
-              fractionLost,
-              cumulativeLost: 0,
-              extendedHighestSequence: clean.at(-1)!.sequenceNumber,
-              jitter: 0,
-              lastSenderReport: 0,
-              delaySinceLastSenderReport: 0,
-            },
-          ],
-        },
-      ]);
-      await new Promise<void>((resolve) =>
-        rtcp.send(packet, session.rtcpPort, '127.0.0.1', () => resolve()),
-      );
-    };
+    const reports = lossReports(session.rtcpPort, phone.ssrc, clean[0]!);
     try {
       // 20 % lost: from the next frames on, each packet carries a copy of the one before.
-      await report(51);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await reports.send(51);
       const lossy = await run(100);
       expect(lossy.slice(2).filter(carriesFec).length).toBeGreaterThan(50);
 
       // Loss that clears is let go of over several reports, then no more FEC is made.
-      for (let i = 0; i < 15; i++) await report(0);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await reports.send(0, 15);
       const cleared = await run(100);
       expect(cleared.slice(2).filter(carriesFec)).toEqual([]);
     } finally {
-      rtcp.close();
+      reports.close();
     }
   });
+
+  it("codes a stream's 8 kHz audio SILK with FEC while loss is reported, CELT only again after", async () => {
+    const { phone, session, run } = await opusLeg();
+    const stream = botStream(session);
+    const speech = await new SpeechRenderer().renderAt(SCRIPT, 'WOMAN', 'en-US', 8000);
+    const say = () => stream.enqueue(muLawEncode(speech.samples.subarray(0, 8000 * 2)), MULAW);
+    say();
+    const clean = await run(100);
+    expect(clean.slice(1, 90).map(configOf).every(celtNarrowband)).toBe(true);
+
+    const reports = lossReports(session.rtcpPort, phone.ssrc, clean[0]!);
+    try {
+      await reports.send(51);
+      say();
+      const lossy = await run(100);
+      const coded = lossy.slice(2, 90);
+      expect(coded.map(configOf).every(silkNarrowband)).toBe(true);
+      expect(coded.filter(carriesFec).length).toBeGreaterThan(30);
+      // The peer hears the speech across the change of mode.
+      const decoder = new OpusDecoder(16000);
+      const heard = Int16Array.from(
+        lossy.slice(2, 90).flatMap((p) => [...decoder.decode(p.payload)]),
+      );
+      expect(Math.max(...heard.map(Math.abs))).toBeGreaterThan(1000);
+
+      await reports.send(0, 15);
+      say();
+      const cleared = await run(100);
+      expect(cleared.slice(2, 90).map(configOf).every(celtNarrowband)).toBe(true);
+    } finally {
+      reports.close();
+    }
+    stream.close();
+  });
 });
+
+/**
+ * Receiver reports from the phone about the leg's packets (`first` one of them): `send` sends
+ * `times` reports of `fractionLost` (0-255), then leaves the leg a moment to take them.
+ */
+function lossReports(port: number, ssrc: number, first: ReceivedRtp) {
+  const rtcp = createSocket('udp4');
+  const sendOne = async (fractionLost: number): Promise<void> => {
+    const packet = serializeRtcpCompound([
+      {
+        type: 'rr',
+        ssrc,
+        reports: [
+          {
+            ssrc: first.ssrc,
+            fractionLost,
+            cumulativeLost: 0,
+            extendedHighestSequence: first.sequenceNumber,
+            jitter: 0,
+            lastSenderReport: 0,
+            delaySinceLastSenderReport: 0,
+          },
+        ],
+      },
+    ]);
+    await new Promise<void>((resolve) => rtcp.send(packet, port, '127.0.0.1', () => resolve()));
+  };
+  return {
+    async send(fractionLost: number, times = 1): Promise<void> {
+      for (let i = 0; i < times; i++) await sendOne(fractionLost);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+    close: () => rtcp.close(),
+  };
+}
