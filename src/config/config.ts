@@ -96,8 +96,9 @@ export interface Config {
   sipOpus: boolean;
   /**
    * The complexity of every Opus encoder of the media workers, 0 (cheapest) to 10, whatever the
-   * band (VOXGATE_OPUS_COMPLEXITY); null (unset): 1 for narrowband audio and 5 for wider
-   * (media/pipeline/opus-codec.ts); bench/README.md has what each costs and sounds like.
+   * band (VOXGATE_OPUS_COMPLEXITY); null (unset): 0 for narrowband audio coded CELT only (1
+   * while SILK makes FEC) and 5 for wider (media/pipeline/opus-codec.ts); bench/README.md has
+   * what each costs and sounds like.
    */
   opusComplexity: number | null;
   /** Whether calls to numbers are taken only from their IncomingCarrier's IP set (call/incoming-carriers.ts). */
