@@ -98,6 +98,21 @@ export class TonePhone {
     return Date.now() - this.opened;
   }
 
+  /**
+   * Re-INVITEs the gateway (a PCMU phone) offering `formats` in that order (0 PCMU, 8 PCMA,
+   * 101 telephone-event), as a refresh or a hold would; the answer's SDP.
+   */
+  async reoffer(formats: string): Promise<string> {
+    const sdp =
+      'v=0\r\no=phone 1 2 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n' +
+      `m=audio ${this.rtp.port} RTP/AVP ${formats}\r\na=rtpmap:0 PCMU/8000\r\n` +
+      'a=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-16\r\n' +
+      'a=sendrecv\r\n';
+    const response = await this.dialog!.reinvite(sdp);
+    if (response.status !== 200) throw new Error(`the re-INVITE got ${response.status}`);
+    return response.body.toString();
+  }
+
   async pressKey(event: number): Promise<void> {
     await this.rtp.pressKey(this.port, event);
   }

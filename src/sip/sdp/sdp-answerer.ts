@@ -32,6 +32,13 @@ export interface LocalAudio {
   readonly codecs: readonly AudioCodec[];
   /** Codecs voxgate takes when answering an offer (the offerer's order decides). */
   readonly answerCodecs: readonly AudioCodec[];
+  /**
+   * The codec the session carries now, on a re-offer: kept while the offer still lists it,
+   * whatever its place there, so that a refresh or a hold that lists the codecs in another order
+   * does not switch the call's audio to another codec (RFC 3264 leaves the choice to the
+   * answerer).
+   */
+  readonly inUse?: AudioCodec;
   readonly telephoneEvent: boolean;
   readonly ptime: number;
   /** What voxgate wants: sendrecv normally, sendonly to hold the peer. */
@@ -85,6 +92,8 @@ function pickTelephoneEvent(stream: MediaStream, codec: PayloadFormat): PayloadF
 }
 
 function pickCodec(stream: MediaStream, local: LocalAudio): PayloadFormat | null {
+  const kept = stream.payloads.find((payload) => codecOf(payload) === local.inUse);
+  if (kept !== undefined && local.answerCodecs.includes(local.inUse!)) return kept;
   // RFC 3264 6.1: the offerer lists formats in its order of preference; take the first we serve.
   for (const payload of stream.payloads) {
     const codec = codecOf(payload);

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { answerStreams, type LocalAudio, type RejectedOffer } from './sdp-answerer.js';
 import { readAnswerStreams, type RejectedAudio } from './answer-reading.js';
 import {
+  codecOf,
   codecPayload,
   DEFAULT_ANSWER_CODECS,
   DEFAULT_AUDIO_CODECS,
@@ -238,11 +239,14 @@ export class SdpSession {
    */
   answer(text: string, direction: MediaDirection = 'sendrecv'): AnswerOutcome {
     const offer = parseSessionDescription(text);
-    let outcome = answerStreams(offer, { ...this.local, direction });
+    // A re-offer keeps the codec in use while it still lists it.
+    const inUse = this.negotiated ? codecOf(this.negotiated.codec) : null;
+    const local = () => ({ ...this.local, direction, ...(inUse !== null && { inUse }) });
+    let outcome = answerStreams(offer, local());
     if (!outcome.ok) return outcome;
     if (this.restartsIce(outcome.audio)) {
       this.restartIce();
-      outcome = answerStreams(offer, { ...this.local, direction });
+      outcome = answerStreams(offer, local());
       if (!outcome.ok) return outcome;
     }
     this.negotiated = outcome.audio;

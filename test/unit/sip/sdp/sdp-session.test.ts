@@ -349,6 +349,35 @@ describe('changes on re-INVITE', () => {
   });
 });
 
+describe('the codec on a re-offer', () => {
+  it('keeps the codec in use while the re-offer lists it, wherever it lists it', () => {
+    const ours = session();
+    expect(accepted(ours.answer(offer({ formats: '0 8 101' }))).audio.codec.encoding).toBe('PCMU');
+    // A refresh or a hold listing PCMA first: the call stays on PCMU, and so does the answer.
+    const refresh = accepted(ours.answer(offer({ formats: '8 0 101' })));
+    expect(refresh.audio.codec.encoding).toBe('PCMU');
+    expect(refresh.sdp).toMatch(/^m=audio 20000 RTP\/AVP 0 101\r$/m);
+    const held = accepted(ours.answer(offer({ formats: '8 0 101', attributes: ['a=sendonly'] })));
+    expect(held.audio.codec.encoding).toBe('PCMU');
+    // An offer without it moves the call to what it lists, and that is kept from then on.
+    expect(accepted(ours.answer(offer({ formats: '8 101' }))).audio.codec.encoding).toBe('PCMA');
+    expect(accepted(ours.answer(offer({ formats: '0 8 101' }))).audio.codec.encoding).toBe('PCMA');
+  });
+
+  it("keeps the codec of the peer's answer to voxgate's offer", () => {
+    const ours = session();
+    ours.createOffer();
+    ours.readAnswer(offer({ formats: '8 101' }));
+    expect(accepted(ours.answer(offer({ formats: '0 8 101' }))).audio.codec.encoding).toBe('PCMA');
+  });
+
+  it("takes the offerer's first codec on a first offer", () => {
+    expect(accepted(session().answer(offer({ formats: '8 0 101' }))).audio.codec.encoding).toBe(
+      'PCMA',
+    );
+  });
+});
+
 describe('malformed SDP', () => {
   it.each([
     ['', /SDP body is empty/],
