@@ -60,8 +60,10 @@ function sessionUpdate(audio: NegotiatedAudio): MediaSessionUpdate {
   return {
     // A WebRTC leg's media goes where ICE selects, keyed by DTLS with the peer's certificate.
     ...(audio.transport && { webrtc: peerTransport(audio.transport) }),
-    // An SDES leg's SRTP: the peer's a=crypto key in, ours out.
-    ...(audio.sdes && { sdes: sdesKeysOf(audio.sdes) }),
+    // An SDES leg's SRTP: the peer's a=crypto key in, ours out. A plain RTP/AVP stream drops
+    // the keys (an optional-SRTP peer re-INVITEd to plain RTP: its audio is plain from then on;
+    // a leg that requires SRTP never settles on RTP/AVP, and other legs have none to drop).
+    ...(!audio.transport && { sdes: audio.sdes ? sdesKeysOf(audio.sdes) : null }),
     telephoneEvent: audio.telephoneEvent
       ? { payloadType: audio.telephoneEvent.payloadType, rate: audio.telephoneEvent.clockRate }
       : null,

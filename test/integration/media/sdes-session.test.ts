@@ -118,4 +118,57 @@ describe('an SDES-SRTP leg', () => {
     const audio = concat(packets.map((p) => muLawDecode(p.payload)));
     expect(strongestFrequency(audio.subarray(800, 8000), 8000, 10)).toBe(600);
   });
+
+  it('with SRTP optional, goes back to plain RTP both ways when an update drops the keys', async () => {
+    const scheduler = new ManualScheduler();
+    const peer = await peerSocket();
+    const base = 40000 + 2 * Math.floor(Math.random() * 5000);
+    const session = await MediaSession.open(
+      { formats: [PCMU], remote: { address: '127.0.0.1', port: peer.port }, sdes: 'optional' },
+      {
+        allocator: new PortAllocator({ min: base, max: base + 9 }, '127.0.0.1'),
+        clock: new FrameClock(scheduler),
+        cname: 'sdes-optional-test',
+        scheduler,
+      },
+    );
+    open.push(session);
+    const heard: Int16Array[] = [];
+    session.addPacketTap((pcm) => heard.push(pcm));
+    const ours = key();
+    const theirs = key();
+    session.update({ sdes: { suite: SUITE, inbound: theirs, outbound: ours } });
+    void session.play(new PcmSource(tone(8000, 600, 3, 8000)));
+    for (let i = 0; i < 10; i++) scheduler.advance(20);
+    await until(() => peer.received.length >= 10);
+    const peerIn = new SrtpContext({ suite: SUITE, ...ours, direction: 'inbound' });
+    const rtpOf = (datagrams: Buffer[]) => datagrams.filter((d) => (d[1]! & 0x7f) < 64);
+    expect(
+      rtpOf(peer.received).every((d) => typeof peerIn.unprotectRtp(Buffer.from(d)) !== 'string'),
+    ).toBe(true);
+
+    // A re-INVITE to RTP/AVP: no keys. What the leg sends is plain RTP, and plain RTP is heard.
+    session.update({ sdes: null });
+    const before = peer.received.length;
+    for (let i = 0; i < 20; i++) scheduler.advance(20);
+    await until(() => peer.received.length >= before + 20);
+    const plain = rtpOf(peer.received.slice(before + 2)).map((d) => parseRtpPacket(d));
+    expect(plain.every((p) => p.payload.length === 160)).toBe(true);
+    const audio = concat(plain.map((p) => muLawDecode(p.payload)));
+    expect(strongestFrequency(audio, 8000, 10)).toBe(600);
+    let sequence = 500;
+    for (const frame of [...chunks(tone(8000, 1000, 0.4, 8000), [160])].map(muLawEncode)) {
+      const packet = serializeRtpPacket({
+        marker: false,
+        payloadType: 0,
+        sequenceNumber: sequence++,
+        timestamp: sequence * 160,
+        ssrc: 0x9141,
+        payload: frame,
+      });
+      peer.socket.send(packet, session.port, '127.0.0.1');
+    }
+    await until(() => heard.length >= 20);
+    expect(strongestFrequency(concat(heard).subarray(800), 8000, 10)).toBe(1000);
+  });
 });

@@ -70,22 +70,25 @@ describe('parseOpusParameters (RFC 7587 6.1)', () => {
   });
 });
 
+/** What a browser's offer settles for a WebRTC leg. */
+const BROWSER_TRANSPORT: NonNullable<NegotiatedAudio['transport']> = {
+  mid: '0',
+  remoteIce: { ufrag: 'Brws', pwd: 'browserpasswordbrowserpw' },
+  remoteIceLite: false,
+  remoteCandidates: [],
+  remoteFingerprints: [
+    { algorithm: 'sha-256', value: 'AB:CD' },
+    { algorithm: 'sha-1', value: '01:02' },
+  ],
+  dtlsRole: 'client',
+  localIce: { ufrag: 'Ours', pwd: 'ourpasswordourpassword' },
+};
+
 describe('the media a WebRTC exchange settles', () => {
   it("hands the media session the peer's ufrag, fingerprints as text, our DTLS role and our ICE credentials", () => {
     const update = mediaUpdateFrom({
       ...negotiated('opus', 48000, null),
-      transport: {
-        mid: '0',
-        remoteIce: { ufrag: 'Brws', pwd: 'browserpasswordbrowserpw' },
-        remoteIceLite: false,
-        remoteCandidates: [],
-        remoteFingerprints: [
-          { algorithm: 'sha-256', value: 'AB:CD' },
-          { algorithm: 'sha-1', value: '01:02' },
-        ],
-        dtlsRole: 'client',
-        localIce: { ufrag: 'Ours', pwd: 'ourpasswordourpassword' },
-      },
+      transport: BROWSER_TRANSPORT,
     });
     expect(update.webrtc).toEqual({
       localIce: { ufrag: 'Ours', pwd: 'ourpasswordourpassword' },
@@ -94,5 +97,40 @@ describe('the media a WebRTC exchange settles', () => {
       role: 'client',
     });
     expect(mediaUpdateFrom(negotiated('opus', 48000, null)).webrtc).toBeUndefined();
+  });
+});
+
+describe('the media an SDES exchange settles', () => {
+  const keySalt = (fill: number) => new Uint8Array(30).fill(fill);
+
+  it('keys an RTP/SAVP stream, and drops the keys when a re-offer settles on plain RTP', () => {
+    const pcmu = {
+      ...negotiated('PCMU', 8000, null),
+      codec: { payloadType: 0, encoding: 'PCMU', clockRate: 8000, channels: 1, fmtp: null },
+    };
+    const secured = mediaUpdateFrom({
+      ...pcmu,
+      sdes: {
+        suite: 'AES_CM_128_HMAC_SHA1_80',
+        tag: 1,
+        remoteKeySalt: keySalt(1),
+        localKeySalt: keySalt(2),
+      },
+    });
+    expect(secured.sdes).toEqual({
+      suite: 'AES_CM_128_HMAC_SHA1_80',
+      inbound: { masterKey: new Uint8Array(16).fill(1), masterSalt: new Uint8Array(14).fill(1) },
+      outbound: { masterKey: new Uint8Array(16).fill(2), masterSalt: new Uint8Array(14).fill(2) },
+    });
+    // RTP/AVP: plain from now on (the media session ignores this on a leg without SDES).
+    expect(mediaUpdateFrom(pcmu).sdes).toBeNull();
+  });
+
+  it('leaves SDES out of a WebRTC leg, whose keys come from DTLS', () => {
+    const update = mediaUpdateFrom({
+      ...negotiated('opus', 48000, null),
+      transport: BROWSER_TRANSPORT,
+    });
+    expect(update).not.toHaveProperty('sdes');
   });
 });
