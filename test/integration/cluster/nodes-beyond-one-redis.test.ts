@@ -6,7 +6,7 @@ import { startRedisCluster, type RedisCluster } from '../../support/redis-cluste
 import { startRedisSentinelSet, type RedisSentinelSet } from '../../support/redis-sentinel.js';
 import type { RtpPeer } from '../../support/rtp-peer.js';
 import type { SippUas } from '../../support/sipp.js';
-import { until } from '../../support/wait.js';
+import { sleep, until } from '../../support/wait.js';
 
 /**
  * The nodes' own machinery (heartbeats, the live call directory, the signed pub/sub control
@@ -72,9 +72,22 @@ async function hangUpThroughTheOther(a: TestGateway, b: TestGateway, settleMs = 
   // Right after a failover a listing may still answer 503 (Redis unavailable): not yet.
   if (settleMs > 0) await until(async () => ((await listed()) ?? []).length > 0, settleMs);
   expect(await listed()).toEqual([uuid]);
-  // The whole answer: should it not be 204, its error says which node or store was missing.
-  const deleted = await b.request('DELETE', `${v1}/Call/${uuid}/`);
-  expect({ status: deleted.status, body: deleted.body }).toMatchObject({ status: 204 });
+  // A 503 says "try again" (the owner did not answer in time, or the store was away), and a
+  // client does: on a Redis Cluster just made, the first request between the nodes has taken
+  // over 2 s once in a while. The retry finds the call hung up (204), or already gone (404)
+  // when the first request reached the owner late; the hangup callback below says which.
+  const answers: { status: number; body: unknown }[] = [];
+  const hangUp = async () => {
+    const deleted = await b.request('DELETE', `${v1}/Call/${uuid}/`);
+    answers.push({ status: deleted.status, body: deleted.body });
+  };
+  await hangUp();
+  if (answers[0]!.status === 503) {
+    await sleep(2000);
+    await hangUp();
+  }
+  const settled = answers.length === 1 ? [204] : [204, 404];
+  expect(settled, JSON.stringify(answers)).toContain(answers.at(-1)!.status);
   await until(() => app.requestsTo('/hangup').length > 0, 10_000);
   expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({
     CallUUID: uuid,
