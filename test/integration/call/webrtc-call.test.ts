@@ -459,6 +459,13 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
         15_000,
         50,
       );
+      // The gateway's SRTP reaches the page only once its own end of DTLS is up: a close_notify
+      // that came before would fail a handshake, not close a call (seen on a busy machine).
+      const received = () =>
+        page.evaluate(
+          `window.call.pc.getStats().then((stats) => { let n = 0; stats.forEach((r) => { if (r.type === 'inbound-rtp') n += r.packetsReceived; }); return n; })`,
+        ) as Promise<number>;
+      await until(async () => (await received()) > 0, 10_000, 50);
       // RTCPeerConnection.close() sends DTLS close_notify; the SIP side says nothing.
       await page.evaluate('window.call.pc.close()');
       await until(() => app.requestsTo('/hangup').length > 0, 10_000);
