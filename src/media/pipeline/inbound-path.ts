@@ -77,9 +77,10 @@ export class InboundPath {
    * The last packet a sequential codec's decoder (Opus, whose state runs from packet to packet)
    * has taken in its turn, concealed ones included. The packet in sequence after it may be
    * decoded as it arrives, once for both the packet tap and the frames, since its turn would
-   * decode it from the same state.
+   * decode it from the same state. decodedCodec is null before the first.
    */
-  private decodedThrough: { codec: PayloadCodec; sequenceNumber: number } | null = null;
+  private decodedCodec: PayloadCodec | null = null;
+  private decodedThrough = 0;
   private unknownPayloadType = 0;
   private concealed = 0;
   private undecodable = 0;
@@ -148,7 +149,7 @@ export class InboundPath {
     return this.jitter.push({
       sequenceNumber: packet.sequenceNumber,
       timestamp: packet.timestamp,
-      payload: { ...this.held(codec, packet), pcm },
+      payload: this.held(codec, packet, pcm),
     });
   }
 
@@ -173,12 +174,16 @@ export class InboundPath {
     return verdict;
   }
 
-  private held(codec: PayloadCodec, packet: InboundPacket): HeldAudio {
+  private held(
+    codec: PayloadCodec,
+    packet: InboundPacket,
+    pcm: Int16Array | null = null,
+  ): HeldAudio {
     return {
       codec,
       sequenceNumber: packet.sequenceNumber,
       payload: packet.payload,
-      pcm: null,
+      pcm,
       refused: false,
     };
   }
@@ -233,7 +238,8 @@ export class InboundPath {
   private concealInTurn(sequenceNumber: number): Int16Array {
     const pcm = this.conceal();
     if (this.lastCodec?.sequential) {
-      this.decodedThrough = { codec: this.lastCodec, sequenceNumber };
+      this.decodedCodec = this.lastCodec;
+      this.decodedThrough = sequenceNumber;
       this.decodeAhead();
     }
     return pcm;
@@ -249,7 +255,8 @@ export class InboundPath {
       return;
     }
     held.pcm = pcm;
-    this.decodedThrough = { codec: held.codec, sequenceNumber: held.sequenceNumber };
+    this.decodedCodec = held.codec;
+    this.decodedThrough = held.sequenceNumber;
   }
 
   /**
@@ -268,11 +275,9 @@ export class InboundPath {
 
   /** Whether a packet is the one after the last the path's decoder took (not before the first). */
   private nextInSequence(held: HeldAudio): boolean {
-    const last = this.decodedThrough;
     return (
-      last !== null &&
-      last.codec === held.codec &&
-      ((held.sequenceNumber - last.sequenceNumber) & 0xffff) === 1
+      this.decodedCodec === held.codec &&
+      ((held.sequenceNumber - this.decodedThrough) & 0xffff) === 1
     );
   }
 
