@@ -81,9 +81,15 @@ function sdkVerdict(request: ReceivedCallback): { valid: boolean; forged: boolea
   return { valid: check(gw.main.token), forged: check(`${gw.main.token}x`) };
 }
 
-/** The one callback to `path`: a second one fails here, saying so, rather than timing out. */
+/**
+ * The one callback to `path`: a second one fails here, saying so, rather than timing out. None
+ * in time fails with what the gateway logged of recordings and callbacks.
+ */
 async function callbackTo(path: string): Promise<ReceivedCallback> {
-  await until(() => app.requestsTo(path).length > 0, 20_000);
+  await until(() => app.requestsTo(path).length > 0, 20_000).catch(() => {
+    const told = gw.logs.filter((line) => /recording|callback/i.test(line));
+    throw new Error(`no callback to ${path} in 20 s; the gateway logged:\n${told.join('\n')}`);
+  });
   expect(app.requestsTo(path).map((r) => r.params)).toHaveLength(1);
   return app.requestsTo(path)[0]!;
 }
