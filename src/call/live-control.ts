@@ -140,10 +140,19 @@ export class LiveControl implements CallControl {
     return entry && inView(entry, view) ? liveCallView(entry) : null;
   }
 
+  /**
+   * Hangs a call up: true once it is over on this side (its BYE sent, its record and hangup
+   * callback on their way). The far end's answer to the BYE is not waited for: one that vanished
+   * would hold the request for the BYE's 32 s, and a node asking for another's call would
+   * answer 503 for a call that was hung up.
+   */
   async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
     const entry = this.engine.find(viewer, uuid);
     if (!entry || entry.call.over) return false;
-    await entry.call.hangup(endByApi(entry.call));
+    const { call } = entry;
+    void call
+      .hangup(endByApi(call))
+      .catch((error: Error) => call.log('hangup failed', { reason: error.message }));
     return true;
   }
 

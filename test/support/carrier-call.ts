@@ -24,18 +24,20 @@ export interface CarrierCall {
 /**
  * Places a call through POST Call/ to a SIPp carrier that answers (its media a plain RTP peer
  * of the test), with `xml` as the answer document; resolves once the gateway accepted it (201).
- * `params` adds to, or replaces, the request's from, to and answer_url.
+ * `params` adds to, or replaces, the request's from, to and answer_url; `scenario` is the
+ * carrier's (one that answers with its SDP to `rtp_port`).
  */
 export async function placeCarrierCall(
   setup: CarrierCallSetup,
   xml: string,
   params: Record<string, string> = {},
+  scenario = 'carrier-answer.xml',
 ): Promise<CarrierCall> {
   const { gw, app } = setup;
   const media = await RtpPeer.open();
   setup.peers.push(media);
   const uas = await startSippUas({
-    scenario: 'carrier-answer.xml',
+    scenario,
     variables: { rtp_port: String(media.port) },
   });
   setup.carriers.push(uas);

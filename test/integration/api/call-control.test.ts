@@ -48,11 +48,12 @@ interface LiveCall {
 }
 
 /** Places a call the carrier answers and the answer XML holds up; resolves once answered. */
-async function liveCall(waitSeconds = 20): Promise<LiveCall> {
+async function liveCall(waitSeconds = 20, scenario?: string): Promise<LiveCall> {
   const placed = await placeCarrierCall(
     { gw, app, carriers, peers },
     `<Response><Wait length="${waitSeconds}"/></Response>`,
     { caller_name: 'Test Line', hangup_url: `${app.baseUrl}/hangup` },
+    scenario,
   );
   return { uuid: await answeredCallUuid(app, placed.requestUuid), ...placed };
 }
@@ -195,6 +196,23 @@ describe('live calls', () => {
     expect((await gw.request('GET', `${v1()}/Call/?status=live`)).body.calls).toEqual([]);
     expect((await gw.request('DELETE', `${v1()}/Call/${randomUUID()}/`)).status).toBe(404);
     expect((await call.uas.stop()).errors).toEqual([]);
+  }, 30_000);
+
+  it('answers DELETE Call/{uuid}/ once the call is over here, not when the far end answers the BYE', async () => {
+    // A far end that vanished: it never answers the BYE, which the gateway retransmits for 32 s.
+    const call = await liveCall(20, 'carrier-answer-silent.xml');
+    const asked = Date.now();
+    const hungUp = await gw.request('DELETE', `${v1()}/Call/${call.uuid}/`);
+    expect(hungUp.status).toBe(204);
+    // Waiting for the BYE's answer, this took the BYE's whole timeout.
+    expect(Date.now() - asked).toBeLessThan(10_000);
+    expect((await hangupOf(call.uuid)).params).toMatchObject({
+      CallStatus: 'completed',
+      HangupSource: 'API Request',
+      HangupCauseCode: '4000',
+    });
+    expect((await recordOf(call.uuid)).hangup_source).toBe('API Request');
+    expect((await gw.request('GET', `${v1()}/Call/${call.uuid}/?status=live`)).status).toBe(404);
   }, 30_000);
 
   it('has written the record when the hangup callback goes out, even on a slow store', async () => {
