@@ -76,21 +76,29 @@ const workerPerStream = (s: StreamStep) =>
 export function printLegs(steps: StreamStep[]): void {
   const rows = steps.filter((s) => s.leg === 'webrtc');
   if (rows.length === 0) return;
+  const rounds = new Set(steps.map((s) => s.round)).size;
   console.log(
     `WebRTC legs (ICE-lite, DTLS-SRTP, Opus) against plain PCMU, the same streams in the same run (goal: at most ${GOAL_RATIO}x the worker CPU, p99 at most ${GOAL_P99_MS} ms each way)`,
   );
+  const ratios = new Map<number, number[]>();
   console.table(
     rows.map((webrtc) => {
-      const plain = steps.find((s) => s.leg === 'pcmu' && s.streams === webrtc.streams);
+      const plain = steps.find(
+        (s) => s.leg === 'pcmu' && s.streams === webrtc.streams && s.round === webrtc.round,
+      );
       const worker = [plain, webrtc].map((s) => (s ? workerPerStream(s) : null));
       const total = [plain, webrtc].map((s) => s?.cpu.gatewayPercentPerStream);
+      const workerRatio = ratio(worker[1], worker[0]);
+      if (workerRatio !== null)
+        ratios.set(webrtc.streams, [...(ratios.get(webrtc.streams) ?? []), workerRatio]);
       const p99 = (s: StreamStep | undefined) =>
         `${figure(s?.inboundLatencyMs?.p99Ms)} / ${figure(s?.playoutLatencyMs?.p99Ms)}`;
       return {
+        ...(rounds > 1 && { round: webrtc.round }),
         streams: webrtc.streams,
         'worker%/str pcmu': figure(worker[0]),
         'worker%/str webrtc': figure(worker[1]),
-        'worker ratio': figure(ratio(worker[1], worker[0])),
+        'worker ratio': figure(workerRatio),
         'gw%/str pcmu': figure(total[0]),
         'gw%/str webrtc': figure(total[1]),
         'gw ratio': figure(ratio(total[1], total[0])),
@@ -105,15 +113,37 @@ export function printLegs(steps: StreamStep[]): void {
   console.log(
     "worker%/str: the gateway's threads other than the main one, % of a core per stream; dtls and 1st pkt: ms from the 200 OK at the caller to DTLS done and to the gateway's first SRTP packet",
   );
-  printMarginal(steps);
+  const marginal = new Map<string, number[]>();
+  for (let round = 1; round <= rounds; round++) {
+    for (const [span, value] of printMarginal(steps.filter((s) => s.round === round)))
+      marginal.set(span, [...(marginal.get(span) ?? []), value]);
+  }
+  if (rounds < 2) return;
+  for (const [streams, values] of ratios)
+    console.log(
+      `median of ${values.length} rounds at ${streams} streams: ${figure(median(values))}x the worker CPU of PCMU (${values.map((v) => figure(v)).join(', ')})`,
+    );
+  for (const [span, values] of marginal)
+    console.log(
+      `median of ${values.length} rounds for one stream more, ${span}: ${figure(median(values))}x (${values.map((v) => figure(v)).join(', ')})`,
+    );
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const middle = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return Math.round(middle * 100) / 100;
 }
 
 /**
  * What one more stream costs the worker between two steps, PCMU and WebRTC: the per-stream
  * figures above carry the worker's fixed cost (its clock, its wake-ups), which more streams
- * share, so the ratio per stream falls toward this one as the streams grow.
+ * share, so the ratio per stream falls toward this one as the streams grow. Returns the ratio
+ * of each span printed ("from 20 to 60").
  */
-function printMarginal(steps: StreamStep[]): void {
+function printMarginal(steps: StreamStep[]): Map<string, number> {
+  const ratios = new Map<string, number>();
   const workerPercent = (leg: string, streams: number) =>
     steps.find((s) => s.leg === leg && s.streams === streams)?.cpu.gatewayOtherThreadsPercent ??
     null;
@@ -128,10 +158,13 @@ function printMarginal(steps: StreamStep[]): void {
     };
     const [pcmu, webrtc] = [added('pcmu'), added('webrtc')];
     if (pcmu === null || webrtc === null) continue;
+    const marginal = ratio(webrtc, pcmu);
+    if (marginal !== null) ratios.set(`from ${from} to ${to}`, marginal);
     console.log(
-      `one stream more, from ${from} to ${to}: worker ${pcmu} % of a core PCMU, ${webrtc} % WebRTC (${figure(ratio(webrtc, pcmu))}x)`,
+      `one stream more, from ${from} to ${to}: worker ${pcmu} % of a core PCMU, ${webrtc} % WebRTC (${figure(marginal)}x)`,
     );
   }
+  return ratios;
 }
 
 /** The gateway's CPU per stream beside the socket floor's relays at the same number of streams. */

@@ -24,7 +24,9 @@
  * load, each caller's leg offered as a browser offers it (ICE, DTLS-SRTP, Opus at 48 kHz's
  * clock, 16 kHz coding) and driven by a Node peer (test/support/webrtc-peer-transport.ts). The
  * two are printed side by side with their ratio, and the WebRTC step adds the time from the
- * 200 OK to DTLS done and to the gateway's first SRTP packet.
+ * 200 OK to DTLS done and to the gateway's first SRTP packet. `--rounds N` runs the whole
+ * climb N times over, the two legs of a size one after the other each time, and adds the median
+ * of the rounds' ratios: two runs of one build differ by up to a quarter on a shared machine.
  *
  * Target mode measures a gateway that is already running, here or on another machine, with the
  * same flags as bench:calls (no build needed here):
@@ -110,6 +112,7 @@ function readPlan() {
       'media-workers': { type: 'string' },
       'opus-complexity': { type: 'string' },
       legs: { type: 'string', default: 'pcmu' },
+      rounds: { type: 'string', default: '1' },
       'skip-socket-floor': { type: 'boolean', default: false },
       ...GATEWAY_TARGET_OPTIONS,
     },
@@ -130,6 +133,7 @@ function readPlan() {
     mediaWorkers: positiveInteger('--media-workers', values['media-workers'] ?? MEDIA_WORKERS),
     opusComplexity: opusComplexity(values['opus-complexity']),
     legs: readLegs(values.legs),
+    rounds: positiveInteger('--rounds', values.rounds),
     skipSocketFloor: values['skip-socket-floor'],
     target,
   };
@@ -250,26 +254,30 @@ async function main(): Promise<void> {
         'note: the gateway does not export the stream latency histograms yet; they are reported as null',
       );
     const webrtc = new WebrtcCallers();
-    climb: for (const streams of plan.streams) {
-      for (const leg of plan.legs) {
-        if (gateway.exited()) {
-          stoppedBecause = 'the gateway exited';
-          break climb;
+    climb: for (let round = 1; round <= plan.rounds; round++) {
+      for (const streams of plan.streams) {
+        for (const leg of plan.legs) {
+          if (gateway.exited()) {
+            stoppedBecause = 'the gateway exited';
+            break climb;
+          }
+          const pass = plan.rounds > 1 ? `, round ${round}` : '';
+          console.log(
+            `${streams} streams (${leg}${pass}): set up at ${plan.rampRate} calls/s, then ${plan.seconds} s of audio ...`,
+          );
+          const step = await runStreamStep(
+            {
+              ...{ gateway, uac, media, bot, sampler, stalls, number: NUMBER },
+              ...{ rampRate: plan.rampRate, leg, webrtc },
+            },
+            streams,
+            plan.seconds,
+          );
+          const ran = { ...step, round };
+          steps.push(ran);
+          stoppedBecause = stopReason(ran);
+          if (stoppedBecause) break climb;
         }
-        console.log(
-          `${streams} streams (${leg}): set up at ${plan.rampRate} calls/s, then ${plan.seconds} s of audio ...`,
-        );
-        const step = await runStreamStep(
-          {
-            ...{ gateway, uac, media, bot, sampler, stalls, number: NUMBER },
-            ...{ rampRate: plan.rampRate, leg, webrtc },
-          },
-          streams,
-          plan.seconds,
-        );
-        steps.push(step);
-        stoppedBecause = stopReason(step);
-        if (stoppedBecause) break climb;
       }
     }
   } finally {
@@ -318,6 +326,7 @@ async function main(): Promise<void> {
       seconds: plan.seconds,
       rampRate: plan.rampRate,
       legs: plan.legs,
+      rounds: plan.rounds,
       answerXml: answerXml(`ws://${listenHost}:<bot port>/echo`),
       mediaWorkers: target ? null : plan.mediaWorkers,
       opusComplexity: target ? null : (plan.opusComplexity ?? 'default (1 narrowband, 5 wider)'),

@@ -23,6 +23,8 @@ export type CallerLeg = 'pcmu' | 'webrtc';
 export interface StreamStep {
   streams: number;
   leg: CallerLeg;
+  /** Which pass over the steps it was (`--rounds`), from 1. */
+  round: number;
   /**
    * WebRTC only: from the 200 OK at the caller to DTLS done (its ICE check sent first) and to
    * the first SRTP packet from the gateway, ms; and what the callers could not unprotect.
@@ -214,7 +216,7 @@ export async function runStreamStep(
   context: StepContext,
   streams: number,
   seconds: number,
-): Promise<StreamStep> {
+): Promise<Omit<StreamStep, 'round'>> {
   const { gateway, media, bot, sampler } = context;
   const failures: Record<string, number> = {};
   context.webrtc.refused = 0;
