@@ -3,15 +3,23 @@ import type { FrameClock } from '../playout/frame-clock.js';
 import { CallRecorder } from './call-recorder.js';
 import type { RecordingOutcome, RecordingSpec } from './recording-spec.js';
 
+/** A recording of a session: its recorder once its file is made, and a stop asked before then. */
+interface RunningRecording {
+  recorder: CallRecorder | null;
+  stopWith: RecordingOutcome['reason'] | null;
+}
+
 /** The recordings running on one worker, by session then by recording id. */
 export class SessionRecordings {
-  private readonly running = new Map<string, Map<string, CallRecorder>>();
+  private readonly running = new Map<string, Map<string, RunningRecording>>();
 
   constructor(private readonly clock: FrameClock) {}
 
   /**
    * Records `session` until stopped, its maximum length or silence, or the session closing;
-   * resolves with how it ended. Throws when the file cannot be made or the id is taken.
+   * resolves with how it ended. Throws when the file cannot be made or the id is taken. A
+   * recording is known (to stop) from the moment it is asked for: another one started while its
+   * file is being made, or a stop that comes then, finds it.
    */
   async record(
     sessionId: string,
@@ -19,15 +27,22 @@ export class SessionRecordings {
     spec: RecordingSpec,
     relayPeer: () => MediaSession | null,
   ): Promise<RecordingOutcome> {
-    const mine = this.running.get(sessionId) ?? new Map<string, CallRecorder>();
+    let mine = this.running.get(sessionId);
+    if (!mine) {
+      mine = new Map();
+      this.running.set(sessionId, mine);
+    }
     if (mine.has(spec.recordingId)) throw new Error(`recording ${spec.recordingId} already runs`);
-    const recorder = await CallRecorder.start(spec, session, this.clock, relayPeer);
-    mine.set(spec.recordingId, recorder);
-    this.running.set(sessionId, mine);
-    const outcome = await recorder.ended;
-    mine.delete(spec.recordingId);
-    if (mine.size === 0 && this.running.get(sessionId) === mine) this.running.delete(sessionId);
-    return outcome;
+    const entry: RunningRecording = { recorder: null, stopWith: null };
+    mine.set(spec.recordingId, entry);
+    try {
+      entry.recorder = await CallRecorder.start(spec, session, this.clock, relayPeer);
+      if (entry.stopWith) void entry.recorder.stop(entry.stopWith);
+      return await entry.recorder.ended;
+    } finally {
+      mine.delete(spec.recordingId);
+      if (mine.size === 0 && this.running.get(sessionId) === mine) this.running.delete(sessionId);
+    }
   }
 
   /** Stops one recording of a session, or all of them; how many were running. */
@@ -36,10 +51,13 @@ export class SessionRecordings {
     recordingId?: string,
     reason: RecordingOutcome['reason'] = 'stopped',
   ): number {
-    const mine = [...(this.running.get(sessionId)?.values() ?? [])].filter(
-      (r) => recordingId === undefined || r.recordingId === recordingId,
+    const mine = [...(this.running.get(sessionId)?.entries() ?? [])].filter(
+      ([id]) => recordingId === undefined || id === recordingId,
     );
-    for (const recorder of mine) void recorder.stop(reason);
+    for (const [, entry] of mine) {
+      if (entry.recorder) void entry.recorder.stop(reason);
+      else entry.stopWith ??= reason;
+    }
     return mine.length;
   }
 }

@@ -178,6 +178,42 @@ describe('call recording in the media worker', () => {
     expect(stats.packetsReceived).toBe(150);
   });
 
+  it('stops the recording asked for when several start at once, one stopped before its file is made', async () => {
+    const { pool } = await bridgedCall('mix');
+    const start = (recordingId: string) =>
+      pool.send({
+        type: 'startRecording',
+        sessionId: 'a',
+        recording: {
+          recordingId,
+          path: join(dir, `${recordingId}.wav`),
+          channels: 1,
+          maxMs: 10_000,
+        },
+      });
+    // Sent back to back, as two API requests a moment apart reach the worker: each file is
+    // still being made when the next start, or a stop, comes.
+    const first = start('first');
+    const second = start('second');
+    const third = start('third');
+    expect(
+      await pool.send({ type: 'stopRecording', sessionId: 'a', recordingId: 'third' }),
+    ).toEqual({ stopped: 1 });
+    expect(await third).toMatchObject({ recordingId: 'third', reason: 'stopped' });
+    await sleep(300);
+    expect(
+      await pool.send({ type: 'stopRecording', sessionId: 'a', recordingId: 'first' }),
+    ).toEqual({ stopped: 1 });
+    const stopped = await first;
+    expect(stopped).toMatchObject({ recordingId: 'first', state: 'completed', reason: 'stopped' });
+    expect(stopped.durationMs).toBeLessThan(2000);
+    // The other one runs on until it is stopped in its turn.
+    expect(
+      await pool.send({ type: 'stopRecording', sessionId: 'a', recordingId: 'second' }),
+    ).toEqual({ stopped: 1 });
+    expect(await second).toMatchObject({ recordingId: 'second', reason: 'stopped' });
+  });
+
   it('refuses a second recording of the same id and a file that already exists', async () => {
     const { pool } = await bridgedCall('mix');
     const path = join(dir, 'one.wav');
