@@ -25,8 +25,9 @@
  * clock, 16 kHz coding) and driven by a Node peer (test/support/webrtc-peer-transport.ts). The
  * two are printed side by side with their ratio, and the WebRTC step adds the time from the
  * 200 OK to DTLS done and to the gateway's first SRTP packet. `--rounds N` runs the whole
- * climb N times over, the two legs of a size one after the other each time, and adds the median
- * of the rounds' ratios: two runs of one build differ by up to a quarter on a shared machine.
+ * climb N times over, the two legs of a size one after the other each time (in the other order
+ * every other round), and adds the median of the rounds' ratios: two runs of one build differ
+ * by up to a quarter on a shared machine.
  *
  * Target mode measures a gateway that is already running, here or on another machine, with the
  * same flags as bench:calls (no build needed here):
@@ -255,8 +256,11 @@ async function main(): Promise<void> {
       );
     const webrtc = new WebrtcCallers();
     climb: for (let round = 1; round <= plan.rounds; round++) {
+      // Every other round the legs go the other way round: the leg that runs second in a size
+      // runs on the gateway as the first left it, and neither kind should always be that one.
+      const legs = round % 2 === 0 ? [...plan.legs].reverse() : plan.legs;
       for (const streams of plan.streams) {
-        for (const leg of plan.legs) {
+        for (const leg of legs) {
           if (gateway.exited()) {
             stoppedBecause = 'the gateway exited';
             break climb;

@@ -351,12 +351,17 @@ function plainMedia(rtpPort: number): string[] {
   ];
 }
 
-/** A browser's audio offer: Opus, ICE with one host candidate, DTLS actpass, rtcp-mux. */
+/**
+ * A browser's audio offer: Opus and telephone-event at its clock and at 8 kHz (as Chrome
+ * offers them), ICE with one host candidate, DTLS actpass, rtcp-mux.
+ */
 function webrtcMedia(rtpPort: number, host: string, offer: WebrtcOffer): string[] {
   return [
-    `m=audio ${rtpPort} UDP/TLS/RTP/SAVPF 111`,
+    `m=audio ${rtpPort} UDP/TLS/RTP/SAVPF 111 110 126`,
     'a=rtpmap:111 opus/48000/2',
     'a=fmtp:111 minptime=10;useinbandfec=1',
+    'a=rtpmap:110 telephone-event/48000',
+    'a=rtpmap:126 telephone-event/8000',
     `a=ice-ufrag:${offer.ice.ufrag}`,
     `a=ice-pwd:${offer.ice.pwd}`,
     `a=fingerprint:${offer.fingerprint}`,
