@@ -65,7 +65,7 @@ export interface CallControl {
   hangup(viewer: CallOwner, uuid: string): Promise<boolean>;
   /** Ends every live call the viewer sees (DELETE Call/); how many. */
   hangupAll(viewer: CallOwner): Promise<number>;
-  /** Cancels what is left of a request (DELETE Request/{uuid}/); how many calls it had. */
+  /** Cancels what is left of a request (DELETE Request/{uuid}/); how many calls it still had. */
   cancelRequest(viewer: CallOwner, requestUuid: string): Promise<number>;
   speak(viewer: CallOwner, uuid: string, speech: LiveSpeech): Promise<LiveAction>;
   stopSpeaking(viewer: CallOwner, uuid: string): Promise<LiveAction>;
@@ -149,10 +149,7 @@ export class LiveControl implements CallControl {
   async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
     const entry = this.engine.find(viewer, uuid);
     if (!entry || entry.call.over) return false;
-    const { call } = entry;
-    void call
-      .hangup(endByApi(call))
-      .catch((error: Error) => call.log('hangup failed', { reason: error.message }));
+    endNow(entry.call);
     return true;
   }
 
@@ -278,8 +275,10 @@ export class LiveControl implements CallControl {
   }
 
   async cancelRequest(viewer: CallOwner, requestUuid: string): Promise<number> {
-    const mine = this.engine.callsOfRequest(viewer, requestUuid);
-    await Promise.all(mine.map((entry) => entry.call.hangup(endByApi(entry.call))));
+    const mine = this.engine
+      .callsOfRequest(viewer, requestUuid)
+      .filter((entry) => !entry.call.over);
+    for (const entry of mine) endNow(entry.call);
     return mine.length;
   }
 
@@ -296,6 +295,17 @@ export class LiveControl implements CallControl {
     await entry.call.finished;
     return 'not-live';
   }
+}
+
+/**
+ * Ends a call for the API. The client is answered once the call is over on this side (its
+ * BYE or CANCEL sent, its record and hangup callback on their way), not when the far end
+ * answers: one that vanished would hold the request for the transaction's whole timeout.
+ */
+function endNow(call: LiveCall['call']): void {
+  void call
+    .hangup(endByApi(call))
+    .catch((error: Error) => call.log('hangup failed', { reason: error.message }));
 }
 
 /** Whether a call is in a view: live once dialled and until over, queued before. */

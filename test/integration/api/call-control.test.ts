@@ -215,6 +215,22 @@ describe('live calls', () => {
     expect((await gw.request('GET', `${v1()}/Call/${call.uuid}/?status=live`)).status).toBe(404);
   }, 30_000);
 
+  it('answers DELETE Request/{uuid}/ once its calls are over here, not when the far end answers', async () => {
+    const call = await liveCall(20, 'carrier-answer-silent.xml');
+    const asked = Date.now();
+    const cancelled = await gw.request('DELETE', `${v1()}/Request/${call.requestUuid}/`);
+    expect(cancelled.status).toBe(204);
+    // Waiting for the BYE's answer, this took the BYE's whole timeout.
+    expect(Date.now() - asked).toBeLessThan(10_000);
+    expect((await hangupOf(call.uuid)).params).toMatchObject({
+      RequestUUID: call.requestUuid,
+      CallStatus: 'completed',
+      HangupSource: 'API Request',
+    });
+    // Its one call is over, its BYE still unanswered: nothing of the request is left to end.
+    expect((await gw.request('DELETE', `${v1()}/Request/${call.requestUuid}/`)).status).toBe(404);
+  }, 30_000);
+
   it('has written the record when the hangup callback goes out, even on a slow store', async () => {
     const calls = gw.gateway.state.calls;
     const create = calls.create.bind(calls);
