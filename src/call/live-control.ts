@@ -141,10 +141,8 @@ export class LiveControl implements CallControl {
   }
 
   /**
-   * Hangs a call up: true once it is over on this side (its BYE sent, its record and hangup
-   * callback on their way). The far end's answer to the BYE is not waited for: one that vanished
-   * would hold the request for the BYE's 32 s, and a node asking for another's call would
-   * answer 503 for a call that was hung up.
+   * Hangs a call up: true once it is over on this side (see endNow). A node asking for another's
+   * call gets its answer within the control bus's wait even when the far end is slow.
    */
   async hangup(viewer: CallOwner, uuid: string): Promise<boolean> {
     const entry = this.engine.find(viewer, uuid);
