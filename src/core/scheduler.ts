@@ -67,7 +67,10 @@ export class ManualScheduler implements Scheduler {
     };
   }
 
-  /** Moves time forward, running every timer that falls due, in time order. */
+  /**
+   * Moves time forward, running every timer that falls due, in time order; timers already
+   * overdue (after stall()) run at once, late.
+   */
   advance(ms: number): void {
     const target = this.current + ms;
     for (;;) {
@@ -77,10 +80,18 @@ export class ManualScheduler implements Scheduler {
       if (next.cancelled) continue;
       next.cancelled = true;
       this.live--;
-      this.current = next.at;
+      this.current = Math.max(this.current, next.at);
       next.run();
     }
     this.current = target;
+  }
+
+  /**
+   * The process stands still for `ms`: time moves on and no timer runs, so whatever the test
+   * does next sees the timers that fell due meanwhile still waiting, as a busy event loop does.
+   */
+  stall(ms: number): void {
+    this.current += ms;
   }
 
   get timersPending(): number {

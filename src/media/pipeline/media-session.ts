@@ -1,5 +1,6 @@
 import type { PlayoutMode } from '../playout/playout-queue.js';
 import type { PlayoutSource } from '../playout/playout-source.js';
+import type { FrameClock } from '../playout/frame-clock.js';
 import { DtmfReceiver } from '../dtmf/dtmf-receiver.js';
 import type { DtmfDigit } from '../dtmf/dtmf-digit.js';
 import type { RtpPacket } from '../rtp/rtp-packet.js';
@@ -48,6 +49,8 @@ export class MediaSession {
   private readonly packetTaps = new Set<PacketTap>();
   /** The worker's clock (a test's fake one in tests): paces the frames sent. */
   private readonly now: () => number;
+  /** The worker's one 20 ms clock, which ticks this leg. */
+  private readonly clock: FrameClock;
   private readonly pacer = new SendPacer();
   /** Timers of the worker (a test's fake ones in tests): a frame catching up. */
   private readonly timers: Scheduler;
@@ -89,6 +92,7 @@ export class MediaSession {
     const scheduler = env.scheduler;
     this.now = scheduler ? () => scheduler.now() : () => performance.now();
     this.timers = scheduler ?? systemScheduler;
+    this.clock = env.clock;
     this.codecSettings = env.codecs ?? {};
     this.formats = [...spec.formats];
     this.telephoneEvent = spec.telephoneEvent ?? null;
@@ -105,7 +109,7 @@ export class MediaSession {
       silence: this.outbound.playout.silence,
     });
     if (spec.remote) rtp.setRemote(spec.remote);
-    this.stopTicking = env.clock.add((at) => this.tick(at));
+    this.stopTicking = this.clock.add((at) => this.tick(at));
   }
 
   static async open(
@@ -309,14 +313,24 @@ export class MediaSession {
           this.catchUp = null;
           const at = this.now();
           if (this.closed || !this.pacer.catchUpSends(at) || !this.outbound.playout.ready) return;
-          this.sendFrame(at, at);
+          this.sendFrame(at, this.clockTime(at));
         });
       }
       return;
     }
     if (!this.outbound.playout.ready) return;
     if (!this.pacer.talking) this.sender.marker = true;
-    this.sendFrame(now, now);
+    this.sendFrame(now, this.clockTime(now));
+  }
+
+  /**
+   * Where this leg is in time by its clock: now, or, while the worker is behind its ticks (it
+   * stood still, and the ticks it owes have not run yet), when the first of them was due. The
+   * peer has had no frame since then, so a frame sent now is that tick's, and a talkspurt it
+   * starts keeps time from there: the worker's own stall does not become the audio's delay.
+   */
+  private clockTime(now: number): number {
+    return Math.min(now, this.clock.nextTickAt);
   }
 
   /**

@@ -104,21 +104,24 @@ export class SendPacer {
   }
 
   /**
-   * A frame went at `now`; `slot` is when a frame starting a talkspurt counts as sent (a
-   * tick's due time, or the arrival's own time), and `audible` whether it carried sound.
+   * A frame went at `now`; `slot` is when it counts as sent by the leg's clock (a tick's due
+   * time, an arrival's own time, or, while the worker was behind its ticks, the first tick it
+   * owed), and `audible` whether it carried sound. A talkspurt keeps time from its first
+   * frame's slot, and catches up to at most MAX_CATCH_UP_MS behind the slots, so that time the
+   * worker stood still, when the peer had no frame at all, is made up as well.
    */
   sent(now: number, slot: number, audible: boolean): void {
     if (audible && !this.audible) {
       if (now - this.lastAudibleAt <= RESUME_MS) {
         // Silence went in place of audio that came late: the talkspurt goes on, and catches up.
-        this.due = Math.max(this.due, now - MAX_CATCH_UP_MS) + FRAME_MS;
+        this.due = Math.max(this.due, slot - MAX_CATCH_UP_MS) + FRAME_MS;
       } else {
         this.due = slot + FRAME_MS;
         this.advanced = 0;
       }
       this.watch = null;
     } else if (audible) {
-      this.due = Math.max(this.due, now - MAX_CATCH_UP_MS) + FRAME_MS;
+      this.due = Math.max(this.due, slot - MAX_CATCH_UP_MS) + FRAME_MS;
     }
     if (audible) this.lastAudibleAt = now;
     this.lastSendAt = now;

@@ -23,6 +23,14 @@ export class FrameClock {
   }
 
   /**
+   * When the next tick is due. Before now while the worker is behind its clock (it stood still,
+   * and the ticks it owes have not run yet): the time its legs are at.
+   */
+  get nextTickAt(): number {
+    return this.start + (this.ticks + 1) * this.periodMs;
+  }
+
+  /**
    * Ticks `tick` every period until the returned function is called; `at` is the time the
    * tick was due (a late tick's catch-up ticks come at once, each with its own due time).
    */

@@ -182,6 +182,33 @@ describe("a stream's audio on a leg", () => {
     }
   });
 
+  it('keeps time from the tick it owed when the worker stood still as a talkspurt began', async () => {
+    const scheduler = new ManualScheduler();
+    const { audio, sounded } = await streamLeg(scheduler);
+    const parts = [...chunks(tone(8000, 600, 2, 8000), [160])].map(muLawEncode);
+    scheduler.advance(107);
+    // The worker stands still for 200 ms while a server streaming at real time sends ten
+    // chunks (due from 120 ms on); it reads them all at 307 ms, before the ticks it owes.
+    scheduler.stall(200);
+    for (const part of parts.slice(0, 10)) audio.enqueue(part, MULAW);
+    scheduler.advance(0);
+    // The stream goes on at real time.
+    const arrivals = parts.map((_, k) => 120 + 20 * k + [0, 2, -2, 1][k % 4]!);
+    for (let k = 10; k < parts.length; k++) {
+      scheduler.advance(arrivals[k]! - scheduler.now());
+      audio.enqueue(parts[k]!, MULAW);
+    }
+    scheduler.advance(500);
+    expect(sounded).toHaveLength(parts.length);
+    // The ten the peer had no frame for go as the worker gets to them, the rest as they come:
+    // the stall does not stay in the audio as a delay.
+    expect(sounded.slice(0, 10)).toEqual(Array(10).fill(307));
+    for (let k = 10; k < parts.length; k++) {
+      expect(sounded[k]! - arrivals[k]!).toBeGreaterThanOrEqual(0);
+      expect(sounded[k]! - arrivals[k]!).toBeLessThanOrEqual(2);
+    }
+  });
+
   it("keeps the inbound track at one frame per 20 ms while the caller is silent and the server's audio pauses", async () => {
     const scheduler = new ManualScheduler();
     // The inbound track keeps time by the worker's clock: the test's, here.
