@@ -47,9 +47,7 @@ export class MediaSession {
   private readonly tickTaps = new Set<() => void>();
   private readonly digitTaps = new Set<(digit: ReceivedDtmf) => void>();
   private readonly packetTaps = new Set<PacketTap>();
-  /** The worker's clock (a test's fake one in tests): paces the frames sent. */
-  private readonly now: () => number;
-  /** The worker's one 20 ms clock, which ticks this leg. */
+  /** The worker's one 20 ms clock (a test's fake one in tests): ticks this leg, paces its frames. */
   private readonly clock: FrameClock;
   private readonly pacer = new SendPacer();
   /** Timers of the worker (a test's fake ones in tests): a frame catching up. */
@@ -89,10 +87,8 @@ export class MediaSession {
   ) {
     const rate = spec.formats[0]!.rate;
     this.callRate = rate;
-    const scheduler = env.scheduler;
-    this.now = scheduler ? () => scheduler.now() : () => performance.now();
-    this.timers = scheduler ?? systemScheduler;
     this.clock = env.clock;
+    this.timers = env.scheduler ?? systemScheduler;
     this.codecSettings = env.codecs ?? {};
     this.formats = [...spec.formats];
     this.telephoneEvent = spec.telephoneEvent ?? null;
@@ -305,13 +301,13 @@ export class MediaSession {
    */
   sendNow(queuedFrames: number): void {
     if (this.closed || this.tickPaced > 0) return;
-    const now = this.now();
+    const now = this.clock.now();
     const wait = this.pacer.arrivalWait(now, queuedFrames);
     if (wait > 0) {
       if (wait !== Infinity && !this.catchUp) {
         this.catchUp = this.timers.after(wait, () => {
           this.catchUp = null;
-          const at = this.now();
+          const at = this.clock.now();
           if (this.closed || !this.pacer.catchUpSends(at) || !this.outbound.playout.ready) return;
           this.sendFrame(at, this.clockTime(at));
         });
@@ -436,7 +432,7 @@ export class MediaSession {
       if (frame) for (const tap of this.taps) tap(frame);
     }
     for (const tap of this.tickTaps) tap();
-    const now = this.now();
+    const now = this.clock.now();
     if (!this.pacer.tickSends(now, this.playoutReady)) return;
     this.sendFrame(now, at);
   }

@@ -22,6 +22,11 @@ export class FrameClock {
     return this.tickers.size;
   }
 
+  /** The time the ticks are counted in (their scheduler's). */
+  now(): number {
+    return this.scheduler.now();
+  }
+
   /**
    * When the next tick is due. Before now while the worker is behind its clock (it stood still,
    * and the ticks it owes have not run yet): the time its legs are at.
