@@ -111,19 +111,18 @@ export class SendPacer {
    * worker stood still, when the peer had no frame at all, is made up as well.
    */
   sent(now: number, slot: number, audible: boolean): void {
-    if (audible && !this.audible) {
-      if (now - this.lastAudibleAt <= RESUME_MS) {
-        // Silence went in place of audio that came late: the talkspurt goes on, and catches up.
-        this.due = Math.max(this.due, slot - MAX_CATCH_UP_MS) + FRAME_MS;
-      } else {
+    if (audible) {
+      const resumed = !this.audible;
+      if (resumed && now - this.lastAudibleAt > RESUME_MS) {
         this.due = slot + FRAME_MS;
         this.advanced = 0;
+      } else {
+        // The talkspurt goes on (after silence sent in place of audio that came late, too).
+        this.due = Math.max(this.due, slot - MAX_CATCH_UP_MS) + FRAME_MS;
       }
-      this.watch = null;
-    } else if (audible) {
-      this.due = Math.max(this.due, slot - MAX_CATCH_UP_MS) + FRAME_MS;
+      if (resumed) this.watch = null;
+      this.lastAudibleAt = now;
     }
-    if (audible) this.lastAudibleAt = now;
     this.lastSendAt = now;
     this.audible = audible;
   }
