@@ -436,6 +436,14 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
       expect(answer.status).toBe(488);
       expect(`${answer.reason} ${answer.warning ?? ''}`).toContain('no a=fingerprint');
       expect(app.requestsTo('/answer')).toHaveLength(0);
+      // The refused call still has its record and hangup callback: wait for it here, or it
+      // lands on the next test's /hangup after that test's reset.
+      await until(() => app.requestsTo('/hangup').length > 0, 10_000);
+      expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({
+        CallStatus: 'failed',
+        HangupCauseCode: '5000',
+        HangupSource: 'Error',
+      });
     } finally {
       await ua.stop().catch(() => undefined);
     }
@@ -468,8 +476,11 @@ describe('a browser calling over WebSocket SIP with WebRTC media', () => {
       await until(async () => (await received()) > 0, 10_000, 50);
       // RTCPeerConnection.close() sends DTLS close_notify; the SIP side says nothing.
       await page.evaluate('window.call.pc.close()');
-      await until(() => app.requestsTo('/hangup').length > 0, 10_000);
-      expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({
+      // This call's own hangup, not a late one of an earlier call.
+      const callUuid = app.requestsTo('/answer')[0]!.params.CallUUID;
+      const hangup = () => app.requestsTo('/hangup').find((r) => r.params.CallUUID === callUuid);
+      await until(() => hangup() !== undefined, 10_000);
+      expect(hangup()!.params).toMatchObject({
         CallStatus: 'completed',
         HangupCauseCode: '4000',
         HangupSource: 'Caller',
