@@ -29,16 +29,25 @@ const masterName = () => `voxgate-${randomBytes(4).toString('hex')}`;
 /**
  * One master, one replica and three Sentinels (quorum two) from Debian's redis-server and
  * redis-sentinel, on loopback random ports. The master is declared down after one second
- * without an answer, so a failover completes within about three.
+ * without an answer, so a failover completes within about three. `serverArgs` are added to the
+ * master's and the replica's command lines (e.g. `--repl-diskless-sync-delay 0`).
  */
-export async function startRedisSentinelSet(): Promise<RedisSentinelSet> {
+export async function startRedisSentinelSet(
+  options: { serverArgs?: string[] } = {},
+): Promise<RedisSentinelSet> {
+  const serverArgs = options.serverArgs ?? [];
   const unlock = await oneSetAtATime();
   const name = masterName();
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-redis-sentinel-'));
-  const master = await startRedisProcess(join(dir, 'master'), ['--appendonly', 'no']);
+  const master = await startRedisProcess(join(dir, 'master'), [
+    '--appendonly',
+    'no',
+    ...serverArgs,
+  ]);
   const replica = await startRedisProcess(join(dir, 'replica'), [
     '--appendonly',
     'no',
+    ...serverArgs,
     '--replicaof',
     '127.0.0.1',
     String(master.port),
