@@ -89,10 +89,17 @@ async function storeMainAccount(
   clock: Clock,
   account: { authId: string; authToken: string },
 ): Promise<boolean> {
-  const existing = await state.accounts.get(account.authId, account.authId);
+  let existing = await state.accounts.get(account.authId, account.authId);
   if (!existing) {
-    await state.accounts.create(mainRecord(account.authId, account.authToken, clock.now()));
-    return true;
+    try {
+      await state.accounts.create(mainRecord(account.authId, account.authToken, clock.now()));
+      return true;
+    } catch (error) {
+      // Another node starting at the same moment created it first: it exists now.
+      if (!(error instanceof UniqueViolation)) throw error;
+      existing = await state.accounts.get(account.authId, account.authId);
+      if (!existing) throw error;
+    }
   }
   if (existing.auth_token !== account.authToken || existing.subaccount !== null) {
     const next = { ...existing, auth_token: account.authToken, modified: clock.now() };
