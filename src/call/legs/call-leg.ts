@@ -348,6 +348,8 @@ export abstract class CallLeg {
         void this.hangup(endAfterAnswer(hangupCause('Media Timeout'), 'Service'));
         return;
       case 'transportFailed':
+        // A browser closes its connection as it hangs up: after its BYE, that is no fault.
+        if (this.isOver) return;
         this.env.log.warn({ callUuid: this.uuid, reason: event.message }, 'WebRTC media ended');
         void this.hangup(endOfWebrtcTransport(event, this.direction, this.state));
         return;

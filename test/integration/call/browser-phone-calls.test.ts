@@ -248,7 +248,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
       expect(after).toBeGreaterThanOrEqual(CONSENT_SECONDS * 1000 - 1000);
       const ended = gw.logs
         .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((entry) => entry.msg === 'WebRTC media ended');
+        .filter((entry) => entry.msg === 'WebRTC media ended' && entry.callUuid === uuid);
       expect(ended).toEqual([
         expect.objectContaining({ reason: expect.stringMatching(/consent/) }),
       ]);
