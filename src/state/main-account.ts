@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { UniqueViolation } from '../core/errors.js';
 import { newAuthId, newAuthToken } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
@@ -95,9 +96,8 @@ async function storeMainAccount(
       await state.accounts.create(mainRecord(account.authId, account.authToken, clock.now()));
       return true;
     } catch (error) {
-      // Another node starting at the same moment created it first: it exists now.
       if (!(error instanceof UniqueViolation)) throw error;
-      existing = await state.accounts.get(account.authId, account.authId);
+      existing = await writtenByAnother(state, account.authId);
       if (!existing) throw error;
     }
   }
@@ -106,6 +106,22 @@ async function storeMainAccount(
     await state.accounts.update(next, existing);
   }
   return false;
+}
+
+/** How long a start waits for the main account another node claimed to be written. */
+const CLAIMED_WRITE_WAIT_MS = 2000;
+const CLAIMED_WRITE_POLL_MS = 20;
+
+/**
+ * The main account another node starting at the same moment claimed first: its auth id is
+ * taken before its document is written (two commands), so it is read until it is there.
+ */
+async function writtenByAnother(state: State, authId: string): Promise<AccountRecord | null> {
+  for (let waited = 0; ; waited += CLAIMED_WRITE_POLL_MS) {
+    const account = await state.accounts.get(authId, authId);
+    if (account || waited >= CLAIMED_WRITE_WAIT_MS) return account;
+    await sleep(CLAIMED_WRITE_POLL_MS);
+  }
 }
 
 /**
