@@ -170,14 +170,15 @@ export class GatewayCluster implements CallLauncher {
   ): Promise<{ requestUuid: string }> {
     const { node, engine } = this.options;
     const active = (await this.registry.alive()).filter((n) => n.state === 'active');
-    const here = active.find((n) => n.id === node);
     const least = active
       .filter((n) => n.id !== node)
       .reduce<NodeInfo | null>(
         (best, n) => (best === null || n.calls < best.calls ? n : best),
         null,
       );
-    const hereLoad = here ? engine.liveCount : Infinity;
+    // This node's own state and load are known here, whether or not its last heartbeat was
+    // read back in time (a slow or just failed-over Redis): an active node keeps its tie.
+    const hereLoad = this.draining ? Infinity : engine.liveCount;
     if (least && least.calls < hereLoad) {
       try {
         return (await this.bus.call(least.id, 'fire', [owner, request, sourceIp])) as {
