@@ -82,6 +82,16 @@ async function call(target, token) {
   });
 }
 
+/** Waits up to `timeoutMs` for an incoming INVITE and leaves it ringing: its offer. */
+async function ringing(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (state.pending.length === 0) {
+    if (Date.now() > deadline) throw new Error('no incoming call is ringing');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { offer: state.pending[0].body ?? null };
+}
+
 /** Accepts the oldest incoming INVITE, waiting up to `timeoutMs` for one. */
 async function answer(timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -218,6 +228,7 @@ async function stop() {
 window.phone = {
   register,
   call,
+  ringing,
   answer,
   hangUp,
   sendDtmf,

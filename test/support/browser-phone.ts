@@ -57,6 +57,8 @@ export interface BrowserPhone {
   register(wsUrl: string, aor: string, token: string): Promise<FinalResponse>;
   /** INVITEs `target` with the bearer token (the registration's unless given): its final response. */
   call(target: string, token?: string): Promise<CallOutcome>;
+  /** Waits up to `timeoutMs` for an incoming INVITE, leaving it ringing: its offer. */
+  ringing(timeoutMs?: number): Promise<{ offer: string | null }>;
   /** Accepts the oldest incoming INVITE, waiting up to `timeoutMs` for one. */
   answer(timeoutMs?: number): Promise<{ from: string; offer: string | null }>;
   /** BYE when established, CANCEL while ringing out, 486-style reject while ringing in. */
@@ -173,6 +175,7 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
       return { status: outcome.status, reason: outcome.reason };
     },
     call: (target, token) => run('call', target, token ?? null),
+    ringing: (timeoutMs = 10_000) => run('ringing', timeoutMs),
     answer: (timeoutMs = 10_000) => run('answer', timeoutMs),
     hangUp: () => run('hangUp'),
     sendDtmf: (digit, via = 'rtp') => run('sendDtmf', digit, via),

@@ -80,6 +80,8 @@ export abstract class CallLeg {
   protected dialog: Dialog | null = null;
   private resolveEnded!: (end: LegEnd) => void;
   private mediaOpened = false;
+  /** Whether the leg's media is WebRTC (ICE, DTLS-SRTP): a browser or a mobile SDK. */
+  private webrtc = false;
 
   constructor(
     protected readonly env: LegEnvironment,
@@ -210,6 +212,7 @@ export abstract class CallLeg {
   ): Promise<OpenedMedia> {
     const transport = webrtc ? webrtcLegTransport(this.env.webrtc, this.env.publicHost) : null;
     if (typeof transport === 'string') throw new WebrtcUnavailable(transport);
+    this.webrtc = transport !== null;
     const opened = await this.env.media.open(
       this.uuid,
       {
@@ -295,7 +298,22 @@ export abstract class CallLeg {
   protected answered(): void {
     this.state = 'answered';
     this.times.answer = this.env.scheduler.now();
+    if (this.webrtc && this.mediaOpened) this.tellWebrtcAnswered();
     this.events.onAnswered?.();
+  }
+
+  /**
+   * A browser checks once it holds both descriptions, which for a call it rings, or one it
+   * placed and we answer late, is at the answer: its transport waits for checks from here.
+   */
+  private tellWebrtcAnswered(): void {
+    const changes = { webrtc: { answered: true } };
+    this.env.media
+      .send({ type: 'updateSession', sessionId: this.uuid, changes })
+      .catch((error: Error) => {
+        if (this.isOver) return;
+        this.env.log.warn({ err: error, callUuid: this.uuid }, 'WebRTC answer not applied');
+      });
   }
 
   protected ringing(): void {

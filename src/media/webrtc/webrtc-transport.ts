@@ -23,6 +23,12 @@ export interface WebrtcPeer {
  */
 export interface WebrtcUpdate extends Partial<WebrtcPeer> {
   localIce?: IceCredentials;
+  /**
+   * The call is answered: the peer holds both descriptions and checks from now on. Until then
+   * (or its first valid check) a peer that has not connected is not let go: a browser runs no
+   * ICE while it rings, however long.
+   */
+  answered?: boolean;
 }
 
 /** A WebRTC leg's transport as a session spec carries it (a plain object, posted to workers). */
@@ -155,6 +161,7 @@ export class WebrtcTransport {
     if (peer.remoteFingerprints && this.dtls === null)
       this.peer.remoteFingerprints = [...peer.remoteFingerprints];
     if (peer.role && this.dtls === null) this.peer.role = peer.role;
+    if (peer.answered) this.agent.expectChecks();
     this.progress();
   }
 

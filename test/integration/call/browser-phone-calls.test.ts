@@ -179,7 +179,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     expect(phone.consoleErrors).toEqual([]);
   }, 60_000);
 
-  it('is rung by a phone call that Dials its endpoint, and carries audio both ways', async () => {
+  it('is rung by a phone call that Dials its endpoint, answers after ringing longer than the consent timeout, and carries audio both ways', async () => {
     let byes = 0;
     let carrierSdp: string | null = null;
     carrier.uas.onInvite = (invite: IncomingInvite) => {
@@ -202,12 +202,13 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
       },
     });
     expect(placed.status).toBe(201);
-    // The phone answered; its answer document rings the browser with a WebRTC offer.
-    const ringing = await phone.answer(15_000).catch((e) => {
-      console.log(gw.logs.slice(-25).join('\n'), app.requestsTo('/phone-answer').length);
-      throw e;
-    });
+    // The phone answered; its answer document rings the browser with a WebRTC offer. The
+    // browser runs no ICE before its user answers: it rings longer than the consent timeout,
+    // which must not count before then.
+    const ringing = await phone.ringing(15_000);
     expect(ringing.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+    await new Promise((resolve) => setTimeout(resolve, CONSENT_SECONDS * 1000 + 1500));
+    await phone.answer(1000);
     await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
     const gatewayPort = Number(/^m=audio (\d+) RTP\/AVP /m.exec(carrierSdp!)![1]);
 

@@ -118,6 +118,17 @@ export class IceLiteAgent {
     return this.local.ufrag;
   }
 
+  /**
+   * The call is answered: the peer holds both descriptions and checks from now on, so one
+   * that never connects is let go after the consent timeout. Before, its silence does not
+   * count (a browser runs no ICE while it rings); a valid check starts the watch as well.
+   */
+  expectChecks(): void {
+    if (this.currentState === 'checking' || this.currentState === 'connected') {
+      this.consent.start();
+    }
+  }
+
   /** The peer's ufrag, once its SDP is in (the answer to our offer). */
   setRemoteUfrag(ufrag: string): void {
     this.remoteUfrag = ufrag;

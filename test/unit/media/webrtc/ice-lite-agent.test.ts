@@ -228,9 +228,43 @@ describe('consent freshness (RFC 7675)', () => {
     expect(scheduler.timersPending).toBe(0);
   });
 
-  it('takes a configured timeout, and reports a peer that never connected', () => {
-    const { scheduler, losses } = harness({ consentTimeoutMs: 2_000 });
-    scheduler.advance(2_000);
+  it('takes a configured timeout, and reports a peer that never connected once the call is answered', () => {
+    const { agent, scheduler, losses } = harness({ consentTimeoutMs: 2_000 });
+    agent.expectChecks();
+    scheduler.advance(1_999);
+    expect(losses).toEqual([]);
+    scheduler.advance(1);
+    expect(losses).toEqual([{ silentMs: 2_000, wasConnected: false }]);
+    expect(agent.state).toBe('consent-lost');
+  });
+
+  it('does not count the time before the answer: a browser runs no ICE while it rings', () => {
+    const { agent, scheduler, losses } = harness({ consentTimeoutMs: 2_000 });
+    scheduler.advance(60_000);
+    expect(losses).toEqual([]);
+    expect(agent.state).toBe('checking');
+    // Answered after a minute of ringing: the browser checks at once and connects.
+    agent.expectChecks();
+    scheduler.advance(300);
+    expect(answered(agent.receive(check({ useCandidate: true }), FROM)).messageClass).toBe(
+      'success',
+    );
+    expect(agent.state).toBe('connected');
+    scheduler.advance(1_999);
+    expect(losses).toEqual([]);
+    scheduler.advance(1);
+    expect(losses).toEqual([{ silentMs: 2_000, wasConnected: true }]);
+  });
+
+  it('watches from the first valid check when the peer checks before the answer (early media)', () => {
+    const { agent, scheduler, losses } = harness({ consentTimeoutMs: 2_000 });
+    scheduler.advance(10_000);
+    answered(agent.receive(check(), FROM));
+    scheduler.advance(1_999);
+    expect(losses).toEqual([]);
+    // The answer changes nothing once the watch runs: the last check still counts.
+    agent.expectChecks();
+    scheduler.advance(1);
     expect(losses).toEqual([{ silentMs: 2_000, wasConnected: false }]);
   });
 
@@ -317,7 +351,9 @@ describe('ICE restart (RFC 8445 9)', () => {
     const { agent, scheduler } = harness({ consentTimeoutMs: 1_000 });
     expect(() => agent.restart({ ufrag: 'a b', pwd: NEW_LOCAL.pwd }, 'x')).toThrow(/ufrag/);
     expect(agent.localUfrag).toBe(LOCAL.ufrag);
+    agent.expectChecks();
     scheduler.advance(1_000);
+    expect(agent.state).toBe('consent-lost');
     agent.restart(NEW_LOCAL, NEW_BROWSER.ufrag);
     expect(agent.localUfrag).toBe(LOCAL.ufrag);
     expect(agent.receive(restarted(), FROM)).toBeNull();
