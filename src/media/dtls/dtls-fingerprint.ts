@@ -57,6 +57,27 @@ export function parseDtlsFingerprint(text: string): DtlsFingerprint {
   return { algorithm: algorithm as FingerprintAlgorithm, value };
 }
 
+/**
+ * The peer's `a=fingerprint` values voxgate can check a certificate with (RFC 8122 5: an
+ * endpoint selects among the hash functions offered those it supports), each parsed; the
+ * others are left out. Throws a DtlsFingerprintError naming why the first one could not be
+ * taken when none can.
+ */
+export function usableFingerprints(texts: readonly string[]): DtlsFingerprint[] {
+  const usable: DtlsFingerprint[] = [];
+  let refusal: DtlsFingerprintError | null = null;
+  for (const text of texts) {
+    try {
+      usable.push(parseDtlsFingerprint(text));
+    } catch (error) {
+      if (!(error instanceof DtlsFingerprintError)) throw error;
+      refusal ??= error;
+    }
+  }
+  if (usable.length === 0 && refusal !== null) throw refusal;
+  return usable;
+}
+
 /** The `a=fingerprint` value: `sha-256 AB:CD:...`. */
 export function formatDtlsFingerprint(fingerprint: DtlsFingerprint): string {
   return `${fingerprint.algorithm} ${fingerprint.value}`;

@@ -121,6 +121,8 @@ export class RtpSession {
   private readonly secure: SecureTransport | null;
   /** Where the RTP port's datagrams go: RTP itself, or the secure transport. */
   private readonly take: (data: Buffer, from: MediaAddress) => void;
+  /** Datagrams whose handling threw (a defect, reported once per session). */
+  private datagramFailures = 0;
 
   private constructor(
     private readonly rtpSocket: Socket,
@@ -154,7 +156,16 @@ export class RtpSession {
       rtcpSocket.on('message', (data, from) => this.receiveRtcp(data, from));
     }
     // RTP comes through the thread's datagram reader when the socket allows, else from Node.
-    const take = this.take;
+    // A datagram that throws is this leg's fault alone: reported once, it reaches neither the
+    // thread's other legs (the reader's loop) nor the thread itself.
+    const unguarded = this.take;
+    const take = (data: Buffer, from: MediaAddress): void => {
+      try {
+        unguarded(data, from);
+      } catch (error) {
+        if (this.datagramFailures++ === 0) this.report('onError', error as Error);
+      }
+    };
     this.release = readThroughReader(rtpSocket, (data, port, address) =>
       take(data, { address, port }),
     );

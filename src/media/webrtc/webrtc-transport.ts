@@ -1,6 +1,7 @@
 import type { Scheduler } from '../../core/scheduler.js';
 import type { DtlsContext } from '../dtls/dtls-context.js';
 import { DtlsEndpoint } from '../dtls/dtls-endpoint.js';
+import { usableFingerprints, type DtlsFingerprint } from '../dtls/dtls-fingerprint.js';
 import type { DtlsRole, SrtpKeys, SrtpProfile } from '../dtls/srtp-keys.js';
 import { SrtpContext, type SrtpDropReason } from '../srtp/srtp-context.js';
 import type { SrtpSuite } from '../srtp/srtp-suite.js';
@@ -249,7 +250,17 @@ export class WebrtcTransport {
     if (this.over) return;
     const { role, remoteFingerprints } = this.peer;
     if (this.dtls === null && role !== null && remoteFingerprints.length > 0) {
-      this.dtls = this.endpoint(role, remoteFingerprints);
+      // Whatever the peer's SDP said, the leg fails with the reason: this runs on a datagram
+      // (the peer's nomination) as well as on an update, and must not throw from either.
+      try {
+        this.dtls = this.endpoint(role, usableFingerprints(remoteFingerprints));
+      } catch (error) {
+        this.fail({
+          kind: 'dtls-failed',
+          message: `DTLS cannot start: ${(error as Error).message}`,
+        });
+        return;
+      }
     }
     const selected = this.agent.selected;
     if (this.dtls === null || selected === null) return;
@@ -261,7 +272,7 @@ export class WebrtcTransport {
     }
   }
 
-  private endpoint(role: DtlsRole, fingerprints: readonly string[]): DtlsEndpoint {
+  private endpoint(role: DtlsRole, fingerprints: readonly DtlsFingerprint[]): DtlsEndpoint {
     return new DtlsEndpoint({
       context: this.environment.context(),
       role,

@@ -285,4 +285,35 @@ describe('WebRTC legs in a worker thread', () => {
     expect(event.kind).toBe('dtls-failed');
     expect(browser.received).toEqual([]);
   });
+
+  it("ends that leg alone when none of the peer's fingerprints can be checked, and takes the one that can among others", async () => {
+    const pool = startPool();
+    const [stranger, browser] = [await webrtcPeer(), await webrtcPeer()];
+    // Too short for its hash function: nothing to check a certificate with.
+    const bad = await answeringLeg(pool, 'bad', stranger, {
+      remoteFingerprints: ['sha-256 AB:CD'],
+    });
+    // RFC 8122 5: a hash function voxgate does not check beside one it does.
+    const good = await answeringLeg(pool, 'good', browser, {
+      remoteFingerprints: [`md5 ${'AB:'.repeat(15)}AB`, browser.fingerprint],
+    });
+    // The nomination starts DTLS, which cannot start: the leg ends, the worker goes on.
+    stranger.check(bad);
+    await until(() => events.some(([id, e]) => id === 'bad' && e.type === 'transportFailed'), 3000);
+    expect(events.filter(([, e]) => e.type !== 'dtmf')).toEqual([
+      [
+        'bad',
+        {
+          type: 'transportFailed',
+          kind: 'dtls-failed',
+          message: expect.stringMatching(/^DTLS cannot start: Expected 32 bytes in a sha-256/),
+        },
+      ],
+    ]);
+    const connected = browser.startDtls(good, 'server');
+    browser.check(good);
+    await connected;
+    await until(() => browser.received.length > 0, 3000);
+    expect(events.filter(([, e]) => e.type === 'ended' || e.type === 'warning')).toEqual([]);
+  });
 });
