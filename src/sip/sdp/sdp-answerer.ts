@@ -46,6 +46,11 @@ export interface LocalAudio {
   /** Set on a WebRTC leg: it then takes only WebRTC profiles, with ICE, DTLS and rtcp-mux. */
   readonly transport?: LocalTransport;
   /**
+   * voxgate's role in the DTLS association in place, on a re-offer of a WebRTC leg: the answer
+   * keeps it (the association carries on), whoever offered first.
+   */
+  readonly dtlsRole?: 'client' | 'server';
+  /**
    * Set on a leg that may carry SDES-SRTP (a peer over SIP over TLS): it then takes RTP/SAVP
    * with a=crypto, and plain RTP/AVP too unless SRTP is required.
    */
@@ -114,8 +119,8 @@ function streamCrypto(stream: MediaStream): SdesCrypto | string | null {
   return stream.protocol === SDES_PROFILE ? chooseCrypto(stream) : null;
 }
 
-function webrtcSide(stream: MediaStream, local: LocalTransport) {
-  const setup = answerSetup(stream.transport?.setup ?? null);
+function webrtcSide(stream: MediaStream, local: LocalTransport, role: LocalAudio['dtlsRole']) {
+  const setup = answerSetup(stream.transport?.setup ?? null, role);
   return {
     outgoing: { mid: stream.transport?.mid ?? null, transport: outgoingTransport(local, setup) },
     transport: negotiatedTransport(stream.transport!, setup, local),
@@ -133,7 +138,7 @@ function acceptAudio(
   // The peer's fmtp says how it receives; ours (Opus's) says how voxgate does.
   const answered = answerPayload(codec, codecOf(codec)!);
   const payloads = event === null ? [answered] : [answered, event];
-  const webrtc = local.transport ? webrtcSide(stream, local.transport) : null;
+  const webrtc = local.transport ? webrtcSide(stream, local.transport, local.dtlsRole) : null;
   const sdes = crypto !== null && local.sdes ? answerCrypto(crypto, local.sdes) : null;
   const outgoing: OutgoingStream = {
     kind: 'audio',

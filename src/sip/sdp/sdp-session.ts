@@ -241,7 +241,14 @@ export class SdpSession {
     const offer = parseSessionDescription(text);
     // A re-offer keeps the codec in use while it still lists it.
     const inUse = this.negotiated ? codecOf(this.negotiated.codec) : null;
-    const local = () => ({ ...this.local, direction, ...(inUse !== null && { inUse }) });
+    // A WebRTC re-offer keeps the DTLS association, and voxgate's role in it.
+    const dtlsRole = this.negotiated?.transport?.dtlsRole;
+    const local = () => ({
+      ...this.local,
+      direction,
+      ...(inUse !== null && { inUse }),
+      ...(dtlsRole !== undefined && { dtlsRole }),
+    });
     let outcome = answerStreams(offer, local());
     if (!outcome.ok) return outcome;
     if (this.restartsIce(outcome.audio)) {

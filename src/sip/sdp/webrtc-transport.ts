@@ -49,9 +49,16 @@ export function unusableTransport(stream: MediaStream): string | null {
  * The answer's a=setup. RFC 8842 5.3 (after RFC 5763 5): the offerer writes actpass and the
  * answerer MUST take active or passive; active is RECOMMENDED, so the DTLS handshake starts
  * as soon as ICE connects instead of waiting for the answer to reach the offerer. An offer
- * without a=setup means active (RFC 4145 4), answered passive.
+ * without a=setup means active (RFC 4145 4), answered passive. A re-offer of actpass while a
+ * DTLS association is in place (`current`, voxgate's role in it) is answered with that role:
+ * the association carries on, and a browser refuses an answer that would reverse its role
+ * (JSEP, RFC 8829: a subsequent answer keeps the role in place). A re-offer that takes a role
+ * itself is answered with the other, as a first one is.
  */
-export function answerSetup(offered: DtlsSetup | null): DtlsSetup {
+export function answerSetup(offered: DtlsSetup | null, current?: 'client' | 'server'): DtlsSetup {
+  if (offered === 'actpass' && current !== undefined) {
+    return current === 'client' ? 'active' : 'passive';
+  }
   return offered === 'active' || offered === null ? 'passive' : 'active';
 }
 

@@ -179,7 +179,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     expect(phone.consoleErrors).toEqual([]);
   }, 60_000);
 
-  it('is rung by a phone call that Dials its endpoint, answers after ringing longer than the consent timeout, and carries audio both ways', async () => {
+  it('is rung by a phone call that Dials its endpoint, answers after ringing longer than the consent timeout, restarts ICE, and carries audio both ways', async () => {
     let byes = 0;
     let carrierSdp: string | null = null;
     carrier.uas.onInvite = (invite: IncomingInvite) => {
@@ -211,6 +211,19 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     await phone.answer(1000);
     await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
     const gatewayPort = Number(/^m=audio (\d+) RTP\/AVP /m.exec(carrierSdp!)![1]);
+
+    // The browser answered active, so the gateway is the DTLS server. Its re-INVITE (an ICE
+    // restart) offers actpass, as browsers do: the association carries on, so the answer keeps
+    // the gateway the server; Chromium refuses an answer that would reverse the roles.
+    const restart = await phone.restartIce();
+    expect(restart.status).toBe(200);
+    expect(restart.offer).toMatch(/^a=setup:actpass/m);
+    expect(restart.answer).toMatch(/^a=setup:passive/m);
+    await until(
+      async () => ['connected', 'completed'].includes((await phone.iceState()) ?? ''),
+      10_000,
+      50,
+    );
 
     const back = muLawEncode(tone(8000, 500, 4, 8000));
     const frames = Array.from({ length: 200 }, (_, i) => back.subarray(i * 160, i * 160 + 160));

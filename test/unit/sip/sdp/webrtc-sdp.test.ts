@@ -351,6 +351,28 @@ ${extra}`);
     });
   });
 
+  it("answers the browser's later re-offer of actpass with the role voxgate holds, not the other", () => {
+    // voxgate called the browser, which answered active: voxgate is the DTLS server.
+    const ours = webrtcSession();
+    ours.createOffer();
+    const reading = ours.readAnswer(browserAnswer('active'));
+    if (!reading.ok) throw new Error(reading.reason);
+    // Its re-INVITE (hold, an ICE restart) offers actpass, as browsers do: the association
+    // carries on, so the answer keeps voxgate the server (passive), whatever a first answer does.
+    const reoffer = accepted(ours.answer(chromium()));
+    expect(reoffer.sdp).toContain('a=setup:passive\r\n');
+    expect(reoffer.audio.transport?.dtlsRole).toBe('server');
+    // A re-offer that takes a role itself is answered with the other.
+    const active = accepted(
+      ours.answer(chromium((text) => text.replace('a=setup:actpass', 'a=setup:active'))),
+    );
+    expect(active.sdp).toContain('a=setup:passive\r\n');
+    // Where voxgate answered first (active, the client), a re-offer of actpass stays active.
+    const answerer = webrtcSession();
+    accepted(answerer.answer(chromium()));
+    expect(accepted(answerer.answer(chromium())).sdp).toContain('a=setup:active\r\n');
+  });
+
   it('refuses an answer of actpass, or one without DTLS', () => {
     const ours = webrtcSession();
     ours.createOffer();
