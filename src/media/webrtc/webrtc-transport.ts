@@ -264,7 +264,10 @@ export class WebrtcTransport {
     }
     const selected = this.agent.selected;
     if (this.dtls === null || selected === null) return;
-    if (this.dtls.role === 'client') this.dtls.start();
+    // A client sends its ClientHello; a server's handshake deadline runs from here as well,
+    // so a peer that waits as a server too (an answer that got the roles wrong) is let go
+    // within the handshake timeout rather than at the media timeout.
+    this.dtls.start();
     const held = this.held;
     this.held = [];
     for (const { datagram, from } of held) {

@@ -93,7 +93,8 @@ export function answeredTransport(
 ): NegotiatedTransport {
   const reason = unusableTransport(stream);
   if (reason !== null) throw new SdpParseError(reason.replace('stream', 'answer'));
-  const setup = stream.transport?.setup ?? 'active';
+  // RFC 4145 4.1: an answer without a=setup means passive.
+  const setup = stream.transport?.setup ?? 'passive';
   // RFC 8842 5.3: the answerer MUST NOT use actpass.
   if (setup === 'actpass') throw new SdpParseError('the answer has a=setup:actpass');
   return negotiatedTransport(stream.transport!, setup === 'active' ? 'passive' : 'active', local);

@@ -286,6 +286,25 @@ describe('WebRTC legs in a worker thread', () => {
     expect(browser.received).toEqual([]);
   });
 
+  it('gives a peer that waits as a DTLS server too the handshake timeout from its nomination', async () => {
+    const pool = startPool();
+    const browser = await webrtcPeer();
+    // Both sides passive: the peer's answer got the roles wrong, so no ClientHello ever comes.
+    const gateway = await answeringLeg(pool, 'w', browser, { role: 'server' });
+    browser.check(gateway);
+    await until(() => events.some(([, e]) => e.type === 'transportFailed'), 6000);
+    expect(events.filter(([, e]) => e.type === 'transportFailed')).toEqual([
+      [
+        'w',
+        {
+          type: 'transportFailed',
+          kind: 'dtls-failed',
+          message: expect.stringMatching(/did not complete within 3000 ms \(0 datagrams received/),
+        },
+      ],
+    ]);
+  });
+
   it("ends that leg alone when none of the peer's fingerprints can be checked, and takes the one that can among others", async () => {
     const pool = startPool();
     const [stranger, browser] = [await webrtcPeer(), await webrtcPeer()];

@@ -373,6 +373,14 @@ ${extra}`);
     expect(accepted(answerer.answer(chromium())).sdp).toContain('a=setup:active\r\n');
   });
 
+  it('reads an answer without a=setup as passive (RFC 4145 4.1): voxgate is then the DTLS client', () => {
+    const ours = webrtcSession();
+    ours.createOffer();
+    const reading = ours.readAnswer(browserAnswer('active').replace('a=setup:active\r\n', ''));
+    if (!reading.ok) throw new Error(reading.reason);
+    expect(reading.audio.transport?.dtlsRole).toBe('client');
+  });
+
   it('refuses an answer of actpass, or one without DTLS', () => {
     const ours = webrtcSession();
     ours.createOffer();
