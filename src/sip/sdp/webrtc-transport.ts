@@ -42,6 +42,11 @@ export function unusableTransport(stream: MediaStream): string | null {
   if (!transport.rtcpMux)
     return 'the WebRTC audio stream has no a=rtcp-mux, which voxgate requires';
   if (transport.setup === 'holdconn') return 'the WebRTC audio stream offers a=setup:holdconn';
+  // RFC 8445 2.5: a lite agent sends no checks; voxgate is one, so with a lite peer neither
+  // side would check and no pair would ever be selected.
+  if (transport.iceLite) {
+    return 'the WebRTC audio stream is from an ICE-lite agent (a=ice-lite), as voxgate is: neither would check';
+  }
   return null;
 }
 

@@ -260,6 +260,15 @@ describe('answering a WebRTC offer', () => {
     expect(outcome).toEqual({ ok: false, status: 488, reason: expect.stringContaining(reason) });
   });
 
+  it('answers 488 to an ICE-lite offer: with two lite agents neither checks (RFC 8445 2.5)', () => {
+    const lite = chromium((text) => text.replace('a=group:BUNDLE', 'a=ice-lite\r\na=group:BUNDLE'));
+    expect(webrtcSession().answer(lite)).toEqual({
+      ok: false,
+      status: 488,
+      reason: expect.stringContaining('from an ICE-lite agent (a=ice-lite)'),
+    });
+  });
+
   it('keeps plain legs plain: a WebRTC offer to a plain leg, and a plain offer to a WebRTC leg, get 488', () => {
     const plain = new SdpSession({ address: '192.0.2.1', port: 20000 });
     expect(plain.answer(CHROMIUM)).toEqual({
