@@ -150,7 +150,10 @@ export class WebrtcTransport {
   /**
    * The peer's transport as its SDP gave it (our offer's answer, or a re-INVITE), with our
    * credentials when that exchange restarted ICE. The DTLS association and its SRTP keys
-   * carry on over a restart (RFC 8842 5.4: the fingerprints and roles did not change).
+   * carry on over a restart (RFC 8842 5.4: the fingerprints and roles did not change). A
+   * re-INVITE with other fingerprints comes from another certificate (a new peer connection,
+   * a transfer to another endpoint): that needs a new association (RFC 8842), so the old one
+   * is closed, media waits for the new keys, and the new handshake runs as the exchange says.
    */
   setPeer(peer: WebrtcUpdate): void {
     if (peer.remoteUfrag) {
@@ -158,6 +161,13 @@ export class WebrtcTransport {
       if (peer.localIce && peer.localIce.ufrag !== this.agent.localUfrag) {
         this.agent.restart(peer.localIce, peer.remoteUfrag);
       } else this.agent.setRemoteUfrag(peer.remoteUfrag);
+    }
+    if (
+      this.dtls !== null &&
+      peer.remoteFingerprints &&
+      !sameTexts(peer.remoteFingerprints, this.peer.remoteFingerprints)
+    ) {
+      this.newAssociation();
     }
     if (peer.remoteFingerprints && this.dtls === null)
       this.peer.remoteFingerprints = [...peer.remoteFingerprints];
@@ -301,6 +311,14 @@ export class WebrtcTransport {
     });
   }
 
+  /** Closes the association in place (close_notify) and its SRTP: nothing goes until rekeyed. */
+  private newAssociation(): void {
+    this.dtls?.close();
+    this.dtls = null;
+    this.inbound = null;
+    this.outbound = null;
+  }
+
   private keyed(keys: SrtpKeys): void {
     const suite = SUITE_OF_PROFILE[keys.profile];
     if (suite === undefined) {
@@ -330,6 +348,16 @@ export class WebrtcTransport {
     this.outbound = null;
     this.options.onFailed(failure);
   }
+}
+
+/** Whether two lists of fingerprints hold the same values, in any order and case. */
+function sameTexts(a: readonly string[], b: readonly string[]): boolean {
+  const key = (list: readonly string[]) =>
+    list
+      .map((text) => text.trim().toUpperCase())
+      .sort()
+      .join('\n');
+  return key(a) === key(b);
 }
 
 function isSelected(selected: TransportAddress | null, from: TransportAddress): boolean {

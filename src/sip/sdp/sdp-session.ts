@@ -241,8 +241,9 @@ export class SdpSession {
     const offer = parseSessionDescription(text);
     // A re-offer keeps the codec in use while it still lists it.
     const inUse = this.negotiated ? codecOf(this.negotiated.codec) : null;
-    // A WebRTC re-offer keeps the DTLS association, and voxgate's role in it.
-    const dtlsRole = this.negotiated?.transport?.dtlsRole;
+    // A WebRTC re-offer keeps the DTLS association, and voxgate's role in it, unless it comes
+    // with another certificate: a new association is negotiated as a first one is.
+    let dtlsRole = this.negotiated?.transport?.dtlsRole;
     const local = () => ({
       ...this.local,
       direction,
@@ -251,6 +252,11 @@ export class SdpSession {
     });
     let outcome = answerStreams(offer, local());
     if (!outcome.ok) return outcome;
+    if (dtlsRole !== undefined && this.changesCertificate(outcome.audio)) {
+      dtlsRole = undefined;
+      outcome = answerStreams(offer, local());
+      if (!outcome.ok) return outcome;
+    }
     if (this.restartsIce(outcome.audio)) {
       this.restartIce();
       outcome = answerStreams(offer, local());
@@ -274,6 +280,16 @@ export class SdpSession {
       now !== undefined &&
       (before.ufrag !== now.ufrag || before.pwd !== now.pwd)
     );
+  }
+
+  /** Whether a re-offer's fingerprints are not the ones the DTLS association in place has. */
+  private changesCertificate(audio: NegotiatedAudio): boolean {
+    const key = (transport: NegotiatedAudio['transport']) =>
+      (transport?.remoteFingerprints ?? [])
+        .map((f) => `${f.algorithm} ${f.value}`)
+        .sort()
+        .join('\n');
+    return key(this.negotiated?.transport) !== key(audio.transport);
   }
 
   private restartIce(): void {

@@ -286,6 +286,47 @@ describe('WebRTC legs in a worker thread', () => {
     expect(browser.received).toEqual([]);
   });
 
+  it('runs a new DTLS association when a re-INVITE brings another certificate, and plays to the new peer', async () => {
+    const pool = startPool();
+    const [first, second] = [await webrtcPeer(), await webrtcPeer()];
+    const gateway = await answeringLeg(pool, 'w', first);
+    const connected = first.startDtls(gateway, 'server');
+    first.check(gateway);
+    await connected;
+    // Another peer connection (a new certificate, new ICE credentials) takes the call over:
+    // its re-offer restarts ICE, and our answer took the client role again.
+    const ice = createIceCredentials();
+    await pool.send({
+      type: 'updateSession',
+      sessionId: 'w',
+      changes: {
+        webrtc: {
+          localIce: ice,
+          remoteUfrag: second.ice.ufrag,
+          remoteFingerprints: [second.fingerprint],
+          role: 'client',
+        },
+      },
+    });
+    const moved = { ...gateway, ice };
+    const rekeyed = second.startDtls(moved, 'server');
+    second.check(moved);
+    await rekeyed;
+    const heardBefore = first.received.length;
+    await pool.send({
+      type: 'play',
+      sessionId: 'w',
+      source: { kind: 'tone', frequencies: [800], durationMs: 600 },
+    });
+    const atSecond = settled(opusHeard(second), 16000);
+    expect(atSecond.length).toBeGreaterThan(4000);
+    expect(strongestFrequency(atSecond.subarray(0, 4000), 16000, 10)).toBe(800);
+    // Nothing more went to the first peer, and nothing failed.
+    expect(first.received.length).toBe(heardBefore);
+    expect(second.refused).toEqual([]);
+    expect(events.filter(([, e]) => e.type === 'transportFailed')).toEqual([]);
+  });
+
   it('gives a peer that waits as a DTLS server too the handshake timeout from its nomination', async () => {
     const pool = startPool();
     const browser = await webrtcPeer();

@@ -366,16 +366,28 @@ ${extra}`);
     ours.createOffer();
     const reading = ours.readAnswer(browserAnswer('active'));
     if (!reading.ok) throw new Error(reading.reason);
-    // Its re-INVITE (hold, an ICE restart) offers actpass, as browsers do: the association
-    // carries on, so the answer keeps voxgate the server (passive), whatever a first answer does.
-    const reoffer = accepted(ours.answer(chromium()));
+    // Its re-INVITE (hold, an ICE restart) offers actpass, as browsers do, with the same
+    // certificate: the association carries on, so the answer keeps voxgate the server
+    // (passive), whatever a first answer does.
+    const sameCertificate = (edit: (text: string) => string = (text) => text) =>
+      chromium((text) =>
+        edit(
+          text.replace(/a=fingerprint:sha-256 \S+/, `a=fingerprint:sha-256 ${FINGERPRINT.value}`),
+        ),
+      );
+    const reoffer = accepted(ours.answer(sameCertificate()));
     expect(reoffer.sdp).toContain('a=setup:passive\r\n');
     expect(reoffer.audio.transport?.dtlsRole).toBe('server');
     // A re-offer that takes a role itself is answered with the other.
     const active = accepted(
-      ours.answer(chromium((text) => text.replace('a=setup:actpass', 'a=setup:active'))),
+      ours.answer(sameCertificate((text) => text.replace('a=setup:actpass', 'a=setup:active'))),
     );
     expect(active.sdp).toContain('a=setup:passive\r\n');
+    // Another certificate (a new peer connection) needs a new association, negotiated as a
+    // first one is: active.
+    const renewed = accepted(ours.answer(chromium()));
+    expect(renewed.sdp).toContain('a=setup:active\r\n');
+    expect(renewed.audio.transport?.dtlsRole).toBe('client');
     // Where voxgate answered first (active, the client), a re-offer of actpass stays active.
     const answerer = webrtcSession();
     accepted(answerer.answer(chromium()));
