@@ -105,6 +105,7 @@ export function composeVoice(config: Config, deps: VoiceDependencies): Voice {
     ? new LiveCallDirectory({
         redis: deps.redisStore.client,
         node: sip.node,
+        heartbeat: config.heartbeat,
         onError: (error, uuid) =>
           log.warn({ err: error, callUuid: uuid }, 'the live call directory was not updated'),
       })
@@ -183,6 +184,7 @@ export function composeCluster(
     redis: deps.redisStore.client,
     node: deps.sip.node,
     mainToken: deps.mainToken,
+    heartbeat: config.heartbeat,
     scheduler,
     engine: voice.calls,
     local: voice.local,

@@ -40,7 +40,8 @@ export const DEFAULT_CALLBACK_QUEUE_NAME = 'voxgate-callbacks';
  * workers look for jobs whose hold lapsed every STALLED_CHECK_MS: the job of a process that
  * died during it (a callback attempt, an SMS being submitted) goes to a live worker within
  * their sum, not BullMQ's 30 s and 30 s. A process that cannot renew for 6 s has missed its
- * cluster heartbeats for twice their expiry and is taken for dead anyway.
+ * cluster heartbeats for twice their default expiry (VOXGATE_NODE_TTL_MS) and is taken for
+ * dead anyway.
  */
 const JOB_LOCK_MS = 6000;
 const STALLED_CHECK_MS = 3000;

@@ -1,16 +1,9 @@
 import type { RoomClaim, RoomClaims } from '../call/conferences/room-claims.js';
 import { StoreUnavailable } from '../core/errors.js';
 import { withinStoreDeadline } from '../state/store-deadline.js';
-import { LIVE_CALL_TTL_MS } from './live-call-directory.js';
+import type { HeartbeatSettings } from './heartbeat-settings.js';
+import { liveCallTtlMs } from './live-call-directory.js';
 import type { RedisClient } from './node-registry.js';
-
-/**
- * How long a room's claim lives without its node renewing it (it does at every heartbeat), as
- * long as a call's keys: a node that died holding it is found dead sooner (NODE_TTL_MS), and
- * its claim taken over by the next member on a live node then; this is the bound when Redis
- * cannot tell (the node's heartbeat lost with it).
- */
-export const ROOM_CLAIM_TTL_MS = LIVE_CALL_TTL_MS;
 
 const keyOf = (authId: string, name: string) => `voxgate:conference-room:${authId}:${name}`;
 /** What a claim holds: the node and the room, so that a node's later room is not confused. */
@@ -39,15 +32,26 @@ return 0`;
 export class ConferenceClaims implements RoomClaims {
   /** This node's claims, by key: what renew() keeps alive. */
   private readonly held = new Map<string, string>();
+  /**
+   * How long a claim lives without its node renewing it (it does at every heartbeat), as long
+   * as a call's keys: a node that died holding it is found dead sooner (the node time to live),
+   * and its claim taken over by the next member on a live node then; this is the bound when
+   * Redis cannot tell (the node's heartbeat lost with it).
+   */
+  private readonly ttlMs: number;
 
   constructor(
     private readonly options: {
       redis: RedisClient;
       node: string;
+      /** The cluster's heartbeat timing, which the claims' time to live follows. */
+      heartbeat: HeartbeatSettings;
       isAlive: (node: string) => Promise<boolean>;
       log: { warn(object: object, message: string): void };
     },
-  ) {}
+  ) {
+    this.ttlMs = liveCallTtlMs(options.heartbeat);
+  }
 
   /**
    * Claims a room about to open here. When Redis does not answer, the room opens here
@@ -69,9 +73,7 @@ export class ConferenceClaims implements RoomClaims {
   private async claimNow(key: string, mine: string, name: string): Promise<RoomClaim> {
     // A few rounds at most: another node may take over or release as this one looks.
     for (let round = 0; round < 3; round++) {
-      const taken = await this.store((redis) =>
-        redis.set(key, mine, 'PX', ROOM_CLAIM_TTL_MS, 'NX'),
-      );
+      const taken = await this.store((redis) => redis.set(key, mine, 'PX', this.ttlMs, 'NX'));
       if (taken !== null) return this.hold(key, mine);
       const holder = await this.store((redis) => redis.get(key));
       if (holder === null) continue;
@@ -81,8 +83,7 @@ export class ConferenceClaims implements RoomClaims {
         return { held: false, node };
       }
       const over = await this.store(
-        (redis) =>
-          redis.eval(TAKE_OVER, 1, key, holder, mine, ROOM_CLAIM_TTL_MS) as Promise<number>,
+        (redis) => redis.eval(TAKE_OVER, 1, key, holder, mine, this.ttlMs) as Promise<number>,
       );
       if (over === 1) return this.hold(key, mine);
     }
@@ -113,9 +114,7 @@ export class ConferenceClaims implements RoomClaims {
     if (held.length === 0) return;
     const results = await this.store((redis) =>
       Promise.all(
-        held.map(
-          ([key, mine]) => redis.eval(RENEW, 1, key, mine, ROOM_CLAIM_TTL_MS) as Promise<number>,
-        ),
+        held.map(([key, mine]) => redis.eval(RENEW, 1, key, mine, this.ttlMs) as Promise<number>),
       ),
     );
     results.forEach((result, k) => {

@@ -10,6 +10,7 @@ import { ClusterConferences } from './cluster-conferences.js';
 import { ClusterControl } from './cluster-control.js';
 import { ConferenceClaims } from './conference-claims.js';
 import { ControlBus } from './control-bus.js';
+import type { HeartbeatSettings } from './heartbeat-settings.js';
 import { NodeReaper, type NodeReaperOptions } from './node-reaper.js';
 import { NodeRegistry, type NodeInfo, type RedisClient } from './node-registry.js';
 import { NodeRequests } from './node-requests.js';
@@ -21,6 +22,11 @@ export const CONTROL_TIMEOUT_MS = 2000;
 export interface GatewayClusterOptions extends Omit<NodeReaperOptions, 'registry'> {
   /** The main account's token: every node of one gateway has it, so it keys the bus. */
   mainToken: string;
+  /**
+   * How often this node beats and looks for dead nodes, and how long a node may go without a
+   * beat before it is dead.
+   */
+  heartbeat: HeartbeatSettings;
   engine: CallEngine;
   local: LiveControl;
   /** This node's conference rooms, as the Conference API acts on them. */
@@ -59,11 +65,12 @@ export class GatewayCluster implements CallLauncher {
   private readonly startedAt: number;
 
   constructor(private readonly options: GatewayClusterOptions) {
-    const { redis, node, scheduler, engine, log } = options;
+    const { redis, node, scheduler, engine, heartbeat, log } = options;
     this.startedAt = scheduler.now();
     this.registry = new NodeRegistry({
       redis,
       scheduler,
+      heartbeat,
       describe: () => ({
         id: node,
         ...options.addresses(),
@@ -96,6 +103,7 @@ export class GatewayCluster implements CallLauncher {
     this.roomClaims = new ConferenceClaims({
       redis,
       node,
+      heartbeat,
       isAlive: (id) => this.registry.isAlive(id),
       log,
     });
@@ -232,7 +240,7 @@ export class GatewayCluster implements CallLauncher {
   /** Looks for dead nodes at every heartbeat. */
   private sweepSoon(): void {
     if (this.stopped) return;
-    this.options.scheduler.after(1000, () => {
+    this.options.scheduler.after(this.options.heartbeat.intervalMs, () => {
       this.reaper
         .sweep()
         .catch((error: Error) => this.options.log.warn({ err: error }, 'closing dead nodes failed'))

@@ -2,7 +2,8 @@ import type { Call, CallWatcher, LiveChildLeg } from '../call/call.js';
 import type { LegDialog } from '../call/orphaned-dialogs.js';
 import type { LiveStream } from '../call/streams/call-streams.js';
 import { withinStoreDeadline } from '../state/store-deadline.js';
-import { HEARTBEAT_EVERY_MS, NODE_TTL_MS, type RedisClient } from './node-registry.js';
+import type { HeartbeatSettings } from './heartbeat-settings.js';
+import type { RedisClient } from './node-registry.js';
 
 /**
  * What the cluster keeps of a call in progress: which node runs it, for whom, and enough to
@@ -47,11 +48,13 @@ export interface FoundCallEntry extends LiveCallEntry {
 /**
  * How long a call's keys live without their node refreshing them (it does at every heartbeat):
  * a call whose node could not remove its keys (Redis away as it ended) and then died is gone
- * this long after the node last saw it. Long enough for a peer to find the node dead
- * (NODE_TTL_MS) and sweep, twice over: after Redis stood still, nodes judge no one for
- * NODE_TTL_MS and a beat.
+ * this long after the node last saw it. Long enough for a peer to find the node dead (the node
+ * time to live) and sweep, twice over: after Redis stood still, nodes judge no one for the
+ * node time to live and a beat. 10 s with the default heartbeat settings.
  */
-export const LIVE_CALL_TTL_MS = 2 * (NODE_TTL_MS + 2 * HEARTBEAT_EVERY_MS);
+export function liveCallTtlMs({ intervalMs, nodeTtlMs }: HeartbeatSettings): number {
+  return 2 * (nodeTtlMs + 2 * intervalMs);
+}
 
 const entryKey = (uuid: string) => `voxgate:live-call:${uuid}`;
 const nodeKey = (node: string) => `voxgate:node-calls:${node}`;
@@ -60,7 +63,7 @@ const nodeKey = (node: string) => `voxgate:node-calls:${node}`;
  * The owner of every call in progress, in Redis: an entry per call (written when it starts,
  * again when it is answered, when a stream of it starts, connects or ends, and when a leg it
  * placed starts, is answered or ends; removed once its record is written) and the set of each
- * node's calls. Every key lives LIVE_CALL_TTL_MS unless its node refreshes it: refresh(), at
+ * node's calls. Every key lives liveCallTtlMs() unless its node refreshes it: refresh(), at
  * each heartbeat, gives every call of this node its time again in one round of PEXPIREs,
  * writes anew an entry Redis lost (restarted empty, flushed), and removes again what a call
  * that ended while Redis was away left. Single-key commands only, so it works on a Redis
@@ -71,14 +74,20 @@ export class LiveCallDirectory implements CallWatcher {
   private readonly live = new Map<string, Call>();
   /** Calls that ended here and whose keys Redis has not confirmed removed. */
   private readonly leftBehind = new Set<string>();
+  /** How long each key lives unless refreshed (ms). */
+  private readonly ttlMs: number;
 
   constructor(
     private readonly options: {
       redis: RedisClient;
       node: string;
+      /** The cluster's heartbeat timing, which the keys' time to live follows. */
+      heartbeat: HeartbeatSettings;
       onError: (error: Error, uuid: string) => void;
     },
-  ) {}
+  ) {
+    this.ttlMs = liveCallTtlMs(options.heartbeat);
+  }
 
   started(call: Call): void {
     this.live.set(call.uuid, call);
@@ -111,7 +120,7 @@ export class LiveCallDirectory implements CallWatcher {
     const calls = [...this.live.values()];
     if (calls.length === 0) return;
     const kept = await withinStoreDeadline(
-      () => Promise.all(calls.map((call) => redis.pexpire(entryKey(call.uuid), LIVE_CALL_TTL_MS))),
+      () => Promise.all(calls.map((call) => redis.pexpire(entryKey(call.uuid), this.ttlMs))),
       undefined,
       this.options.redis,
     );
@@ -120,7 +129,7 @@ export class LiveCallDirectory implements CallWatcher {
     await Promise.all([
       ...lost.map((call) => this.write(call)),
       withinStoreDeadline(
-        () => redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+        () => redis.pexpire(nodeKey(node), this.ttlMs),
         undefined,
         this.options.redis,
       ),
@@ -158,7 +167,7 @@ export class LiveCallDirectory implements CallWatcher {
         if (!text) return null;
         const entry = JSON.parse(text) as LiveCallEntry;
         // An entry written without a time to live (by a node of an older version) says nothing.
-        const seenAt = left > 0 ? now - (LIVE_CALL_TTL_MS - left) : null;
+        const seenAt = left > 0 ? now - (this.ttlMs - left) : null;
         return { ...entry, seenAt };
       }),
     );
@@ -225,9 +234,9 @@ export class LiveCallDirectory implements CallWatcher {
     return withinStoreDeadline(
       () =>
         Promise.all([
-          redis.set(entryKey(call.uuid), JSON.stringify(entry), 'PX', LIVE_CALL_TTL_MS),
+          redis.set(entryKey(call.uuid), JSON.stringify(entry), 'PX', this.ttlMs),
           redis.sadd(nodeKey(node), call.uuid),
-          redis.pexpire(nodeKey(node), LIVE_CALL_TTL_MS),
+          redis.pexpire(nodeKey(node), this.ttlMs),
         ]),
       undefined,
       this.options.redis,

@@ -30,8 +30,9 @@ const NODE_FAILURE = hangupCause('Network Error');
  * call's own, with 5000 Network Error from source Error, and its hangup callback, which tells
  * the times and durations of that record) and releases it; removes the registrations only its
  * connections reached; then forgets the node. Every node sweeps at each heartbeat, so a dead
- * node's calls are closed within NODE_TTL_MS plus one heartbeat of its last beat. (Its queued messages and callback retries are BullMQ jobs: any node's worker
- * takes them, see BullMqRetryQueue.)
+ * node's calls are closed within the node time to live plus one heartbeat of its last beat
+ * (heartbeat-settings.ts). (Its queued messages and callback retries are BullMQ jobs: any
+ * node's worker takes them, see BullMqRetryQueue.)
  */
 export interface NodeReaperOptions {
   redis: RedisClient;

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Scheduler, TimerHandle } from '../core/scheduler.js';
 import { withinStoreDeadline } from '../state/store-deadline.js';
+import type { HeartbeatSettings } from './heartbeat-settings.js';
 
 /** A Redis connection: one server, or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -26,14 +27,11 @@ export interface NodeInfo {
 const HEARTBEATS = 'voxgate:{cluster}:heartbeats';
 const INFO = 'voxgate:{cluster}:nodes';
 
-/** How often a node beats, and how long a node may go without a beat before it is dead. */
-export const HEARTBEAT_EVERY_MS = 1000;
-export const NODE_TTL_MS = 3000;
-
 /**
  * The gateway nodes that share one Redis: each writes its heartbeat (a score in a sorted set,
- * its description in a hash) every second; a node whose last beat is older than NODE_TTL_MS
- * is dead. A node that stops cleanly leaves at once.
+ * its description in a hash) every heartbeat interval; a node whose last beat is older than
+ * the node time to live is dead (heartbeat-settings.ts). A node that stops cleanly leaves at
+ * once.
  */
 export class NodeRegistry {
   private timer: TimerHandle | null = null;
@@ -49,6 +47,8 @@ export class NodeRegistry {
     private readonly options: {
       redis: RedisClient;
       scheduler: Scheduler;
+      /** How often this node beats, and how long a node may go without a beat. */
+      heartbeat: HeartbeatSettings;
       describe: () => Omit<NodeInfo, 'heartbeatAt'>;
       /**
        * What the node keeps alive with its heartbeat (its calls' keys), done before each
@@ -101,7 +101,7 @@ export class NodeRegistry {
     }
     const now = scheduler.now();
     // A beat that waited for Redis (a failover, a restart) starts the count again.
-    if (now - info.heartbeatAt > HEARTBEAT_EVERY_MS) this.steadySince = null;
+    if (now - info.heartbeatAt > this.options.heartbeat.intervalMs) this.steadySince = null;
     this.steadySince ??= now;
     const seen = new Map<string, number>();
     for (let k = 0; k + 1 < beats.length; k += 2) seen.set(beats[k]!, Number(beats[k + 1]));
@@ -112,19 +112,18 @@ export class NodeRegistry {
    * Whether this node's own beats have gone through for long enough to judge the others' by
    * theirs. While Redis is away (a failover, a restart) no node beats, so once it is back every
    * last beat is old: a node that judged then would take live peers for dead and close their
-   * calls. For NODE_TTL_MS and one more beat after its own beats come through again, it judges
-   * no one dead.
+   * calls. For the node time to live and one more beat after its own beats come through
+   * again, it judges no one dead.
    */
   get steady(): boolean {
     const since = this.steadySince;
-    return (
-      since !== null && this.options.scheduler.now() - since >= NODE_TTL_MS + HEARTBEAT_EVERY_MS
-    );
+    const { intervalMs, nodeTtlMs } = this.options.heartbeat;
+    return since !== null && this.options.scheduler.now() - since >= nodeTtlMs + intervalMs;
   }
 
   /** Every node whose heartbeat is recent, this one included. */
   async alive(): Promise<NodeInfo[]> {
-    const since = this.options.scheduler.now() - NODE_TTL_MS;
+    const since = this.options.scheduler.now() - this.options.heartbeat.nodeTtlMs;
     return withinStoreDeadline(
       async () => {
         const ids = await this.options.redis.zrangebyscore(HEARTBEATS, since, '+inf');
@@ -138,7 +137,7 @@ export class NodeRegistry {
   /** Nodes whose heartbeat stopped (not yet forgotten); none while this node is not steady. */
   async dead(): Promise<string[]> {
     if (!this.steady) return [];
-    const before = this.options.scheduler.now() - NODE_TTL_MS;
+    const before = this.options.scheduler.now() - this.options.heartbeat.nodeTtlMs;
     return withinStoreDeadline(
       () => this.options.redis.zrangebyscore(HEARTBEATS, '-inf', `(${before}`),
       undefined,
@@ -153,7 +152,7 @@ export class NodeRegistry {
    * node is not steady: it cannot tell then; one that never beat is not.
    */
   async isAlive(id: string): Promise<boolean> {
-    const since = this.options.scheduler.now() - NODE_TTL_MS;
+    const since = this.options.scheduler.now() - this.options.heartbeat.nodeTtlMs;
     const cached = this.seen.get(id);
     if (cached !== undefined && cached >= since) return true;
     const score = await withinStoreDeadline(
@@ -199,7 +198,7 @@ export class NodeRegistry {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = this.options.scheduler.after(HEARTBEAT_EVERY_MS, () => {
+    this.timer = this.options.scheduler.after(this.options.heartbeat.intervalMs, () => {
       (this.options.beforeBeat?.() ?? Promise.resolve())
         .catch((error: Error) => this.options.onError(error))
         .then(() => this.beat())

@@ -5,6 +5,7 @@ import type { OutboundProfile } from '../core/address-policy.js';
 import type { DtlsSettings } from '../media/dtls/dtls-settings.js';
 import type { SmppCarrier } from '../messaging/smpp/carrier-config.js';
 import type { CarrierSettings } from '../call/carriers/sip-carrier.js';
+import type { HeartbeatSettings } from '../cluster/heartbeat-settings.js';
 import type { RecordingSettings } from '../call/recordings/recording-settings.js';
 import type { AccountLimits } from '../state/records.js';
 import { ConfigError, type Env } from './config-error.js';
@@ -38,6 +39,7 @@ import {
   dtls,
   carriers,
   recordings,
+  heartbeat,
   readableFile,
   type Mm7Settings,
   type PortRange,
@@ -150,6 +152,8 @@ export interface Config {
   limits: AccountLimits;
   /** This node's id among the nodes sharing Redis (VOXGATE_NODE_ID). */
   nodeId: string;
+  /** How often the nodes beat and when one is dead (cluster/heartbeat-settings.ts). */
+  heartbeat: HeartbeatSettings;
   /** The SMPP carriers of VOXGATE_SMPP_URL (empty: no SMS carrier). */
   smppCarriers: SmppCarrier[];
   /** CSV message rate deck (prefix,rate_per_unit,carrier_fee_per_unit,description). */
@@ -342,6 +346,7 @@ export function loadConfig(processEnv: Env = process.env): Config {
       messages_per_second: limit(env, 'VOXGATE_LIMIT_MESSAGES_PER_SECOND'),
     },
     nodeId: nodeId(env, 'VOXGATE_NODE_ID'),
+    heartbeat: heartbeat(env),
     smppCarriers: smppCarriers(env, 'VOXGATE_SMPP_URL'),
     messageRateDeck: readableFile(env, 'VOXGATE_MESSAGE_RATE_DECK', DEFAULT_MESSAGE_RATE_DECK),
     smsSmartEncoding: flag(env, 'VOXGATE_SMS_SMART_ENCODING'),

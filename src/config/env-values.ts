@@ -13,6 +13,11 @@ import {
 } from '../media/dtls/dtls-settings.js';
 import { CarrierSettingError, readCarrierSettings } from '../call/carriers/carrier-settings.js';
 import {
+  HeartbeatSettingError,
+  readHeartbeatSettings,
+  type HeartbeatSettings,
+} from '../cluster/heartbeat-settings.js';
+import {
   readRecordingSettings,
   RecordingSettingError,
   type RecordingSettings,
@@ -355,6 +360,16 @@ export function recordings(env: Env): RecordingSettings {
     return readRecordingSettings(env);
   } catch (error) {
     if (error instanceof RecordingSettingError)
+      throw new ConfigError(error.variable, error.rule, error.value);
+    throw error;
+  }
+}
+
+export function heartbeat(env: Env): HeartbeatSettings {
+  try {
+    return readHeartbeatSettings(env);
+  } catch (error) {
+    if (error instanceof HeartbeatSettingError)
       throw new ConfigError(error.variable, error.rule, error.value);
     throw error;
   }

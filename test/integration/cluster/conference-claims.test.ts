@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConferenceClaims } from '../../../src/cluster/conference-claims.js';
+import { DEFAULT_HEARTBEAT_SETTINGS } from '../../../src/cluster/heartbeat-settings.js';
 import { StoreUnavailable } from '../../../src/core/errors.js';
 import { openRedis, type RedisClient } from '../../../src/state/redis-connection.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
@@ -34,6 +35,7 @@ const claimsOf = (node: string, alive: Set<string>) =>
   new ConferenceClaims({
     redis: client,
     node,
+    heartbeat: DEFAULT_HEARTBEAT_SETTINGS,
     isAlive: (other) => Promise.resolve(alive.has(other)),
     log: { warn: (_fields, message) => warnings.push(message) },
   });

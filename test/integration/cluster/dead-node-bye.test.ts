@@ -4,6 +4,7 @@ import { SNAPSHOT_CSEQ_MARGIN } from '../../../src/sip/dialog/dialog-snapshot.js
 import { parseMessage, SipRequest, SipResponse } from '../../../src/sip/message/index.js';
 import { answeredCallUuid } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
+import { TEST_HEARTBEAT_ENV } from '../../support/cluster-heartbeat.js';
 import { freePort } from '../../support/free-port.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { processApi, spawnGateway, type GatewayProcess } from '../../support/gateway-process.js';
@@ -16,7 +17,7 @@ import { until } from '../../support/wait.js';
  * The SIP peers of a call whose node dies are told: a surviving node sends each of them (the
  * carrier the call was placed to, the one its Dial reached, the caller of an inbound call) a
  * BYE in their dialog, built from what the dead node shared of it, and still closes the call
- * once (record, hangup callback).
+ * once (record, hangup callback). Every node has the cluster tests' faster heartbeat.
  */
 const MAIN = { id: 'MA' + 'B'.repeat(18), token: 'Y'.repeat(40) };
 const v1 = `/v1/Account/${MAIN.id}`;
@@ -37,7 +38,12 @@ beforeAll(async () => {
   b = await startGateway({
     redisUrl: redis.url,
     listen: true,
-    env: { VOXGATE_NODE_ID: 'node-b', VOXGATE_AUTH_ID: MAIN.id, VOXGATE_AUTH_TOKEN: MAIN.token },
+    env: {
+      VOXGATE_NODE_ID: 'node-b',
+      VOXGATE_AUTH_ID: MAIN.id,
+      VOXGATE_AUTH_TOKEN: MAIN.token,
+      ...TEST_HEARTBEAT_ENV,
+    },
   });
 });
 
@@ -62,6 +68,7 @@ async function nodeToKill(node: string, sipPort: number): Promise<GatewayProcess
     VOXGATE_RTP_HOST: '127.0.0.1',
     VOXGATE_SIP_PORT: String(sipPort),
     VOXGATE_RATE_LIMIT: '0',
+    ...TEST_HEARTBEAT_ENV,
   });
   dead.push(d);
   await d.healthy();

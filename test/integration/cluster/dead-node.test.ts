@@ -5,6 +5,7 @@ import { NODE_FAILURE_REASON } from '../../../src/cluster/dead-call-streams.js';
 import { recordTimeMs } from '../../../src/state/state.js';
 import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
+import { TEST_HEARTBEAT_ENV } from '../../support/cluster-heartbeat.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { spawnGateway, type GatewayProcess, processApi } from '../../support/gateway-process.js';
 import { freePort } from '../../support/free-port.js';
@@ -26,7 +27,7 @@ import { until } from '../../support/wait.js';
  * What a node killed with SIGKILL leaves behind, and how a surviving node takes it over: its
  * calls' audio streams closed (record and status callback), the registrations only its
  * connections reached removed, and its queued SMS and pending callback retry (BullMQ jobs)
- * run by the survivor.
+ * run by the survivor. Both nodes have the cluster tests' faster heartbeat.
  */
 const MAIN = { id: 'MA' + 'K'.repeat(18), token: 'W'.repeat(40) };
 const TOKENS = { accountToken: MAIN.token, mainToken: MAIN.token };
@@ -85,6 +86,7 @@ describe('a node that dies', () => {
       VOXGATE_SIP_WS_PORT: String(wsPort),
       VOXGATE_SMPP_URL: smppUrl,
       VOXGATE_RATE_LIMIT: '0',
+      ...TEST_HEARTBEAT_ENV,
     });
     await d.healthy();
     await smsc.waitForBind();
@@ -164,6 +166,7 @@ describe('a node that dies', () => {
           VOXGATE_AUTH_ID: MAIN.id,
           VOXGATE_AUTH_TOKEN: MAIN.token,
           VOXGATE_SMPP_URL: smppUrl,
+          ...TEST_HEARTBEAT_ENV,
         },
       });
       expect(a.main).toEqual(MAIN);

@@ -1,9 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIVE_CALL_TTL_MS } from '../../../src/cluster/live-call-directory.js';
+import { liveCallTtlMs } from '../../../src/cluster/live-call-directory.js';
 import { recordTimeMs } from '../../../src/state/state.js';
 import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
+import { TEST_HEARTBEAT, TEST_HEARTBEAT_ENV } from '../../support/cluster-heartbeat.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { spawnGateway, type GatewayProcess, processApi } from '../../support/gateway-process.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
@@ -14,7 +15,9 @@ import { until } from '../../support/wait.js';
 /**
  * What a call in progress keeps in Redis lives only as long as its node refreshes it, and a
  * call whose node died is billed up to the node's last heartbeat, not to when a peer closed it.
+ * Both nodes have the cluster tests' faster heartbeat, which the keys' time to live follows.
  */
+const LIVE_CALL_TTL_MS = liveCallTtlMs(TEST_HEARTBEAT);
 const MAIN = { id: 'MA' + 'T'.repeat(18), token: 'L'.repeat(40) };
 const HEARTBEATS = 'voxgate:{cluster}:heartbeats';
 const entryKey = (uuid: string) => `voxgate:live-call:${uuid}`;
@@ -42,7 +45,12 @@ beforeAll(async () => {
   a = await startGateway({
     redisUrl: redis.url,
     listen: true,
-    env: { VOXGATE_NODE_ID: 'node-a', VOXGATE_AUTH_ID: MAIN.id, VOXGATE_AUTH_TOKEN: MAIN.token },
+    env: {
+      VOXGATE_NODE_ID: 'node-a',
+      VOXGATE_AUTH_ID: MAIN.id,
+      VOXGATE_AUTH_TOKEN: MAIN.token,
+      ...TEST_HEARTBEAT_ENV,
+    },
   });
   dSpawned = spawnGateway({
     VOXGATE_REDIS_URL: redis.url,
@@ -52,6 +60,7 @@ beforeAll(async () => {
     VOXGATE_SIP_HOST: '127.0.0.1',
     VOXGATE_RTP_HOST: '127.0.0.1',
     VOXGATE_RATE_LIMIT: '0',
+    ...TEST_HEARTBEAT_ENV,
   });
   dHealthy = dSpawned.then((spawned) => {
     d = spawned;
@@ -134,8 +143,8 @@ describe('a call whose node died', () => {
 
     await until(() => app.requestsTo('/hangup').length === 1, 15_000);
     const hangup = app.requestsTo('/hangup')[0]!;
-    // Closed by the survivor once the node was found dead: seconds after its last beat.
-    expect(hangup.receivedAt - lastBeat).toBeGreaterThanOrEqual(3000);
+    // Closed by the survivor once the node was found dead: a time to live after its last beat.
+    expect(hangup.receivedAt - lastBeat).toBeGreaterThanOrEqual(TEST_HEARTBEAT.nodeTtlMs);
     expectValidSignatures(hangup, { accountToken: MAIN.token, mainToken: MAIN.token });
     const record = (await a.request('GET', `${v1}/Call/${uuid}/`)).body;
     expect(record).toMatchObject({ call_uuid: uuid, hangup_cause_code: 5000 });

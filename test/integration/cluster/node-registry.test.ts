@@ -1,19 +1,17 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  HEARTBEAT_EVERY_MS,
-  NODE_TTL_MS,
-  NodeRegistry,
-} from '../../../src/cluster/node-registry.js';
+import { NodeRegistry } from '../../../src/cluster/node-registry.js';
 import { systemScheduler } from '../../../src/core/scheduler.js';
+import { TEST_HEARTBEAT } from '../../support/cluster-heartbeat.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import { sleep, until } from '../../support/wait.js';
 
 /**
- * Heartbeats on a real Redis: a node that cannot reach Redis for longer than NODE_TTL_MS (a
- * failover, a restart) takes no live peer for dead once Redis is back, and still finds a node
- * that really stopped.
+ * Heartbeats on a real Redis: a node that cannot reach Redis for longer than the node time to
+ * live (a failover, a restart) takes no live peer for dead once Redis is back, and still finds
+ * a node that really stopped. The nodes have the cluster tests' faster heartbeat.
  */
+const { intervalMs, nodeTtlMs } = TEST_HEARTBEAT;
 let redis: RedisServer;
 const clients: Redis[] = [];
 const registries: NodeRegistry[] = [];
@@ -34,6 +32,7 @@ function node(id: string): { registry: NodeRegistry; client: Redis } {
   const registry = new NodeRegistry({
     redis: client,
     scheduler: systemScheduler,
+    heartbeat: TEST_HEARTBEAT,
     describe: () => ({
       id,
       sip: '127.0.0.1:5060',
@@ -54,14 +53,16 @@ it('judges no peer dead right after Redis stood still, and finds a node that sto
   const b = node('reg-b');
   const c = node('reg-c');
   await Promise.all([a, b, c].map((n) => n.registry.start()));
-  await until(() => a.registry.steady, NODE_TTL_MS + HEARTBEAT_EVERY_MS + 2000);
+  await until(() => a.registry.steady, nodeTtlMs + intervalMs + 2000);
   expect(await a.registry.dead()).toEqual([]);
 
   // Redis answers no one for longer than a node's time to live, as during a failover.
   const admin = new Redis(redis.url);
   clients.push(admin);
-  await admin.call('CLIENT', 'PAUSE', String(NODE_TTL_MS + 1000), 'ALL');
-  await sleep(NODE_TTL_MS + 1300);
+  await admin.call('CLIENT', 'PAUSE', String(nodeTtlMs + 1000), 'ALL');
+  // Until a beat after Redis is back has gone through: the beat Redis held up timed out, and
+  // the node's requests fail at once until its next one reaches Redis (store-deadline.ts).
+  await sleep(nodeTtlMs + 1000 + intervalMs + 300);
   // Every last beat was old when Redis came back; the node knows it cannot judge yet.
   expect(a.registry.steady).toBe(false);
   expect(await a.registry.dead()).toEqual([]);

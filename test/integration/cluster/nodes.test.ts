@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answeredCallUuid, hangUpAllCalls, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
+import { TEST_HEARTBEAT_ENV } from '../../support/cluster-heartbeat.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../../support/gateway-process.js';
 import { SmscSimulator } from '../../support/smsc-simulator.js';
@@ -17,6 +18,7 @@ import { until } from '../../support/wait.js';
  * Several gateway nodes on one Redis: each sees the others (heartbeats), a REST request on
  * any node reaches a call that another runs, outbound calls go to the least loaded node, a
  * draining node takes no new work, and a node that dies has its calls closed by a survivor.
+ * Every node has the cluster tests' faster heartbeat.
  */
 let redis: RedisServer;
 let a: TestGateway;
@@ -28,9 +30,17 @@ const peers: RtpPeer[] = [];
 beforeAll(async () => {
   redis = await startRedis();
   app = await ClientApp.start();
-  a = await startGateway({ redisUrl: redis.url, listen: true, env: { VOXGATE_NODE_ID: 'node-a' } });
+  a = await startGateway({
+    redisUrl: redis.url,
+    listen: true,
+    env: { VOXGATE_NODE_ID: 'node-a', ...TEST_HEARTBEAT_ENV },
+  });
   // The second node finds the main account the first stored.
-  b = await startGateway({ redisUrl: redis.url, listen: true, env: { VOXGATE_NODE_ID: 'node-b' } });
+  b = await startGateway({
+    redisUrl: redis.url,
+    listen: true,
+    env: { VOXGATE_NODE_ID: 'node-b', ...TEST_HEARTBEAT_ENV },
+  });
   expect(b.main).toEqual(a.main);
 });
 
@@ -94,7 +104,11 @@ describe('gateway nodes on one Redis', () => {
     const s = await startGateway({
       redisUrl: redis.url,
       listen: true,
-      env: { VOXGATE_NODE_ID: 'node-s', VOXGATE_SMPP_URL: smsc.url('enquire_link=1') },
+      env: {
+        VOXGATE_NODE_ID: 'node-s',
+        VOXGATE_SMPP_URL: smsc.url('enquire_link=1'),
+        ...TEST_HEARTBEAT_ENV,
+      },
     });
     try {
       await until(
@@ -231,7 +245,7 @@ describe('a node that drains', () => {
     const c = await startGateway({
       redisUrl: redis.url,
       listen: true,
-      env: { VOXGATE_NODE_ID: 'node-c' },
+      env: { VOXGATE_NODE_ID: 'node-c', ...TEST_HEARTBEAT_ENV },
     });
     try {
       await until(async () => (await health(c)).peers.length === 3, 5000);
@@ -277,6 +291,7 @@ describe('a node that dies', () => {
       VOXGATE_SIP_HOST: '127.0.0.1',
       VOXGATE_RTP_HOST: '127.0.0.1',
       VOXGATE_RATE_LIMIT: '0',
+      ...TEST_HEARTBEAT_ENV,
     });
     await d.healthy();
     const viaD = {
@@ -339,7 +354,8 @@ describe('a node that dies', () => {
       hangup_source: 'Error',
       call_direction: 'outbound',
     });
-    // NODE_TTL_MS (3 s) and at most one sweep (1 s) after the last heartbeat.
+    // The node time to live and at most one sweep after the last heartbeat (3 s and 1 s with
+    // the default settings, less here), with room to spare.
     expect(closedAfter).toBeLessThan(6000);
     // Its B leg too, a child of the call, answered.
     await until(

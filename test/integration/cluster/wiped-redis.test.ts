@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hangUpAllCalls, answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp, expectValidSignatures } from '../../support/client-app.js';
+import { TEST_HEARTBEAT_ENV } from '../../support/cluster-heartbeat.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import type { RtpPeer } from '../../support/rtp-peer.js';
@@ -11,7 +12,8 @@ import { until } from '../../support/wait.js';
 /**
  * Redis wiped under a running gateway (flushed, or restarted empty with no persistence): the
  * main account, with the credentials the gateway was started with, its node's registration and
- * its call in progress come back within seconds, without restarting the gateway.
+ * its call in progress come back within seconds, without restarting the gateway. The node has
+ * the cluster tests' faster heartbeat: what Redis lost comes back at its next beats.
  */
 const NODE = 'node-w';
 const entryKey = (uuid: string) => `voxgate:live-call:${uuid}`;
@@ -28,7 +30,11 @@ beforeAll(async () => {
   watcher = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   watcher.on('error', () => {}); // while the server restarts
   // No VOXGATE_AUTH_ID: the main account is generated, and found again by its marker.
-  gw = await startGateway({ redisUrl: redis.url, listen: true, env: { VOXGATE_NODE_ID: NODE } });
+  gw = await startGateway({
+    redisUrl: redis.url,
+    listen: true,
+    env: { VOXGATE_NODE_ID: NODE, ...TEST_HEARTBEAT_ENV },
+  });
 });
 
 afterAll(async () => {

@@ -55,6 +55,7 @@ describe('loadConfig', () => {
       shutdownGrace: 3,
       limits: { calls: null, calls_per_second: null, streams: null, messages_per_second: null },
       nodeId: expect.stringMatching(/-\d+$/),
+      heartbeat: { intervalMs: 1000, nodeTtlMs: 3000 },
       smppCarriers: [],
       messageRateDeck: 'fixtures/message-rate-deck.csv',
       smsSmartEncoding: false,
@@ -96,6 +97,8 @@ describe('loadConfig', () => {
       VOXGATE_TRUNK_ANSWER_TIMEOUT: '20',
       VOXGATE_TRUNK_PROBE_INTERVAL: '0',
       VOXGATE_SHUTDOWN_GRACE: '0',
+      VOXGATE_NODE_HEARTBEAT_MS: '250',
+      VOXGATE_NODE_TTL_MS: '1000',
       VOXGATE_SMPP_URL:
         'smpp://sys:pw@smsc.example.com:2775 ssmpp://a%40b:p%2Fw@10.0.0.9:3550?name=eu&prefixes=44,+33&binds=2&window=50&mps=0&long=sar&enquire_link=5',
       VOXGATE_SMS_SMART_ENCODING: 'true',
@@ -149,6 +152,7 @@ describe('loadConfig', () => {
       trunkAnswerTimeout: 20,
       trunkProbeInterval: 0,
       shutdownGrace: 0,
+      heartbeat: { intervalMs: 250, nodeTtlMs: 1000 },
       smppCarriers: [
         {
           name: 'carrier1',
@@ -339,6 +343,46 @@ describe('loadConfig', () => {
       'VOXGATE_TRUNK_RESPONSE_TIMEOUT="0" is invalid: must be a whole number of at least 1',
     ],
     [
+      { VOXGATE_NODE_HEARTBEAT_MS: '0' },
+      'VOXGATE_NODE_HEARTBEAT_MS="0" is invalid: must be a whole number of milliseconds from 250 to 60000',
+    ],
+    [
+      { VOXGATE_NODE_HEARTBEAT_MS: '249' },
+      'VOXGATE_NODE_HEARTBEAT_MS="249" is invalid: must be a whole number of milliseconds from 250 to 60000',
+    ],
+    [
+      { VOXGATE_NODE_HEARTBEAT_MS: '1s' },
+      'VOXGATE_NODE_HEARTBEAT_MS="1s" is invalid: must be a whole number of milliseconds from 250 to 60000',
+    ],
+    [
+      { VOXGATE_NODE_HEARTBEAT_MS: '60001', VOXGATE_NODE_TTL_MS: '600000' },
+      'VOXGATE_NODE_HEARTBEAT_MS="60001" is invalid: must be a whole number of milliseconds from 250 to 60000',
+    ],
+    [
+      { VOXGATE_NODE_TTL_MS: '999', VOXGATE_NODE_HEARTBEAT_MS: '250' },
+      'VOXGATE_NODE_TTL_MS="999" is invalid: must be a whole number of milliseconds from 1000 to 600000',
+    ],
+    [
+      { VOXGATE_NODE_TTL_MS: '3000.5' },
+      'VOXGATE_NODE_TTL_MS="3000.5" is invalid: must be a whole number of milliseconds from 1000 to 600000',
+    ],
+    [
+      { VOXGATE_NODE_TTL_MS: '600001' },
+      'VOXGATE_NODE_TTL_MS="600001" is invalid: must be a whole number of milliseconds from 1000 to 600000',
+    ],
+    [
+      { VOXGATE_NODE_HEARTBEAT_MS: '1000', VOXGATE_NODE_TTL_MS: '1999' },
+      'VOXGATE_NODE_TTL_MS="1999" is invalid: must be at least twice VOXGATE_NODE_HEARTBEAT_MS (1000): one late beat must not make a live node dead',
+    ],
+    [
+      { VOXGATE_NODE_TTL_MS: '1500' },
+      'VOXGATE_NODE_TTL_MS="1500" is invalid: must be at least twice VOXGATE_NODE_HEARTBEAT_MS (1000)',
+    ],
+    [
+      { VOXGATE_NODE_HEARTBEAT_MS: '2000' },
+      'VOXGATE_NODE_HEARTBEAT_MS="2000" is invalid: must be at most half of VOXGATE_NODE_TTL_MS (3000, its default): set that to twice this or more',
+    ],
+    [
       { VOXGATE_LOG_LEVEL: 'loud' },
       'VOXGATE_LOG_LEVEL="loud" is invalid: must be one of fatal, error, warn, info, debug, trace, silent',
     ],
@@ -362,6 +406,34 @@ describe('loadConfig', () => {
       sipMd5OnlyAgents: ['oldphone', 'acme-sip'],
       // As browsers send them: lower case, without the default port, once each.
       sipWsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+    });
+  });
+
+  it('takes a node time to live of twice the heartbeat interval, with either left to its default', () => {
+    const heartbeat = (env: Record<string, string>) => loadConfig(env).heartbeat;
+    expect(heartbeat({ VOXGATE_NODE_HEARTBEAT_MS: '500', VOXGATE_NODE_TTL_MS: '1000' })).toEqual({
+      intervalMs: 500,
+      nodeTtlMs: 1000,
+    });
+    expect(heartbeat({ VOXGATE_NODE_HEARTBEAT_MS: '1500' })).toEqual({
+      intervalMs: 1500,
+      nodeTtlMs: 3000,
+    });
+    expect(heartbeat({ VOXGATE_NODE_TTL_MS: '10000' })).toEqual({
+      intervalMs: 1000,
+      nodeTtlMs: 10_000,
+    });
+    // Empty is unset, as for every variable.
+    expect(heartbeat({ VOXGATE_NODE_HEARTBEAT_MS: '', VOXGATE_NODE_TTL_MS: '' })).toEqual({
+      intervalMs: 1000,
+      nodeTtlMs: 3000,
+    });
+    expect(
+      heartbeat({ VOXGATE_NODE_HEARTBEAT_MS: '60000', VOXGATE_NODE_TTL_MS: '600000' }),
+    ).toEqual({ intervalMs: 60_000, nodeTtlMs: 600_000 });
+    expect(heartbeat({ VOXGATE_NODE_HEARTBEAT_MS: '250', VOXGATE_NODE_TTL_MS: '1000' })).toEqual({
+      intervalMs: 250,
+      nodeTtlMs: 1000,
     });
   });
 
