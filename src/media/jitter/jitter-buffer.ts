@@ -1,10 +1,15 @@
 /**
- * A jitter buffer pulled once per frame (20 ms): packets go in as they arrive, in any order,
- * and come out in sequence, with each missing one signalled so the consumer can conceal it.
+ * A jitter buffer pulled once per packet's worth of audio: packets go in as they arrive, in any
+ * order, and come out in sequence, with each missing one signalled so the consumer can conceal
+ * it.
  *
- * Its depth adapts: a packet arriving after its turn, or an underrun, adds a frame of delay
- * (one concealed frame is played to make room); a long stretch without either takes a frame
- * away again, by skipping the oldest frame, one at a time.
+ * Its depth adapts: a packet arriving after its turn, or an underrun the network caused, adds
+ * a frame of delay (one concealed frame is played to make room); a long stretch without either
+ * takes a frame away again, by skipping the oldest frame, one at a time. What it holds beyond
+ * its depth for a while (the burst after a network stall, a sender whose clock runs faster
+ * than ours) is dropped, so that delay does not stay for the rest of the call. A sender that
+ * paused (DTX, silence suppression: the next packet follows in sequence, its timestamp later
+ * by the pause) is no underrun: its next talkspurt plays at once, at the same depth.
  */
 
 /** A packet in; the payload is held as given (raw octets, or audio already decoded). */
@@ -51,6 +56,16 @@ export interface JitterBufferStats {
 
 /** A jump this far from the playout point means the sender restarted (RFC 3550 A.1's dropout). */
 const RESTART_DISTANCE = 3000;
+/**
+ * Pulls over which the least held beyond the depth is watched: packets held beyond it at every
+ * pull of this long (half a second of 20 ms packets) are delay standing, not jitter.
+ */
+const DRAIN_WINDOW = 25;
+/**
+ * Standing packets dropped one a window up to this many; more (a long stall's burst) go at
+ * once, one jump back to the depth instead of seconds of a call behind.
+ */
+const DRAIN_GRADUALLY = 5;
 
 export class JitterBuffer<P = Uint8Array> {
   private readonly minDepth: number;
@@ -67,8 +82,15 @@ export class JitterBuffer<P = Uint8Array> {
   /** After an underrun, the frame playout stopped at. */
   private resumeFrom: number | undefined;
   private lastTimestamp: number | undefined;
+  /** The last packet played, and the timestamp step from the one before it, when in sequence. */
+  private lastPlayed: { seq: number; ts: number } | undefined;
+  private step = 0;
+  /** Whether the underrun in progress grew the depth (once the network was found the cause). */
+  private grownForUnderrun = false;
   private stretch = 0;
   private calmFrames = 0;
+  private drainPulls = 0;
+  private leastSurplus = Infinity;
   private readonly counts = { late: 0, lost: 0, duplicates: 0, underruns: 0, discarded: 0 };
 
   constructor(options: JitterBufferOptions = {}) {
@@ -118,12 +140,18 @@ export class JitterBuffer<P = Uint8Array> {
     }
     if (this.held.size === 0) return this.underrun();
     this.maybeShrink();
+    this.maybeDrain();
     const seq = this.next!;
     this.next = seq + 1;
     const packet = this.held.get(seq);
     if (packet) {
       this.held.delete(seq);
       this.lastTimestamp = packet.timestamp;
+      this.step =
+        this.lastPlayed?.seq === seq - 1
+          ? (packet.timestamp - this.lastPlayed.ts) >>> 0
+          : this.step;
+      this.lastPlayed = { seq, ts: packet.timestamp };
       return { kind: 'frame', payload: packet.payload, seq: seq & 0xffff, ts: packet.timestamp };
     }
     this.counts.lost++;
@@ -147,7 +175,12 @@ export class JitterBuffer<P = Uint8Array> {
     this.next = undefined;
     this.resumeFrom = undefined;
     this.highest = undefined;
+    this.lastPlayed = undefined;
+    this.step = 0;
+    this.grownForUnderrun = false;
     this.stretch = 0;
+    this.drainPulls = 0;
+    this.leastSurplus = Infinity;
   }
 
   /** Packets numbered below this are late: their turn has passed. */
@@ -156,6 +189,19 @@ export class JitterBuffer<P = Uint8Array> {
   }
 
   private startPlayout(): boolean {
+    if (this.resumeFrom !== undefined && this.held.size > 0) {
+      const first = this.held.get(this.resumeFrom);
+      if (first !== undefined && this.senderPaused(this.resumeFrom, first.timestamp)) {
+        // The talkspurt after a pause: nothing was late, so it plays now, at the same depth.
+        this.next = this.resumeFrom;
+        this.resumeFrom = undefined;
+        return true;
+      }
+      if (!this.grownForUnderrun) {
+        this.grownForUnderrun = true;
+        this.grow();
+      }
+    }
     if (this.held.size < this.depth) return false;
     const oldest = this.oldest();
     // Frames whose turn passed during an underrun are gone.
@@ -165,14 +211,31 @@ export class JitterBuffer<P = Uint8Array> {
     return true;
   }
 
-  /** Nothing to play: wait for `depth` packets again, one frame deeper, and resume there. */
+  /**
+   * Nothing to play. Which it was shows with the next packet: the sender's pause (it follows
+   * in sequence, its timestamp moved on by the pause: RFC 3551 4.1's talkspurts, RFC 7587
+   * 3.1.3's DTX) plays at once; the network's holding packets back makes the buffer one frame
+   * deeper and waits for `depth` packets again.
+   */
   private underrun(): JitterOutput<P> {
     this.counts.underruns++;
-    this.grow();
+    this.calmFrames = 0;
+    this.grownForUnderrun = false;
     this.stretch = 0;
     this.resumeFrom = this.next;
     this.next = undefined;
     return { kind: 'empty' };
+  }
+
+  /**
+   * Whether the packet numbered `seq` resumes after the sender paused: its timestamp is
+   * later than the packets between it and the last played account for, by more than a packet.
+   */
+  private senderPaused(seq: number, timestamp: number): boolean {
+    const last = this.lastPlayed;
+    if (last === undefined || this.step === 0 || seq <= last.seq) return false;
+    const elapsed = (timestamp - last.ts) >>> 0;
+    return elapsed > (seq - last.seq + 1) * this.step && elapsed < 0x80000000;
   }
 
   private oldest(): number {
@@ -198,6 +261,24 @@ export class JitterBuffer<P = Uint8Array> {
       this.held.delete(this.next!);
       this.next!++;
       this.counts.discarded++;
+    }
+  }
+
+  /**
+   * Drops what has stood beyond the depth for a whole window: one packet a window while that
+   * is a few (clock drift, a small burst), all of it at once after a stall.
+   */
+  private maybeDrain(): void {
+    this.leastSurplus = Math.min(this.leastSurplus, this.held.size - this.depth);
+    if (++this.drainPulls < DRAIN_WINDOW) return;
+    const standing = this.leastSurplus;
+    this.drainPulls = 0;
+    this.leastSurplus = Infinity;
+    const drop = standing > DRAIN_GRADUALLY ? standing : Math.min(standing, 1);
+    for (let i = 0; i < drop && this.held.size > this.depth; i++) {
+      if (this.held.delete(this.next!)) this.counts.discarded++;
+      else this.counts.lost++;
+      this.next!++;
     }
   }
 

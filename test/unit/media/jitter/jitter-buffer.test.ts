@@ -62,13 +62,15 @@ describe('JitterBuffer', () => {
     expect(pulls(buffer, 4)).toEqual(['frame:65534', 'frame:65535', 'frame:0', 'frame:1']);
   });
 
-  it('after an underrun, rebuffers one frame deeper and counts what it skipped as lost', () => {
+  it('after an underrun the network caused, rebuffers one frame deeper and counts what it skipped as lost', () => {
     const buffer = new JitterBuffer({ minDepth: 1 });
     buffer.push(packet(1));
     expect(pulls(buffer, 2)).toEqual(['frame:1', 'empty']);
-    expect(buffer.stats).toMatchObject({ underruns: 1, depth: 2 });
+    expect(buffer.stats).toMatchObject({ underruns: 1, depth: 1 });
+    // Packets 2 and 3 are missing: the network, not a pause of the sender's.
     buffer.push(packet(4));
     expect(pulls(buffer, 1)).toEqual(['empty']);
+    expect(buffer.stats.depth).toBe(2);
     buffer.push(packet(5));
     expect(pulls(buffer, 2)).toEqual(['frame:4', 'frame:5']);
     expect(buffer.stats.lost).toBe(2);
@@ -89,13 +91,99 @@ describe('JitterBuffer', () => {
     buffer.pull(); // underrun: depth 2
     let seq = 1;
     for (; seq < 4; seq++) buffer.push(packet(seq));
+    expect(buffer.pull()).toMatchObject({ kind: 'frame', seq: 1 });
     expect(buffer.stats.depth).toBe(2);
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < 12; i++) {
       buffer.push(packet(seq++));
       buffer.pull();
     }
     expect(buffer.stats.depth).toBe(1);
     expect(buffer.stats.discarded).toBe(1);
+    // One packet more than the depth still stands at every pull: a whole window (half a
+    // second) of it is delay, not jitter, and goes.
+    for (let i = 0; i < 40; i++) {
+      buffer.push(packet(seq++));
+      buffer.pull();
+    }
+    expect(buffer.stats).toMatchObject({ depth: 1, discarded: 2, buffered: 0 });
+  });
+
+  it('drops the burst a network stall left, at once, instead of keeping its delay for the call', () => {
+    const buffer = new JitterBuffer({ minDepth: 2 });
+    let seq = 0;
+    const tick = () => {
+      buffer.push(packet(seq++));
+      return buffer.pull();
+    };
+    for (let i = 0; i < 100; i++) tick();
+    // A second without packets, then the second's 50 in a burst.
+    expect(pulls(buffer, 50).filter((o) => o !== 'empty').length).toBeLessThan(3);
+    for (let i = 0; i < 50; i++) buffer.push(packet(seq++));
+    const after: JitterOutput[] = [];
+    for (let i = 0; i < 100; i++) after.push(tick());
+    // Within the first window the standing burst is gone: the buffer holds its depth again.
+    expect(buffer.stats.buffered).toBeLessThanOrEqual(buffer.stats.depth);
+    expect(buffer.stats.discarded).toBeGreaterThan(40);
+    // What plays is in order and ends at the newest packet but the depth.
+    const frames = after.filter((o) => o.kind === 'frame').map((o) => (o as { seq: number }).seq);
+    expect(frames).toEqual([...frames].sort((a, b) => a - b));
+    expect(frames.at(-1)).toBeGreaterThanOrEqual(seq - 1 - buffer.stats.depth);
+  });
+
+  it('sheds the packet a faster sender clock adds now and then, one at a time', () => {
+    const buffer = new JitterBuffer({ minDepth: 2 });
+    let seq = 0;
+    // 1 % fast: one packet more than we play every 100 pulls, over 20 s.
+    for (let i = 0; i < 1000; i++) {
+      buffer.push(packet(seq++));
+      if (i % 100 === 99) buffer.push(packet(seq++));
+      buffer.pull();
+    }
+    expect(buffer.stats.buffered).toBeLessThanOrEqual(buffer.stats.depth + 1);
+    expect(buffer.stats.discarded).toBeGreaterThanOrEqual(8);
+    expect(buffer.stats).toMatchObject({ lost: 0, underruns: 0, late: 0 });
+  });
+
+  it('drops nothing from a stream that only jitters about its depth', () => {
+    const buffer = new JitterBuffer({ minDepth: 2 });
+    let seq = 0;
+    // Packets in pairs every other pull: what is held dips to the depth at every other pull.
+    for (let i = 0; i < 500; i++) {
+      if (i % 2 === 0) {
+        buffer.push(packet(seq++));
+        buffer.push(packet(seq++));
+      }
+      buffer.pull();
+    }
+    expect(buffer.stats).toMatchObject({ discarded: 0, lost: 0 });
+  });
+
+  it('plays the talkspurt after a pause of the sender (DTX, silence suppression) at once, at the same depth', () => {
+    const buffer = new JitterBuffer({ minDepth: 2 });
+    // A talkspurt of 50 packets, 160 timestamp units apart.
+    const spurt = (from: number, count: number, ts: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        sequenceNumber: from + i,
+        timestamp: ts + i * 160,
+        payload: Uint8Array.of(from + i),
+      }));
+    let outs: string[] = [];
+    for (const p of spurt(0, 50, 0)) {
+      buffer.push(p);
+      outs.push(describeOutput(buffer.pull()));
+    }
+    outs = outs.concat(pulls(buffer, 30));
+    expect(buffer.stats.underruns).toBe(1);
+    // The sender was silent for 600 ms: the next packet follows in sequence, 30 frames later.
+    const next = spurt(50, 20, 50 * 160 + 30 * 160);
+    buffer.push(next[0]!);
+    expect(pulls(buffer, 1)).toEqual(['frame:50']);
+    for (const p of next.slice(1)) {
+      buffer.push(p);
+      buffer.pull();
+    }
+    expect(buffer.stats).toMatchObject({ depth: 2, lost: 0 });
+    expect(outs.filter((o) => o.startsWith('frame'))).toHaveLength(50);
   });
 
   it('starts afresh when the sequence jumps as from a restarted sender', () => {

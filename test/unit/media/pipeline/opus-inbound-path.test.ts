@@ -93,7 +93,13 @@ describe('InboundPath with Opus', () => {
      * frames are the very audio the tap was given (one decode for both, not one each).
      */
     function tapped(input: InboundPacket[], skip = new Set<number>(), lead = 3) {
-      const path = new InboundPath({ rate: 16000, formats: [OPUS] });
+      // Packets arrive `lead` ahead of their turn, which the buffer's depth then holds (more
+      // than its depth, standing, would be delay it drops).
+      const path = new InboundPath({
+        rate: 16000,
+        formats: [OPUS],
+        jitter: { minDepth: lead + 1 },
+      });
       const heard: Int16Array[] = [];
       path.onDecoded = (pcm) => heard.push(pcm);
       const frames = run(path, input, skip, lead);
@@ -142,7 +148,12 @@ describe('InboundPath with Opus', () => {
       const swapped = [...input];
       [swapped[20], swapped[21]] = [input[21]!, input[20]!];
       const { path, heard, frames, shared } = tapped(swapped);
-      const plain = run(new InboundPath({ rate: 16000, formats: [OPUS] }), input, new Set(), 3);
+      const plain = run(
+        new InboundPath({ rate: 16000, formats: [OPUS], jitter: { minDepth: 4 } }),
+        input,
+        new Set(),
+        3,
+      );
       expect(path.stats).toMatchObject({ lost: 0, concealed: 0 });
       expect(heard).toHaveLength(50);
       expect(concat(frames)).toEqual(concat(plain));
