@@ -27,6 +27,8 @@ export interface InboundPacket {
   sequenceNumber: number;
   timestamp: number;
   payload: Uint8Array;
+  /** Its RTP source; a new one (a transfer, a re-anchored stream) numbers its packets afresh. */
+  ssrc?: number;
 }
 
 export type InboundVerdict =
@@ -81,6 +83,8 @@ export class InboundPath {
    */
   private decodedCodec: PayloadCodec | null = null;
   private decodedThrough = 0;
+  /** The RTP source of the packets taken so far (undefined before the first). */
+  private source: number | undefined;
   private unknownPayloadType = 0;
   private concealed = 0;
   private undecodable = 0;
@@ -141,6 +145,7 @@ export class InboundPath {
       this.unknownPayloadType++;
       return 'unknown-payload-type';
     }
+    if (packet.ssrc !== undefined && packet.ssrc !== this.source) this.newSource(packet.ssrc);
     if (codec.sequential) return this.pushInSequence(codec, packet);
     // Stateless codecs decode now, for the tap and the frames alike.
     const pcm = this.decode(codec, packet.payload);
@@ -172,6 +177,21 @@ export class InboundPath {
       : (held.pcm ?? this.decode(this.arrivalCodec(codec), packet.payload, false));
     if (heard !== null) this.onDecoded(heard, packet);
     return verdict;
+  }
+
+  /**
+   * Another RTP source took over the leg: its sequence numbers and timestamps start anywhere
+   * (RFC 3550 5.1, 8.2), so what the jitter buffer and the decoder's turn know of the old one
+   * says nothing of it. Within 3000 numbers of the old ones, its packets would have been taken
+   * as late, or as a gap to conceal and a delay to keep. What the old one left decoded plays.
+   */
+  private newSource(ssrc: number): void {
+    if (this.source !== undefined) {
+      this.jitter.restart();
+      this.decodedCodec = null;
+      this.decodedThrough = 0;
+    }
+    this.source = ssrc;
   }
 
   private held(

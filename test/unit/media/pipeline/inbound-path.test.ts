@@ -45,6 +45,23 @@ describe('InboundPath', () => {
     expect(path.stats.lost).toBe(0);
   });
 
+  it('takes a new RTP source at once, whatever its sequence numbers, as after a transfer', () => {
+    const path = new InboundPath({ rate: 8000, formats: [PCMU] });
+    const first = packets(tone(8000, 500, 1, 8000), 160).map((p) => ({ ...p, ssrc: 1 }));
+    // The new source numbers its packets 1000 below the old one's: as one source, 20 s of
+    // them would be late.
+    const second = packets(tone(8000, 1000, 1, 8000), 160).map((p) => ({
+      ...p,
+      ssrc: 2,
+      sequenceNumber: (p.sequenceNumber - 1000) & 0xffff,
+      timestamp: (p.timestamp + 123_456) >>> 0,
+    }));
+    const heard = run(path, [...first, ...second], 20);
+    expect(path.stats).toMatchObject({ late: 0, lost: 0 });
+    expect(heard.length).toBeGreaterThanOrEqual(2 * 8000 - 3 * 160);
+    expect(strongestFrequency(heard.subarray(8000 + 800, 2 * 8000 - 800), 8000)).toBe(1000);
+  });
+
   it('conceals a lost packet instead of leaving a gap', () => {
     const path = new InboundPath({ rate: 8000, formats: [PCMU] });
     const heard = run(path, packets(tone(8000, 500, 1, 8000), 160), 20, new Set([20]));
