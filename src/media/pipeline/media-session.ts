@@ -64,7 +64,7 @@ export class MediaSession {
     source: PlayoutSource;
     tag: string | undefined;
   }>();
-  private readonly digits: DtmfReceiver;
+  private digits: DtmfReceiver;
   private readonly sender: LegSender;
   /** The worker's own coding settings, for every send codec the leg makes. */
   private readonly codecSettings: CodecSettings;
@@ -180,6 +180,9 @@ export class MediaSession {
       this.rtp.setClockRate(codec.clockRate);
     }
     if (changes.telephoneEvent !== undefined) {
+      // The events' durations count in their own clock: 48 kHz beside Opus, 8 kHz beside G.711.
+      const rate = changes.telephoneEvent?.rate ?? 8000;
+      if (rate !== (this.telephoneEvent?.rate ?? 8000)) this.digits = new DtmfReceiver(rate);
       this.telephoneEvent = changes.telephoneEvent;
       this.inbound.setInbandDetection(changes.telephoneEvent === null);
       this.outbound.setTelephoneEventRate(changes.telephoneEvent?.rate ?? null);

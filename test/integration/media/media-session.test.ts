@@ -226,6 +226,33 @@ describe('media sessions in worker threads', () => {
     expect(digits).toEqual([1, 11]);
     const [first, second] = [...byEvent.values()].map((packets) => packets[0]!.at);
     expect(second! - first!).toBeGreaterThanOrEqual(650);
+
+    // A re-INVITE moves telephone-event to 48 kHz (as beside Opus): durations count in it.
+    await pool.send({
+      type: 'updateSession',
+      sessionId: 'd',
+      changes: { telephoneEvent: { payloadType: 110, rate: 48_000 } },
+    });
+    const at = phone.nextTimestamp;
+    for (const [duration, end] of [
+      [960, false],
+      [4800, true],
+      [4800, true],
+    ] as const) {
+      phone.send(s.port, encodeTelephoneEvent({ event: 7, end, volume: 10, duration }), {
+        payloadType: 110,
+        timestamp: at,
+        marker: duration === 960,
+      });
+      await sleep(5);
+    }
+    await until(() => eventsOf('d', 'dtmf').length > 1);
+    expect(eventsOf('d', 'dtmf')[1]).toEqual({
+      type: 'dtmf',
+      digit: '7',
+      source: 'rfc4733',
+      durationMs: 100,
+    });
   });
 
   it('hears and sends DTMF tones in the audio when the peer has no telephone-event', async () => {

@@ -123,6 +123,28 @@ describe('the RFC 4733 receiver', () => {
     ]);
   });
 
+  it('reads a key held past one segment (RFC 4733 2.5.2.3, as libwebrtc sends it at 48 kHz) as one press', () => {
+    const receiver = new DtmfReceiver(48_000);
+    const start = 0xfffff000;
+    const packets: TelephoneEventPacket[] = [];
+    // 2 s of '5': the first segment runs its 16-bit duration out at 0xffff, and the rest goes
+    // on in a segment timestamped where the first ends, without the marker.
+    for (let d = 960; d < 0xffff; d += 960) packets.push(packet(start, 5, d, false, d === 960));
+    packets.push(packet(start, 5, 0xffff));
+    const second = (start + 0xffff) >>> 0;
+    for (let d = 960; d <= 30_465; d += 960) packets.push(packet(second, 5, d));
+    for (let i = 0; i < 3; i++) packets.push(packet(second, 5, 30_465, true));
+    const digits = packets.flatMap((p) => receiver.process(p));
+    expect(digits).toEqual([
+      expect.objectContaining({ digit: '5', timestamp: start, duration: 96_000, ended: true }),
+    ]);
+    expect(digits[0]!.durationMs).toBe(2000);
+    // Two presses of one key a moment apart stay two: the first never ran its segment out.
+    expect(
+      receive([packet(1000, 5, 800, true), packet(1800, 5, 800, true)]).map((d) => d.timestamp),
+    ).toEqual([1000, 1800]);
+  });
+
   it('ignores events that are not DTMF digits (flash, tones)', () => {
     expect(receive([packet(1, 16, 800, true), packet(2, 70, 800, true)])).toEqual([]);
   });
