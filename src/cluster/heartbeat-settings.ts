@@ -1,3 +1,4 @@
+import { SettingError } from '../core/setting-error.js';
 /**
  * The timing of the nodes' heartbeats, read once at start (config/config.ts reads the
  * environment through this; docs/configuration.md, "State and cluster"):
@@ -37,18 +38,6 @@ const TTL_RANGE = { min: 1000, max: 600_000 };
  */
 const MIN_BEATS_PER_TTL = 2;
 
-/** A bad setting: the variable, the rule it breaks and the value given. */
-export class HeartbeatSettingError extends Error {
-  constructor(
-    readonly variable: string,
-    readonly rule: string,
-    readonly value: string,
-  ) {
-    super(`${variable}=${JSON.stringify(value)} is invalid: ${rule}`);
-    this.name = 'HeartbeatSettingError';
-  }
-}
-
 type Env = Record<string, string | undefined>;
 
 export function readHeartbeatSettings(env: Env): HeartbeatSettings {
@@ -68,13 +57,13 @@ export function readHeartbeatSettings(env: Env): HeartbeatSettings {
     // The variable the operator set is the one named: a heartbeat slowed alone past the
     // default time to live says so, rather than blaming a time to live nobody gave.
     if (env.VOXGATE_NODE_TTL_MS === undefined || env.VOXGATE_NODE_TTL_MS === '') {
-      throw new HeartbeatSettingError(
+      throw new SettingError(
         'VOXGATE_NODE_HEARTBEAT_MS',
         `must be at most half of VOXGATE_NODE_TTL_MS (${nodeTtlMs}, its default): set that to twice this or more`,
         env.VOXGATE_NODE_HEARTBEAT_MS ?? '',
       );
     }
-    throw new HeartbeatSettingError(
+    throw new SettingError(
       'VOXGATE_NODE_TTL_MS',
       `must be at least twice VOXGATE_NODE_HEARTBEAT_MS (${intervalMs}): one late beat must not make a live node dead`,
       env.VOXGATE_NODE_TTL_MS ?? '',
@@ -93,7 +82,7 @@ function milliseconds(
   const raw = env[variable];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < range.min || Number(raw) > range.max) {
-    throw new HeartbeatSettingError(
+    throw new SettingError(
       variable,
       `must be a whole number of milliseconds from ${range.min} to ${range.max}`,
       raw,

@@ -6,20 +6,12 @@ import { parseSmppCarriers, type SmppCarrier } from '../messaging/smpp/carrier-c
 import { parseRedisTarget } from '../state/redis-target.js';
 import { parseSecretKey } from '../state/secret-box.js';
 import { OUTBOUND_PROFILES, type OutboundProfile } from '../core/address-policy.js';
-import {
-  DtlsSettingError,
-  readDtlsSettings,
-  type DtlsSettings,
-} from '../media/dtls/dtls-settings.js';
-import { CarrierSettingError, readCarrierSettings } from '../call/carriers/carrier-settings.js';
-import {
-  HeartbeatSettingError,
-  readHeartbeatSettings,
-  type HeartbeatSettings,
-} from '../cluster/heartbeat-settings.js';
+import { SettingError } from '../core/setting-error.js';
+import { readDtlsSettings, type DtlsSettings } from '../media/dtls/dtls-settings.js';
+import { readCarrierSettings } from '../call/carriers/carrier-settings.js';
+import { readHeartbeatSettings, type HeartbeatSettings } from '../cluster/heartbeat-settings.js';
 import {
   readRecordingSettings,
-  RecordingSettingError,
   type RecordingSettings,
 } from '../call/recordings/recording-settings.js';
 import type { CarrierSettings } from '../call/carriers/sip-carrier.js';
@@ -335,45 +327,22 @@ export function inboundCarriers(env: Env): InboundCarrierMode {
   }
 }
 
-export function dtls(env: Env): DtlsSettings {
+/** A part's own settings, read by the part; a SettingError of its becomes a ConfigError. */
+function partSettings<T>(read: (env: Env) => T, env: Env): T {
   try {
-    return readDtlsSettings(env);
+    return read(env);
   } catch (error) {
-    if (error instanceof DtlsSettingError)
+    if (error instanceof SettingError) {
       throw new ConfigError(error.variable, error.rule, error.value);
+    }
     throw error;
   }
 }
 
-export function carriers(env: Env): CarrierSettings {
-  try {
-    return readCarrierSettings(env);
-  } catch (error) {
-    if (error instanceof CarrierSettingError)
-      throw new ConfigError(error.variable, error.rule, error.value);
-    throw error;
-  }
-}
-
-export function recordings(env: Env): RecordingSettings {
-  try {
-    return readRecordingSettings(env);
-  } catch (error) {
-    if (error instanceof RecordingSettingError)
-      throw new ConfigError(error.variable, error.rule, error.value);
-    throw error;
-  }
-}
-
-export function heartbeat(env: Env): HeartbeatSettings {
-  try {
-    return readHeartbeatSettings(env);
-  } catch (error) {
-    if (error instanceof HeartbeatSettingError)
-      throw new ConfigError(error.variable, error.rule, error.value);
-    throw error;
-  }
-}
+export const dtls = (env: Env): DtlsSettings => partSettings(readDtlsSettings, env);
+export const carriers = (env: Env): CarrierSettings => partSettings(readCarrierSettings, env);
+export const recordings = (env: Env): RecordingSettings => partSettings(readRecordingSettings, env);
+export const heartbeat = (env: Env): HeartbeatSettings => partSettings(readHeartbeatSettings, env);
 
 export function readableFile(env: Env, name: string, fallback: string): string {
   const raw = env[name];

@@ -2,18 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseUri, type SipUri } from '../../sip/message/index.js';
 import { CarriersFileError, parseCarriersFile } from './carriers-file.js';
 import type { CarrierSettings, GatewayTransport, SipCarrier } from './sip-carrier.js';
-
-/** A bad carrier setting: the variable, the rule it breaks, and the value (no password). */
-export class CarrierSettingError extends Error {
-  constructor(
-    readonly variable: string,
-    readonly rule: string,
-    readonly value: string,
-  ) {
-    super(`${variable}=${JSON.stringify(value)} is invalid: ${rule}`);
-    this.name = 'CarrierSettingError';
-  }
-}
+import { SettingError } from '../../core/setting-error.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -33,7 +22,7 @@ export function readCarrierSettings(env: Env): CarrierSettings {
   const uri = env.VOXGATE_CARRIER_URI || null;
   const file = env.VOXGATE_CARRIERS_FILE || null;
   if (uri !== null && file !== null) {
-    throw new CarrierSettingError(
+    throw new SettingError(
       'VOXGATE_CARRIERS_FILE',
       'cannot be set together with VOXGATE_CARRIER_URI (put that carrier in the file)',
       file,
@@ -59,7 +48,7 @@ function readCarriersFile(file: string): SipCarrier[] {
   try {
     document = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new CarrierSettingError(
+    throw new SettingError(
       'VOXGATE_CARRIERS_FILE',
       `must name a readable JSON file (${(error as Error).message})`,
       file,
@@ -69,7 +58,7 @@ function readCarriersFile(file: string): SipCarrier[] {
     return parseCarriersFile(document);
   } catch (error) {
     if (error instanceof CarriersFileError)
-      throw new CarrierSettingError('VOXGATE_CARRIERS_FILE', error.message, file);
+      throw new SettingError('VOXGATE_CARRIERS_FILE', error.message, file);
     throw error;
   }
 }
@@ -80,11 +69,11 @@ function uriCarrier(raw: string): SipCarrier {
   try {
     uri = parseUri(raw);
   } catch {
-    throw new CarrierSettingError('VOXGATE_CARRIER_URI', rule, redactedUri(raw));
+    throw new SettingError('VOXGATE_CARRIER_URI', rule, redactedUri(raw));
   }
   const transport = uri.params.get('transport')?.toLowerCase() ?? null;
   if (transport !== null && !['udp', 'tcp', 'tls'].includes(transport))
-    throw new CarrierSettingError(
+    throw new SettingError(
       'VOXGATE_CARRIER_URI',
       'transport must be udp, tcp or tls',
       redactedUri(raw),
@@ -118,6 +107,6 @@ function seconds(env: Env, name: string, fallback: number, min: number): number 
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < min)
-    throw new CarrierSettingError(name, `must be a whole number of seconds, at least ${min}`, raw);
+    throw new SettingError(name, `must be a whole number of seconds, at least ${min}`, raw);
   return Number(raw);
 }

@@ -1,3 +1,4 @@
+import { SettingError } from '../../core/setting-error.js';
 /**
  * The settings of call recordings, read once at start (config/config.ts reads the environment
  * through this):
@@ -21,18 +22,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Ten years: beyond it a figure is a typo, not a policy. */
 const MAX_RETENTION_DAYS = 3650;
 
-/** A bad setting: the variable, the rule it breaks and the value given. */
-export class RecordingSettingError extends Error {
-  constructor(
-    readonly variable: string,
-    readonly rule: string,
-    readonly value: string,
-  ) {
-    super(`${variable}=${JSON.stringify(value)} is invalid: ${rule}`);
-    this.name = 'RecordingSettingError';
-  }
-}
-
 type Env = Record<string, string | undefined>;
 
 export function readRecordingSettings(env: Env): RecordingSettings {
@@ -40,7 +29,7 @@ export function readRecordingSettings(env: Env): RecordingSettings {
   let retentionDays = DEFAULT_RECORDING_RETENTION_DAYS;
   if (days !== undefined && days !== '') {
     if (!/^\d+$/.test(days) || Number(days) > MAX_RETENTION_DAYS) {
-      throw new RecordingSettingError(
+      throw new SettingError(
         'VOXGATE_RECORDING_RETENTION_DAYS',
         `must be a whole number of days from 0 (keep until deleted) to ${MAX_RETENTION_DAYS}`,
         days,
@@ -50,7 +39,7 @@ export function readRecordingSettings(env: Env): RecordingSettings {
   }
   const rate = env.VOXGATE_RECORDING_RATE;
   if (rate !== undefined && rate !== '' && !/^\d{1,6}(\.\d{1,10})?$/.test(rate)) {
-    throw new RecordingSettingError(
+    throw new SettingError(
       'VOXGATE_RECORDING_RATE',
       'must be a decimal number of USD per minute such as 0.00250',
       rate,

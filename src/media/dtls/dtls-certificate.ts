@@ -6,7 +6,8 @@ import {
   formatDtlsFingerprint,
   type DtlsFingerprint,
 } from './dtls-fingerprint.js';
-import { DtlsSettingError, type DtlsSettings } from './dtls-settings.js';
+import { SettingError } from '../../core/setting-error.js';
+import type { DtlsSettings } from './dtls-settings.js';
 
 /**
  * The certificate voxgate presents in every DTLS handshake of the process, with its key and its
@@ -55,7 +56,7 @@ export function dtlsCertificateFromPem(certPem: string, keyPem: string): DtlsCer
 
 /**
  * The process's certificate as the settings say: read from their PEM files, or generated.
- * A file that cannot be used throws a DtlsSettingError naming its variable.
+ * A file that cannot be used throws a SettingError naming its variable.
  */
 export function loadDtlsCertificate(settings: DtlsSettings): DtlsCertificate {
   const files = settings.certificateFiles;
@@ -66,7 +67,7 @@ export function loadDtlsCertificate(settings: DtlsSettings): DtlsCertificate {
     return dtlsCertificateFromPem(certPem, keyPem);
   } catch (error) {
     const keyProblem = /private key/.test((error as Error).message);
-    throw new DtlsSettingError(
+    throw new SettingError(
       keyProblem ? 'VOXGATE_DTLS_KEY' : 'VOXGATE_DTLS_CERT',
       `must name a PEM file that can be used: ${(error as Error).message}`,
       keyProblem ? files.keyFile : files.certFile,
@@ -78,7 +79,7 @@ function readPem(variable: string, path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new DtlsSettingError(
+    throw new SettingError(
       variable,
       `must be the path of a readable PEM file (${(error as Error).message})`,
       path,

@@ -1,4 +1,5 @@
 import { constants, accessSync, statSync } from 'node:fs';
+import { SettingError } from '../../core/setting-error.js';
 
 /**
  * The settings of WebRTC legs' transport (DTLS-SRTP and ICE consent), read once at start (config/config.ts reads the environment through
@@ -23,25 +24,13 @@ export interface DtlsSettings {
 export const DEFAULT_DTLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 export const DEFAULT_ICE_CONSENT_TIMEOUT_MS = 30_000;
 
-/** A bad setting: the variable, the rule it breaks and the value given. */
-export class DtlsSettingError extends Error {
-  constructor(
-    readonly variable: string,
-    readonly rule: string,
-    readonly value: string,
-  ) {
-    super(`${variable}=${JSON.stringify(value)} is invalid: ${rule}`);
-    this.name = 'DtlsSettingError';
-  }
-}
-
 type Env = Record<string, string | undefined>;
 
 export function readDtlsSettings(env: Env): DtlsSettings {
   const certFile = env.VOXGATE_DTLS_CERT || null;
   const keyFile = env.VOXGATE_DTLS_KEY || null;
   if ((certFile === null) !== (keyFile === null)) {
-    throw new DtlsSettingError(
+    throw new SettingError(
       certFile === null ? 'VOXGATE_DTLS_CERT' : 'VOXGATE_DTLS_KEY',
       'must be set together with the other of VOXGATE_DTLS_CERT and VOXGATE_DTLS_KEY',
       '',
@@ -65,7 +54,7 @@ function seconds(env: Env, variable: string, fallbackMs: number): number {
   const raw = env[variable];
   if (raw === undefined || raw === '') return fallbackMs;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 300) {
-    throw new DtlsSettingError(variable, 'must be a whole number of seconds from 1 to 300', raw);
+    throw new SettingError(variable, 'must be a whole number of seconds from 1 to 300', raw);
   }
   return Number(raw) * 1000;
 }
@@ -77,5 +66,5 @@ function readable(variable: string, path: string): void {
   } catch {
     // Reported below, as for a directory.
   }
-  throw new DtlsSettingError(variable, 'must be the path of a readable PEM file', path);
+  throw new SettingError(variable, 'must be the path of a readable PEM file', path);
 }
