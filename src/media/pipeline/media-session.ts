@@ -219,7 +219,17 @@ export class MediaSession {
     );
   }
 
-  /** Stops everything playing, or only what was played with `tag`. */
+  /**
+   * Plays a source its owner ends (a bidirectional stream's audio, which leaves once it reads
+   * as ended): stopPlayback and a 'replace' leave it playing, mixed with what plays after.
+   */
+  playStanding(source: PlayoutSource): void {
+    if (this.closed) return;
+    this.rateSettled = true;
+    this.outbound.playout.play(source, { standing: true });
+  }
+
+  /** Stops everything playing but standing sources, or only what was played with `tag`. */
   stopPlayback(tag?: string): void {
     if (tag === undefined) {
       for (const entry of this.playing) entry.stopped = true;

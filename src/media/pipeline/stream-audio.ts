@@ -154,7 +154,10 @@ export class StreamAudio {
           return out;
         },
       };
-      void session.play(counted, 'mix');
+      // Standing: what the call plays besides (a prompt stopped by a key, a Dial's music, a
+      // Speak that replaces) never ends it; only the stream's end does.
+      session.playStanding(counted);
+      // Ended, it plays what is queued and then leaves the queue (its read says so).
       this.detach.push(() => pushed.end());
     }
   }
@@ -220,10 +223,17 @@ export class StreamAudio {
     return this.session.sendDigits(digits);
   }
 
-  close(): void {
+  /**
+   * Ends the stream's audio. What the server queued is dropped (the stream was stopped, timed
+   * out or broke: the caller must not go on hearing the bot for up to the queue's length,
+   * with no clearAudio possible any more), unless `drain`: the server closed cleanly after
+   * its last words, which then play out.
+   */
+  close(drain = false): void {
     if (this.closed) return;
     this.closed = true;
     this.checkpoints = [];
+    if (!drain) this.pushed?.clear();
     for (const undo of this.detach.splice(0)) undo();
   }
 

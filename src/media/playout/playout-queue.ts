@@ -6,6 +6,8 @@ export type PlayoutMode = 'mix' | 'replace';
 interface Playing {
   source: PlayoutSource;
   onDone?: () => void;
+  /** Plays until removed: no stop() or 'replace' ends it (a stream's audio, see play()). */
+  standing?: boolean;
 }
 
 /**
@@ -31,8 +33,14 @@ export class PlayoutQueue {
     this.silence = new Int16Array(frameSamples);
   }
 
+  /**
+   * Sources with something to say: every one but a standing source that has nothing queued
+   * (a stream whose server is quiet), which must not hold back what else the leg would send.
+   */
   get active(): number {
-    return this.playing.length;
+    let active = 0;
+    for (const p of this.playing) if (!p.standing || (p.source.ready?.(1) ?? true)) active++;
+    return active;
   }
 
   /**
@@ -44,15 +52,24 @@ export class PlayoutQueue {
     return this.playing.some((p) => p.source.ready?.(this.frameSamples) ?? true);
   }
 
-  play(source: PlayoutSource, options: { mode?: PlayoutMode; onDone?: () => void } = {}): void {
+  /**
+   * Adds a source. `standing`: it plays until remove() (a bidirectional stream's audio, which
+   * its server starts and clears itself), so stopping what plays (a key pressed during a
+   * prompt, a Dial's music ending, a Speak that replaces) leaves it alone; it is mixed with
+   * whatever plays after.
+   */
+  play(
+    source: PlayoutSource,
+    options: { mode?: PlayoutMode; onDone?: () => void; standing?: boolean } = {},
+  ): void {
     if ((options.mode ?? 'mix') === 'replace') this.stop();
-    this.playing.push({ source, onDone: options.onDone });
+    this.playing.push({ source, onDone: options.onDone, standing: options.standing === true });
   }
 
-  /** Stops every source (each is told it is done). */
+  /** Stops every source but the standing ones (each stopped is told it is done). */
   stop(): void {
-    const stopped = this.playing;
-    this.playing = [];
+    const stopped = this.playing.filter((p) => !p.standing);
+    this.playing = this.playing.filter((p) => p.standing);
     for (const p of stopped) p.onDone?.();
   }
 
