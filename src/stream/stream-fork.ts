@@ -130,6 +130,11 @@ export class StreamFork {
     let opened = false;
     socket.on('open', () => {
       opened = true;
+      // Stopped while the server was still accepting: it gets no start, only a clean close.
+      if (this.over) {
+        socket.close(1000, 'stopped');
+        return;
+      }
       this.opened();
     });
     socket.on('upgrade', (response) => this.options.onSocket?.(response.socket as Socket));
@@ -152,7 +157,8 @@ export class StreamFork {
         // A connection that broke (reset, 1006) has no close reason: what broke it is the why.
         const why =
           reason.length > 0 ? `: ${reason.toString()}` : broken ? `: ${broken.message}` : '';
-        this.finish('failed', `the server closed the connection (${code}${why})`);
+        // A clean close (1000) after the server's last words lets them play out.
+        this.finish('failed', `the server closed the connection (${code}${why})`, code === 1000);
       } else {
         this.retryOrFail(attempt);
       }
@@ -299,15 +305,18 @@ export class StreamFork {
     socket.send(text);
   }
 
-  private finish(state: Ended, message: string): void {
+  /** `drain`: what the server queued plays out (its own clean close), else it is dropped. */
+  private finish(state: Ended, message: string, drain = false): void {
     if (this.over) return;
     this.over = true;
     if (this.timeout) clearTimeout(this.timeout);
     if (this.retry) clearTimeout(this.retry);
-    this.audio?.close();
+    this.audio?.close(drain);
     this.audio = null;
     const connectedMs = this.connectedAt === null ? 0 : performance.now() - this.connectedAt;
-    if (state === 'failed' || state === 'dropped') this.socket?.terminate();
+    // A socket still connecting is given up too, or it would open later with no one behind it.
+    const connecting = this.socket?.readyState === WebSocket.CONNECTING;
+    if (state === 'failed' || state === 'dropped' || connecting) this.socket?.terminate();
     this.report({ state, message, connectedMs: Math.round(connectedMs) });
   }
 }

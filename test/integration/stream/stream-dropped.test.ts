@@ -1,4 +1,6 @@
-import type { Socket } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answeredCallUuid, placeCarrierCall } from '../../support/carrier-call.js';
 import { ClientApp } from '../../support/client-app.js';
@@ -45,6 +47,52 @@ const droppedLines = () =>
 
 const isLive = async (uuid: string) =>
   (await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${uuid}/?status=live`)).status === 200;
+
+describe('a stream stopped while its server is still accepting (a cold start)', () => {
+  it('leaves no connection open: the handshake is given up, and the server told nothing', async () => {
+    // A server that takes half a second to accept (a cold start).
+    const sockets = new WebSocketServer({ noServer: true });
+    const accepted: { socket: WebSocket; messages: string[]; closedAt: number | null }[] = [];
+    const http = createServer();
+    http.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+      setTimeout(
+        () =>
+          sockets.handleUpgrade(request, socket, head, (ws) => {
+            const entry = { socket: ws, messages: [] as string[], closedAt: null as number | null };
+            ws.on('message', (data) => entry.messages.push(String(data)));
+            ws.on('close', () => (entry.closedAt = Date.now()));
+            accepted.push(entry);
+          }),
+        500,
+      );
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}/slow`;
+      const placed = await placeCarrierCall(
+        { gw, app, carriers, peers },
+        '<Response><Wait length="30"/></Response>',
+      );
+      const uuid = await answeredCallUuid(app, placed.requestUuid);
+      const streams = `/v1/Account/${gw.main.id}/Call/${uuid}/Stream/`;
+      const started = await gw.request('POST', streams, { json: { service_url: url } });
+      expect(started.status).toBe(201);
+      const stopped = await gw.request('DELETE', `${streams}${started.body.stream_id}/`);
+      expect(stopped.status).toBe(204);
+      // The gateway gives the handshake up (or closes at once should it complete): a second
+      // after the server would have accepted, no connection of it is open, and none was told
+      // anything.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(accepted.filter((entry) => entry.closedAt === null)).toEqual([]);
+      expect(accepted.flatMap((entry) => entry.messages)).toEqual([]);
+      expect(await isLive(uuid)).toBe(true);
+    } finally {
+      for (const { socket } of accepted) socket.terminate();
+      sockets.close();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  }, 30_000);
+});
 
 describe('a stream whose server drops it', () => {
   it('is logged with its id, its call and the close code and reason; the call goes on', async () => {
