@@ -222,6 +222,38 @@ describe('a stream fork', () => {
     expect(ws.violations).toEqual([]);
   });
 
+  it('lets the relayed audio of a bridged leg through while its server is quiet, and plays its server over it when it speaks', async () => {
+    const { pool, phone, ws } = await streaming({ bidirectional: true });
+    const caller = await RtpPeer.open(0x3000);
+    peers.push(caller);
+    const a = await pool.createSession(
+      'a',
+      { formats: [PCMU], remote: caller.address },
+      { near: 'call' },
+    );
+    await pool.send({ type: 'bridge', sessionId: 'a', peerId: 'call', mode: 'relay' });
+    // The other party speaks: relayed undecoded to the streamed leg's phone, the bot quiet.
+    const said = [...chunks(tone(8000, 1004, 0.4, 8000), [160])].map(muLawEncode);
+    const before = phone.received.length;
+    await caller.stream(a.port, said, { payloadType: 0 });
+    await until(() => phone.received.length - before >= said.length, 3000);
+    const relayed = phone.received.slice(before).map((p) => Buffer.from(p.payload).toString('hex'));
+    for (const frame of said) expect(relayed).toContain(Buffer.from(frame).toString('hex'));
+    // The bot speaks: its audio goes to the phone instead of the relayed packets.
+    const spoken = phone.received.length;
+    ws.send({
+      event: 'playAudio',
+      media: {
+        contentType: 'audio/x-mulaw',
+        sampleRate: 8000,
+        payload: muLawEncode(tone(8000, 600, 0.5, 8000)).toString('base64'),
+      },
+    });
+    await until(() => phone.received.length - spoken >= 25, 3000);
+    const heard = audioOf(phone.received.slice(spoken));
+    expect(Math.abs(strongestFrequency(heard, 8000, 10) - 600)).toBeLessThan(20);
+  });
+
   it('sends audio arriving every 20 ms as it arrives, never more than a packet per 20 ms', async () => {
     const { phone, ws } = await streaming({ bidirectional: true });
     const before = phone.received.length;
