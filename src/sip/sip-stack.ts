@@ -55,6 +55,8 @@ export class SipStack {
           `discarded a message from ${flow.protocol} ${flow.remote.address}: ${reason}`,
         ),
       onNonSip: (flow) => options.onNonSip?.(flow),
+      onSendFailed: (what, peer, error) =>
+        options.onWarning?.(`could not send ${what} to ${peer}: ${error.message}`),
     });
     this.transactions = new TransactionLayer(this.transport, {
       scheduler: options.scheduler,

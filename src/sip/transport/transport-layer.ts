@@ -36,6 +36,11 @@ export interface TransportLayerUser {
   onDiscard?(reason: string, flow: Flow): void;
   /** Something that is not SIP at all came in (a scan, STUN, HTTP): dropped unanswered. */
   onNonSip?(flow: Flow): void;
+  /**
+   * A message the layer sent on its own account (a rejection of an unparsable request, a
+   * response) could not be sent: the peer is gone. Told with no message contents.
+   */
+  onSendFailed?(what: string, peer: string, error: Error): void;
 }
 
 export type TraceDirection = 'in' | 'out';
@@ -88,7 +93,16 @@ export class TransportLayer {
       this.user.onDiscard?.(error.reason, flow);
       if (rejectionStatus(error) !== null) {
         const answer = rejectUnparsable(error, flow, message?.headers, data.length);
-        if (answer) this.sendTo(answer.route, answer.data, flow.protocol);
+        if (answer) {
+          // The peer may already be gone (it sent garbage and reset the connection): a
+          // failed send must be reported, never left as a rejection nothing observes.
+          this.observe(
+            this.sendTo(answer.route, answer.data, flow.protocol),
+            `a ${rejectionStatus(error)} to an unparsable request`,
+            flow.protocol,
+            answer.route,
+          );
+        }
       }
       return;
     }
@@ -111,8 +125,10 @@ export class TransportLayer {
     return responseDestination(request.topVia(), flow);
   }
 
+  /** Sends a response and reports, through onSendFailed, when it could not be sent. */
   sendResponse(response: SipResponse, route: ResponseRoute, protocol: TransportProtocol): void {
-    this.sendTo(route, response.toBuffer(), protocol);
+    const sent = this.sendTo(route, response.toBuffer(), protocol);
+    this.observe(sent, `a ${response.status} response`, protocol, route);
   }
 
   /** Sends bytes along a response route; rejects when the transport fails. */
@@ -120,7 +136,9 @@ export class TransportLayer {
     const binding = this.binding(protocol);
     if (route.kind === 'address') return this.emit(binding, data, route.address, route.address);
     const sent = this.emit(binding, data, { connectionId: route.connectionId }, route.fallback);
-    if (sent instanceof Promise) {
+    // RFC 7118 4: a SIP WebSocket Server cannot open a connection to a client, so a closed
+    // WebSocket connection has no fallback: its failure is the answer.
+    if (sent instanceof Promise && !isWebSocket(protocol)) {
       // RFC 3261 18.2.2: when the connection is gone, open one to the fallback address.
       return sent.catch(() => this.emit(binding, data, route.fallback, route.fallback));
     }
@@ -148,6 +166,21 @@ export class TransportLayer {
   ): void | Promise<void> {
     this.trace?.('out', data, `${binding.protocol} ${addressName(peer)}`);
     return binding.send(data, to);
+  }
+
+  /** Reports a send the layer made on its own account when it fails, so none goes unobserved. */
+  private observe(
+    sent: void | Promise<void>,
+    what: string,
+    protocol: TransportProtocol,
+    route: ResponseRoute,
+  ): void {
+    if (!(sent instanceof Promise)) return;
+    const peer = `${protocol} ${addressName(route.kind === 'address' ? route.address : route.fallback)}`;
+    sent.catch((error: unknown) => {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.user.onSendFailed?.(what, peer, failure);
+    });
   }
 
   private binding(protocol: TransportProtocol): TransportBinding {
@@ -196,6 +229,9 @@ function topValueEnd(row: string): number {
   }
   return row.length;
 }
+
+const isWebSocket = (protocol: TransportProtocol): boolean =>
+  protocol === 'WS' || protocol === 'WSS';
 
 const addressName = (a: Address): string =>
   a.address.includes(':') ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
