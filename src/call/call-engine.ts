@@ -314,9 +314,19 @@ export class CallEngine implements CallLauncher {
       state: this.options.services.state,
       scheduler: this.options.services.scheduler,
       domains: [this.options.legs.publicHost.toLowerCase()],
+      node: this.options.legs.sip.node,
       owner,
-    }).then((resolved) =>
-      resolved.kind === 'unregistered'
+    }).then((resolved) => {
+      if (resolved.kind === 'elsewhere') {
+        // Failed as an endpoint with no registration: this node holds no flow to it.
+        this.options.services.log.warn(
+          { node: resolved.node, protocol: resolved.protocol },
+          `${uri} is registered over a ${resolved.protocol} connection held by node ` +
+            `${resolved.node}, which only that node can send on: the call to it fails here`,
+        );
+        return null;
+      }
+      return resolved.kind === 'unregistered'
         ? null
         : {
             target: resolved.target,
@@ -324,8 +334,8 @@ export class CallEngine implements CallLauncher {
             routeSet: resolved.routeSet,
             ...(resolved.webrtc && { webrtc: true }),
             ...(resolved.srtp && { srtp: resolved.srtp }),
-          },
-    );
+          };
+    });
   }
 
   /** How a leg reaches a phone number: its carriers' gateways in turn; null without carriers. */

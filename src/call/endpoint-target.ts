@@ -4,6 +4,7 @@ import type { Destination } from '../sip/transport/transport-layer.js';
 import type { TransportProtocol } from '../sip/transport/flow.js';
 import type { State } from '../state/state.js';
 import type { BindingRecord } from '../state/records.js';
+import { heldByConnection } from '../state/state.js';
 import { liveBindings, liveTokenBindings } from './registrar-directory.js';
 
 /** Where a SIP URI destination is to be sent. */
@@ -19,7 +20,12 @@ export type ResolvedTarget =
       srtp?: 'required' | 'optional' | 'off' | 'dtls';
     }
   /** The URI names one of our endpoints, and it has no live registration. */
-  | { kind: 'unregistered' };
+  | { kind: 'unregistered' }
+  /**
+   * Its newest binding is held by a connection of another node (`node`): only that node can
+   * send on it, so from here the endpoint cannot be reached.
+   */
+  | { kind: 'elsewhere'; node: string; protocol: string };
 
 /**
  * A destination on the gateway's own domain whose user is an endpoint goes to where that
@@ -29,6 +35,11 @@ export type ResolvedTarget =
  * nodes). A user that is no endpoint but the subject of an access token registered in the
  * caller's account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same
  * way. Any other URI is dialled as it is.
+ *
+ * A connection id names a connection of the node that accepted it, and nothing else: a binding
+ * held by another node's connection (TCP, TLS, WebSocket, with no Path) is not sent to from
+ * `context.node`, whatever connection of its own has the same id. A WebSocket client cannot
+ * be dialled at all (RFC 7118), and a TCP or TLS client's source port seldom listens.
  */
 export async function resolveSipTarget(
   uri: string,
@@ -36,6 +47,8 @@ export async function resolveSipTarget(
     state: State;
     scheduler: Scheduler;
     domains: readonly string[];
+    /** This node's id: only its own connections can be sent on. */
+    node: string;
     /** Who calls: the token clients it registered are reachable by their subject. */
     owner?: { account: string; subaccount: string | null };
   },
@@ -62,6 +75,9 @@ export async function resolveSipTarget(
   } else return { kind: 'uri', target: uri };
   const newest = bindings.at(-1);
   if (!newest) return { kind: 'unregistered' };
+  if (heldByConnection(newest) && newest.node !== context.node) {
+    return { kind: 'elsewhere', node: newest.node, protocol: newest.protocol };
+  }
   const target = newest.contact.replace(/^<|>$/g, '');
   // RFC 3327 5.3: the Path the client registered through becomes the route set of requests
   // to it, sent to the first proxy on it (the one that holds the client's flow), not to the

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /** A transport protocol as it appears in a Via header. */
 export type TransportProtocol = 'UDP' | 'TCP' | 'TLS' | 'WS' | 'WSS';
 
@@ -22,3 +24,10 @@ export const isReliable = (protocol: TransportProtocol): boolean => protocol !==
 
 export const flowKey = (protocol: TransportProtocol, remote: Address): string =>
   `${protocol}:${remote.address.includes(':') ? `[${remote.address}]` : remote.address}:${remote.port}`;
+
+/**
+ * The start of the connection ids of one transport: its protocol and a random part, so that
+ * ids are unique across transports, processes and nodes (`ws-3f9a0c1e-7`).
+ */
+export const connectionIdPrefix = (protocol: TransportProtocol): string =>
+  `${protocol.toLowerCase()}-${randomBytes(4).toString('hex')}`;

@@ -1,7 +1,7 @@
 import type { Server, Socket } from 'node:net';
 import { SipStreamFramer } from '../message/index.js';
 import type { ConnectionListener } from './connection-listener.js';
-import { flowKey, type Address, type Flow } from './flow.js';
+import { connectionIdPrefix, flowKey, type Address, type Flow } from './flow.js';
 import { handshakeError } from './handshake-error.js';
 
 /** The stream-oriented transports of RFC 3261 18.3. */
@@ -30,6 +30,13 @@ export abstract class StreamTransport {
   private readonly connections = new Map<string, Connection>();
   private readonly byRemote = new Map<string, string>();
   private sequence = 0;
+  /**
+   * Starts every connection id: the protocol and a random part of this transport's own. A
+   * registration stores the id of the connection it came on, and every node of a cluster
+   * reads it: with a bare counter, `ws-3` on one node would name another client's connection
+   * on the next.
+   */
+  private readonly idPrefix: string;
   private readonly idleMs: number;
 
   /**
@@ -44,6 +51,7 @@ export abstract class StreamTransport {
     private readonly listener: ConnectionListener,
     private readonly options: StreamTransportOptions,
   ) {
+    this.idPrefix = connectionIdPrefix(protocol);
     this.idleMs = options.idleMs ?? 5 * 60_000;
     server.on(connectionEvent, (socket: Socket) => this.adopt(socket));
   }
@@ -74,7 +82,7 @@ export abstract class StreamTransport {
 
   /** Takes a connected socket (accepted or dialled) into the transport. */
   private adopt(socket: Socket): Connection {
-    const id = `${this.protocol.toLowerCase()}-${++this.sequence}`;
+    const id = `${this.idPrefix}-${++this.sequence}`;
     const remote = { address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 };
     const flow: Flow = { protocol: this.protocol, local: this.local, remote, connectionId: id };
     const connection: Connection = { id, socket, flow, idle: null };

@@ -12,7 +12,7 @@ import type { TLSSocket } from 'node:tls';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { DEFAULT_MAX_SIZE } from '../message/index.js';
 import type { ConnectionListener } from './connection-listener.js';
-import { flowKey, type Address, type Flow } from './flow.js';
+import { connectionIdPrefix, flowKey, type Address, type Flow } from './flow.js';
 import { handshakeError } from './handshake-error.js';
 import { listenServer } from './listen-server.js';
 import { checkCredentials, type TlsCredentials } from './tls-credentials.js';
@@ -82,6 +82,13 @@ const CRLF = 0x0a0d;
 export class WsTransport {
   private readonly connections = new Map<string, WsConnection>();
   private sequence = 0;
+  /**
+   * Starts every connection id: the protocol and a random part of this transport's own. A
+   * registration stores the id of the connection it came on, and every node of a cluster
+   * reads it: with a bare counter, `ws-3` on one node would name another client's connection
+   * on the next.
+   */
+  private readonly idPrefix: string;
   private readonly sockets: WebSocketServer;
   private readonly pinger: NodeJS.Timeout | null = null;
   private readonly origins: ReadonlySet<string> | null;
@@ -112,6 +119,7 @@ export class WsTransport {
     server.on('tlsClientError', (error: Error, socket: TLSSocket) =>
       listener.onError?.(handshakeError(protocol, socket, error)),
     );
+    this.idPrefix = connectionIdPrefix(protocol);
     this.origins = options.origins ? new Set(options.origins) : null;
     const interval = options.pingIntervalMs ?? 30_000;
     if (interval > 0) {
@@ -188,7 +196,7 @@ export class WsTransport {
   }
 
   private adopt(socket: WebSocket, request: IncomingMessage): void {
-    const id = `${this.protocol.toLowerCase()}-${++this.sequence}`;
+    const id = `${this.idPrefix}-${++this.sequence}`;
     const remote = {
       address: request.socket.remoteAddress ?? '',
       port: request.socket.remotePort ?? 0,

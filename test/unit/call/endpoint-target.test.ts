@@ -13,6 +13,7 @@ import { createState } from '../../../src/state/state.js';
 const TENANT = 'MA' + 'T'.repeat(18);
 const SUB = 'SA' + 'S'.repeat(18);
 const domains = ['gw.example.com'];
+const node = 'node-a';
 
 const binding = (expiresAt: number): BindingRecord => ({
   contact: '<sip:k3j2@df7jal23ls0d.invalid;transport=ws>',
@@ -27,15 +28,15 @@ const binding = (expiresAt: number): BindingRecord => ({
   node: 'node-a',
 });
 
-async function setUp() {
+async function setUp(stored: BindingRecord[] | null = null) {
   const state = createState(new EmbeddedStore(null));
   const scheduler = new ManualScheduler();
   await state.registrations.create({
     account: TENANT,
     subaccount: SUB,
     created: 0,
-    aor: 'token:agent-7',
-    bindings: [binding(scheduler.now() + 60_000)],
+    aor: `token:${SUB}:agent-7`,
+    bindings: stored ?? [binding(scheduler.now() + 60_000)],
   });
   return { state, scheduler };
 }
@@ -48,6 +49,7 @@ describe('a SIP URI naming an access token subject', () => {
       state,
       scheduler,
       domains,
+      node,
       owner,
     });
     expect(target).toEqual({
@@ -71,11 +73,42 @@ describe('a SIP URI naming an access token subject', () => {
       { account: TENANT, subaccount: 'SA' + 'X'.repeat(18) },
       { account: 'MA' + 'O'.repeat(18), subaccount: SUB },
     ]) {
-      expect(await resolveSipTarget(uri, { state, scheduler, domains, owner })).toEqual(asWritten);
+      expect(await resolveSipTarget(uri, { state, scheduler, domains, node, owner })).toEqual(
+        asWritten,
+      );
     }
-    expect(await resolveSipTarget(uri, { state, scheduler, domains })).toEqual(asWritten);
+    expect(await resolveSipTarget(uri, { state, scheduler, domains, node })).toEqual(asWritten);
     scheduler.advance(60_001);
     const owner = { account: TENANT, subaccount: SUB };
-    expect(await resolveSipTarget(uri, { state, scheduler, domains, owner })).toEqual(asWritten);
+    expect(await resolveSipTarget(uri, { state, scheduler, domains, node, owner })).toEqual(
+      asWritten,
+    );
+  });
+
+  it('is not reached from a node other than the one that holds its connection', async () => {
+    const { state, scheduler } = await setUp();
+    const owner = { account: TENANT, subaccount: SUB };
+    const uri = 'sip:agent-7@gw.example.com';
+    expect(
+      await resolveSipTarget(uri, { state, scheduler, domains, node: 'node-b', owner }),
+    ).toEqual({ kind: 'elsewhere', node: 'node-a', protocol: 'WS' });
+  });
+
+  it('is reached from any node through the proxy of its Path', async () => {
+    const scheduler = new ManualScheduler();
+    const viaProxy = {
+      ...binding(scheduler.now() + 60_000),
+      path: ['<sip:lb.example.com;lr>'],
+    };
+    const { state } = await setUp([viaProxy]);
+    const owner = { account: TENANT, subaccount: SUB };
+    const target = await resolveSipTarget('sip:agent-7@gw.example.com', {
+      state,
+      scheduler,
+      domains,
+      node: 'node-b',
+      owner,
+    });
+    expect(target).toMatchObject({ kind: 'uri', routeSet: ['<sip:lb.example.com;lr>'] });
   });
 });

@@ -1,0 +1,99 @@
+import { WebSocket } from 'ws';
+import { SipRequest, SipResponse, parseMessage } from '../../src/sip/message/index.js';
+import type { TestGateway } from './gateway.js';
+
+/**
+ * A SIP-over-WebSocket client as a browser SDK is one (RFC 7118): it registers an access
+ * token's subject with `Authorization: Bearer`, keeps every request the gateway sends it, and
+ * answers an INVITE 486 so that the call ends at once.
+ */
+export class WsSipTokenClient {
+  /** The requests the gateway sent on this connection, in order. */
+  readonly received: SipRequest[] = [];
+  private waiting: ((response: SipResponse) => void) | null = null;
+
+  private constructor(private readonly socket: WebSocket) {
+    socket.on('message', (data: Buffer) => {
+      const message = parseMessage(Buffer.from(data));
+      if (message instanceof SipResponse) {
+        this.waiting?.(message);
+        return;
+      }
+      this.received.push(message);
+      if (message.method === 'INVITE') socket.send(busy(message));
+    });
+  }
+
+  static async connect(url: string): Promise<WsSipTokenClient> {
+    const socket = new WebSocket(url, ['sip']);
+    socket.on('error', () => {});
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('unexpected-response', () => reject(new Error(`${url} refused the upgrade`)));
+    });
+    return new WsSipTokenClient(socket);
+  }
+
+  /** Registers `sub` with `token`; resolves with the final response's status. */
+  register(sub: string, token: string): Promise<number> {
+    const request = [
+      'REGISTER sip:127.0.0.1 SIP/2.0',
+      `Via: SIP/2.0/WS ${sub}.invalid;branch=z9hG4bK${Math.random().toString(36).slice(2)}`,
+      'Max-Forwards: 70',
+      `From: <sip:${sub}@127.0.0.1>;tag=t${Math.random().toString(36).slice(2)}`,
+      `To: <sip:${sub}@127.0.0.1>`,
+      `Call-ID: reg-${Math.random().toString(36).slice(2)}`,
+      'CSeq: 1 REGISTER',
+      `Contact: <sip:${sub}@${sub}.invalid;transport=ws>`,
+      'Expires: 300',
+      `Authorization: Bearer ${token}`,
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n');
+    return new Promise((resolve) => {
+      this.waiting = (response) => {
+        if (response.status < 200) return;
+        this.waiting = null;
+        resolve(response.status);
+      };
+      this.socket.send(request);
+    });
+  }
+
+  invites(): SipRequest[] {
+    return this.received.filter((r) => r.method === 'INVITE');
+  }
+
+  close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.socket.once('close', () => resolve());
+      this.socket.close();
+    });
+  }
+}
+
+/** An access token for `sub` that may register (incoming calls), minted by `as`. */
+export async function mintToken(
+  gw: TestGateway,
+  as: { id: string; token: string },
+  sub: string,
+): Promise<string> {
+  const res = await gw.request('POST', `/v1/Account/${as.id}/JWT/Token/`, {
+    as,
+    json: { iss: as.id, sub, per: { voice: { incoming_allow: true, outgoing_allow: true } } },
+  });
+  if (res.status !== 200) throw new Error(`JWT/Token/ answered ${res.status}: ${res.text}`);
+  return res.body.token as string;
+}
+
+function busy(invite: SipRequest): string {
+  const rows = ['Via', 'From', 'To', 'Call-ID', 'CSeq'].flatMap((name) =>
+    invite.headers.getRows(name).map((value) => {
+      if (name === 'To' && !/;tag=/.test(value)) return `To: ${value};tag=busy`;
+      return `${name}: ${value}`;
+    }),
+  );
+  return ['SIP/2.0 486 Busy Here', ...rows, 'Content-Length: 0', '', ''].join('\r\n');
+}
