@@ -48,11 +48,19 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
     return record ? record.bindings.map(fromRecord) : [];
   }
 
-  async update(
+  update(
     aor: Pick<AddressOfRecord, 'kind' | 'id' | 'account' | 'subaccount'>,
     change: (current: Binding[]) => Binding[] | null,
   ): Promise<Binding[]> {
-    const key = aorKey(aor);
+    return this.rewrite(aorKey(aor), aor, change);
+  }
+
+  /** update() of the registration stored under `key`. */
+  private async rewrite(
+    key: string,
+    aor: { account: string; subaccount: string | null },
+    change: (current: Binding[]) => Binding[] | null,
+  ): Promise<Binding[]> {
     const previous = await this.state.registrations.get(aor.account, key);
     const current = previous ? previous.bindings.map(fromRecord) : [];
     const bindings = change(current);
@@ -82,14 +90,8 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
   async unbindNode(tenant: string, node: string): Promise<number> {
     let removed = 0;
     for (const record of await this.state.registrations.all(tenant, `node:${node}`)) {
-      const [kind, ...id] = record.aor.split(':');
-      const aor = {
-        kind: kind as AddressOfRecord['kind'],
-        id: id.join(':'),
-        account: record.account,
-        subaccount: record.subaccount,
-      };
-      await this.update(aor, (bindings) => {
+      // By the key it is stored under, whatever its format (see aorKey).
+      await this.rewrite(record.aor, record, (bindings) => {
         const kept = bindings.filter(
           (b) => !(b.flow.node === node && heldByConnection(toRecord(b))),
         );
@@ -101,9 +103,26 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
   }
 }
 
-/** The registration key of an AOR: `endpoint:<endpoint_id>` or `token:<sub>`. */
-export const aorKey = (aor: Pick<AddressOfRecord, 'kind' | 'id'>): string =>
-  `${aor.kind}:${aor.id}`;
+/** The registration key of an endpoint's AOR. */
+export const endpointAorKey = (endpointId: string): string => `endpoint:${endpointId}`;
+
+/**
+ * The registration key of an access token's subject: `token:<owner>:<sub>`, the owner being the
+ * subaccount or main account whose token registered it. Any account may mint a token for any
+ * `sub`, so the subject alone would let two tenants' clients overwrite each other's bindings
+ * and be reached by each other's calls. Registrations stored under the older `token:<sub>` are
+ * not read any more and not migrated: they expire within VOXGATE_SIP_MAX_EXPIRES, and their
+ * clients' next REGISTER stores them under the new key.
+ */
+export const tokenAorKey = (
+  owner: { account: string; subaccount: string | null },
+  sub: string,
+): string => `token:${owner.subaccount ?? owner.account}:${sub}`;
+
+/** The registration key of an AOR: endpointAorKey or tokenAorKey. */
+export const aorKey = (
+  aor: Pick<AddressOfRecord, 'kind' | 'id' | 'account' | 'subaccount'>,
+): string => (aor.kind === 'endpoint' ? endpointAorKey(aor.id) : tokenAorKey(aor, aor.id));
 
 /** The bindings of an endpoint that have not expired, newest expiry last. */
 export async function liveBindings(
@@ -112,10 +131,7 @@ export async function liveBindings(
   endpointId: string,
   now: number,
 ): Promise<BindingRecord[]> {
-  const record = await state.registrations.get(
-    account,
-    aorKey({ kind: 'endpoint', id: endpointId }),
-  );
+  const record = await state.registrations.get(account, endpointAorKey(endpointId));
   return (record?.bindings ?? []).filter((b) => b.expires_at > now);
 }
 
@@ -130,7 +146,8 @@ export async function liveTokenBindings(
   sub: string,
   now: number,
 ): Promise<BindingRecord[]> {
-  const record = await state.registrations.get(owner.account, aorKey({ kind: 'token', id: sub }));
+  const record = await state.registrations.get(owner.account, tokenAorKey(owner, sub));
+  // The key names the owner; the check keeps a record written otherwise from being used.
   if (!record || record.subaccount !== owner.subaccount) return [];
   return record.bindings.filter((b) => b.expires_at > now);
 }

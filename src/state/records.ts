@@ -128,7 +128,7 @@ export interface BindingRecord {
 
 /**
  * The bindings of one address of record: an endpoint (`endpoint:<endpoint_id>`) or the subject
- * of an access token (`token:<sub>`). Kept apart from the endpoint record, which only the API
+ * of an access token of one account or subaccount (`token:<owner id>:<sub>`). Kept apart from the endpoint record, which only the API
  * writes, so that registrations never race with endpoint updates.
  */
 export interface RegistrationRecord extends Owned {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { aorKey, liveBindings } from '../../call/registrar-directory.js';
+import { endpointAorKey, liveBindings } from '../../call/registrar-directory.js';
 import { ha1, md5Hex } from '../../core/digest.js';
 import { UniqueViolation } from '../../core/errors.js';
 import { newNumericId, randomDigits } from '../../core/ids.js';
@@ -297,7 +297,7 @@ export function endpointRoutes(app: TypedApp, { state, uris, clock, sipDomain }:
       });
       const registration = await state.registrations.get(
         endpoint.account,
-        aorKey({ kind: 'endpoint', id: endpoint.endpoint_id }),
+        endpointAorKey(endpoint.endpoint_id),
       );
       if (registration) await state.registrations.remove(registration);
       return reply.code(204).send(null);

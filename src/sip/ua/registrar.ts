@@ -205,12 +205,12 @@ export class Registrar {
       if (id === null || binding.flow.node !== this.options.node) continue;
       let aors = this.byConnection.get(id);
       if (!aors) this.byConnection.set(id, (aors = new Map()));
-      aors.set(`${aor.account}|${aor.kind}|${aor.id}`, aor);
+      aors.set(aorTimerKey(aor), aor);
     }
   }
 
   private scheduleExpiry(aor: AddressOfRecord, bindings: Binding[]): void {
-    const key = `${aor.account}|${aor.kind}|${aor.id}`;
+    const key = aorTimerKey(aor);
     this.expiryTimers.get(key)?.cancel();
     this.expiryTimers.delete(key);
     if (bindings.length === 0) return;
@@ -254,3 +254,10 @@ function isRoutable(value: string): boolean {
     return false;
   }
 }
+
+/**
+ * An AOR's key in this registrar's maps. The subaccount is part of it: two accounts' tokens
+ * may name the same subject, and each has bindings and an expiry of its own.
+ */
+const aorTimerKey = (aor: AddressOfRecord): string =>
+  `${aor.account}|${aor.subaccount ?? ''}|${aor.kind}|${aor.id}`;

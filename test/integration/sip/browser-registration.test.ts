@@ -50,7 +50,10 @@ describe('sip.js in Chromium over WebSocket with a JWT access token', () => {
     const token = await mint('browser-1', { incoming_allow: true, outgoing_allow: true });
     const ok = await phone.register(wsUrl, 'sip:browser-1@127.0.0.1', token);
     expect(ok.status).toBe(200);
-    const stored = await gw.gateway.state.registrations.get(gw.main.id, 'token:browser-1');
+    const stored = await gw.gateway.state.registrations.get(
+      gw.main.id,
+      `token:${gw.main.id}:browser-1`,
+    );
     expect(stored?.bindings).toHaveLength(1);
     expect(stored?.bindings[0]).toMatchObject({ protocol: 'WS' });
     expect(phone.consoleErrors).toEqual([]);
@@ -62,7 +65,9 @@ describe('sip.js in Chromium over WebSocket with a JWT access token', () => {
     await expect(phone.register(wsUrl, 'sip:browser-2@127.0.0.1', token)).rejects.toThrow(
       /REGISTER refused: 403/,
     );
-    expect(await gw.gateway.state.registrations.get(gw.main.id, 'token:browser-2')).toBeNull();
+    expect(
+      await gw.gateway.state.registrations.get(gw.main.id, `token:${gw.main.id}:browser-2`),
+    ).toBeNull();
     const refusals = gw.logs
       .map((line) => JSON.parse(line))
       .filter((entry) => entry.msg === 'REGISTER refused');
@@ -143,7 +148,7 @@ describe('sip.js in Chromium over secure WebSocket (WSS)', () => {
       );
       const stored = await secure.gateway.state.registrations.get(
         secure.main.id,
-        'token:browser-5',
+        `token:${secure.main.id}:browser-5`,
       );
       expect(stored?.bindings).toHaveLength(1);
       expect(stored?.bindings[0]).toMatchObject({ protocol: 'WSS' });

@@ -120,7 +120,10 @@ describe('sip.js registers over WebSocket', () => {
     expect(traced.some((line) => line.includes('REGISTER sip:'))).toBe(true);
     expect(traced.some((line) => line.includes('Authorization: <redacted>'))).toBe(true);
     expect(gw.logs.join('\n')).not.toContain(token.body.token);
-    const stored = await gw.gateway.state.registrations.get(gw.main.id, 'token:agent-7');
+    const stored = await gw.gateway.state.registrations.get(
+      gw.main.id,
+      `token:${gw.main.id}:agent-7`,
+    );
     expect(stored?.bindings[0]).toMatchObject({ protocol: 'WS' });
     await ua.stop();
   });
@@ -140,7 +143,9 @@ describe('sip.js registers over WebSocket', () => {
     });
     const { states } = await registerWith(ua, [`Authorization: Bearer ${token.body.token}`]);
     expect(states).not.toContain(RegistererState.Registered);
-    expect(await gw.gateway.state.registrations.get(gw.main.id, 'token:agent-8')).toBeNull();
+    expect(
+      await gw.gateway.state.registrations.get(gw.main.id, `token:${gw.main.id}:agent-8`),
+    ).toBeNull();
     const refusals = gw.logs
       .map((line) => JSON.parse(line))
       .filter((e) => e.msg === 'REGISTER refused');
