@@ -10,6 +10,18 @@ export type ClientMessage =
 
 const RATES = new Set([8000, 16000, 24000]);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Line breaks and spaces, as MIME-style base64 encoders write them (every 76 characters). */
+const BASE64_SPACING = /[\r\n\t ]/g;
+/** The most of a value an error quotes back: a megabyte of it would outgrow the send budget. */
+const QUOTED_CHARS = 100;
+
+/** A value as an error quotes it: JSON, cut short past QUOTED_CHARS. */
+function quoted(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > QUOTED_CHARS
+    ? `${text.slice(0, QUOTED_CHARS)}… (${text.length} characters)`
+    : text;
+}
 
 /**
  * Reads one frame from the server: a JSON text message with a known event and valid fields,
@@ -32,7 +44,7 @@ export function readClientMessage(
   }
   const message = parsed as Record<string, unknown>;
   if ('streamId' in message && message.streamId !== streamId) {
-    return { error: `streamId ${String(message.streamId)} is not this stream's (${streamId})` };
+    return { error: `streamId ${quoted(message.streamId)} is not this stream's (${streamId})` };
   }
   switch (message.event) {
     case 'playAudio':
@@ -51,7 +63,7 @@ export function readClientMessage(
       return { message: { event: 'sendDTMF', digits: message.dtmf } };
     default:
       return {
-        error: `Expected an event of playAudio, checkpoint, clearAudio or sendDTMF but received ${JSON.stringify(message.event)}`,
+        error: `Expected an event of playAudio, checkpoint, clearAudio or sendDTMF but received ${quoted(message.event)}`,
       };
   }
 }
@@ -65,7 +77,7 @@ function readPlayAudio(media: unknown): { message: ClientMessage } | { error: st
     typeof sampleRate === 'string' && /^\d+$/.test(sampleRate) ? Number(sampleRate) : sampleRate;
   if (typeof rate !== 'number' || !RATES.has(rate)) {
     return {
-      error: `playAudio sampleRate must be 8000, 16000 or 24000 (a number or a numeric string) but received ${JSON.stringify(sampleRate)}`,
+      error: `playAudio sampleRate must be 8000, 16000 or 24000 (a number or a numeric string) but received ${quoted(sampleRate)}`,
     };
   }
   let encoding: StreamAudioFormat['encoding'];
@@ -73,19 +85,29 @@ function readPlayAudio(media: unknown): { message: ClientMessage } | { error: st
   else if (contentType === 'audio/x-mulaw') encoding = 'mulaw';
   else {
     return {
-      error: `playAudio contentType must be audio/x-l16 or audio/x-mulaw but received ${JSON.stringify(contentType)}`,
+      error: `playAudio contentType must be audio/x-l16 or audio/x-mulaw but received ${quoted(contentType)}`,
     };
   }
   if (encoding === 'mulaw' && rate !== 8000) {
     return { error: `playAudio audio/x-mulaw is 8000 Hz only but received ${rate}` };
   }
-  if (typeof payload !== 'string' || payload === '' || !BASE64.test(payload)) {
+  if (typeof payload !== 'string' || payload === '') {
     return { error: 'playAudio payload must be non-empty base64' };
+  }
+  // Base64 as MIME encoders write it (Python's encodebytes, Java's MIME encoder) is taken too.
+  const base64 = BASE64.test(payload) ? payload : payload.replace(BASE64_SPACING, '');
+  if (base64 === '' || !BASE64.test(base64)) {
+    const bad = /[^A-Za-z0-9+/=\r\n\t ]/.exec(payload);
+    return {
+      error: bad
+        ? `playAudio payload must be base64 but holds ${quoted(bad[0])} at ${bad.index}`
+        : 'playAudio payload must be non-empty base64 (its = padding only at the end)',
+    };
   }
   return {
     message: {
       event: 'playAudio',
-      payload: Buffer.from(payload, 'base64'),
+      payload: Buffer.from(base64, 'base64'),
       format: { encoding, rate: rate as StreamAudioFormat['rate'] },
     },
   };
