@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
 import {
   OutboundRefused,
+  redactedUrl,
   selfHostedGuard,
   type OutboundGuard,
   type PinnedTarget,
@@ -108,7 +109,7 @@ export class StreamFork {
         if (this.over) return;
         if (error instanceof OutboundRefused)
           this.finish('failed', `service_url is refused: ${error.message}`);
-        else this.retryOrFail(attempt);
+        else this.retryOrFail(attempt, error);
       },
     );
   }
@@ -160,17 +161,24 @@ export class StreamFork {
         // A clean close (1000) after the server's last words lets them play out.
         this.finish('failed', `the server closed the connection (${code}${why})`, code === 1000);
       } else {
-        this.retryOrFail(attempt);
+        this.retryOrFail(attempt, broken);
       }
     });
   }
 
-  private retryOrFail(attempt: number): void {
+  /**
+   * Another attempt, or the stream fails saying why the last one did (an upgrade refused
+   * with its status, a timeout, a refused connection), with the URL as a log may show it: its
+   * query may carry the server's token.
+   */
+  private retryOrFail(attempt: number, why: Error | null): void {
     const attempts = this.options.attempts ?? 3;
     if (attempt < attempts) {
       this.retry = setTimeout(() => this.connect(attempt + 1), this.options.retryDelayMs ?? 500);
     } else {
-      this.finish('failed', `could not connect to ${this.spec.serviceUrl} in ${attempts} attempts`);
+      const url = redactedUrl(new URL(this.spec.serviceUrl));
+      const last = why === null ? '' : ` (the last: ${why.message})`;
+      this.finish('failed', `could not connect to ${url} in ${attempts} attempts${last}`);
     }
   }
 
