@@ -15,13 +15,15 @@ const BASE64_SPACING = /[\r\n\t ]/g;
 /** The most of a value an error quotes back: a megabyte of it would outgrow the send budget. */
 const QUOTED_CHARS = 100;
 
-/** A value as an error quotes it: JSON, cut short past QUOTED_CHARS. */
-function quoted(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+/** Text as an error shows it: cut short past QUOTED_CHARS, saying how long it was. */
+function clipped(text: string): string {
   return text.length > QUOTED_CHARS
     ? `${text.slice(0, QUOTED_CHARS)}… (${text.length} characters)`
     : text;
 }
+
+/** A value as an error quotes it: JSON, cut short past QUOTED_CHARS. */
+const quoted = (value: unknown): string => clipped(JSON.stringify(value) ?? String(value));
 
 /**
  * Reads one frame from the server: a JSON text message with a known event and valid fields,
@@ -44,7 +46,9 @@ export function readClientMessage(
   }
   const message = parsed as Record<string, unknown>;
   if ('streamId' in message && message.streamId !== streamId) {
-    return { error: `streamId ${quoted(message.streamId)} is not this stream's (${streamId})` };
+    return {
+      error: `streamId ${clipped(String(message.streamId))} is not this stream's (${streamId})`,
+    };
   }
   switch (message.event) {
     case 'playAudio':
