@@ -34,18 +34,28 @@ export class WsSipTokenClient {
     return new WsSipTokenClient(socket);
   }
 
-  /** Registers `sub` with `token`; resolves with the final response's status. */
-  register(sub: string, token: string): Promise<number> {
+  /** The final response to the last REGISTER. */
+  lastRegisterResponse: SipResponse | null = null;
+
+  /**
+   * Registers `sub` with `token` (as `to`, its To user, `sub` unless given, for `expires`
+   * seconds, 300 unless given); resolves with the final response's status.
+   */
+  register(
+    sub: string,
+    token: string,
+    options: { to?: string; expires?: number } = {},
+  ): Promise<number> {
     const request = [
       'REGISTER sip:127.0.0.1 SIP/2.0',
       `Via: SIP/2.0/WS ${sub}.invalid;branch=z9hG4bK${Math.random().toString(36).slice(2)}`,
       'Max-Forwards: 70',
       `From: <sip:${sub}@127.0.0.1>;tag=t${Math.random().toString(36).slice(2)}`,
-      `To: <sip:${sub}@127.0.0.1>`,
+      `To: <sip:${options.to ?? sub}@127.0.0.1>`,
       `Call-ID: reg-${Math.random().toString(36).slice(2)}`,
       'CSeq: 1 REGISTER',
       `Contact: <sip:${sub}@${sub}.invalid;transport=ws>`,
-      'Expires: 300',
+      `Expires: ${options.expires ?? 300}`,
       `Authorization: Bearer ${token}`,
       'Content-Length: 0',
       '',
@@ -55,6 +65,7 @@ export class WsSipTokenClient {
       this.waiting = (response) => {
         if (response.status < 200) return;
         this.waiting = null;
+        this.lastRegisterResponse = response;
         resolve(response.status);
       };
       this.socket.send(request);
@@ -79,10 +90,16 @@ export async function mintToken(
   gw: TestGateway,
   as: { id: string; token: string },
   sub: string,
+  exp?: number,
 ): Promise<string> {
   const res = await gw.request('POST', `/v1/Account/${as.id}/JWT/Token/`, {
     as,
-    json: { iss: as.id, sub, per: { voice: { incoming_allow: true, outgoing_allow: true } } },
+    json: {
+      iss: as.id,
+      sub,
+      per: { voice: { incoming_allow: true, outgoing_allow: true } },
+      ...(exp !== undefined && { exp }),
+    },
   });
   if (res.status !== 200) throw new Error(`JWT/Token/ answered ${res.status}: ${res.text}`);
   return res.body.token as string;

@@ -8,6 +8,8 @@ export interface AccessClaims {
   app: string | null;
   incomingAllow: boolean;
   outgoingAllow: boolean;
+  /** When the token stops being valid, epoch ms (its exp). */
+  expiresAt: number;
 }
 
 export type BearerVerdict =
@@ -68,6 +70,7 @@ export async function verifyBearer(
     app: typeof payload.app === 'string' ? payload.app : null,
     incomingAllow: voice?.incoming_allow === true,
     outgoingAllow: voice?.outgoing_allow === true,
+    expiresAt: (payload.exp as number) * 1000,
   };
   // Registering is how a client receives calls; sending an INVITE is an outgoing call.
   if (purpose === 'register' && !claims.incomingAllow) {

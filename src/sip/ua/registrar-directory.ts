@@ -11,6 +11,11 @@ export interface AddressOfRecord {
   id: string;
   /** The user part of the AOR (the endpoint username, or the token's `sub`). */
   user: string;
+  /**
+   * Epoch ms past which the credentials that proved it are no longer valid (a token's exp):
+   * no binding they make outlives them. Endpoints' passwords do not expire.
+   */
+  notAfter?: number;
 }
 
 /** An endpoint as the registrar needs it: who owns it and its HA1 values. */

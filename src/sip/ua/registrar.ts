@@ -109,7 +109,7 @@ export class Registrar {
     let result!: ReturnType<Registrar['apply']>;
     await this.options.directory.update(auth.aor, (stored) => {
       const current = stored.filter((b) => b.expiresAt > now);
-      result = this.apply(request, { contacts, path }, current, transaction.flow, now);
+      result = this.apply(request, { contacts, path }, current, transaction.flow, now, auth.aor);
       const expired = current.length !== stored.length;
       if ('response' in result) return expired ? current : null;
       return result.changed || expired ? result.bindings : null;
@@ -133,6 +133,7 @@ export class Registrar {
     current: Binding[],
     flow: Flow,
     now: number,
+    aor: AddressOfRecord,
   ): { bindings: Binding[]; changed: boolean } | { response: SipResponse } {
     const headerExpires = request.expires();
     const callId = request.callId();
@@ -167,7 +168,11 @@ export class Registrar {
       if (requested === 0) continue;
       additions.push({
         contact: uri,
-        expiresAt: now + Math.min(requested, this.maxExpires) * 1000,
+        // A token's binding ends with the token: its client registers again with a new one.
+        expiresAt: Math.min(
+          now + Math.min(requested, this.maxExpires) * 1000,
+          aor.notAfter ?? Infinity,
+        ),
         callId,
         cseq,
         userAgent: request.headers.get('User-Agent') ?? null,

@@ -40,7 +40,7 @@ export class RequestAuthenticator {
     const credentials = request.authorization();
     const bearer = credentials.find((c) => c.scheme.toLowerCase() === 'bearer');
     if (bearer && (flow.protocol === 'WS' || flow.protocol === 'WSS')) {
-      return this.bearer(request, bearer, purpose);
+      return this.bearer(request, bearer, purpose, user);
     }
     const offered = digestOffer(this.options.offer ?? {}, request, flow);
     const digest = credentials.find(
@@ -95,6 +95,7 @@ export class RequestAuthenticator {
     request: SipRequest,
     bearer: AuthValue,
     purpose: BearerPurpose,
+    user: string,
   ): Promise<Authenticated> {
     const verdict = await verifyBearer(
       bearer.token68 ?? '',
@@ -122,6 +123,20 @@ export class RequestAuthenticator {
       this.options.onRefused?.(reason, request);
       return { ok: false, response: responseTo(request, 403, { reason: 'Forbidden' }) };
     }
-    return { ok: true, aor: { kind: 'token', ...owner, id: subject, user: subject } };
+    // A token registers its own subject: a To of another user would bind the token's and
+    // leave the client believing it is reachable as the one it named.
+    if (purpose === 'register' && user !== subject) {
+      this.options.onRefused?.('the To user is not the token subject', request);
+      return {
+        ok: false,
+        response: responseTo(request, 403, {
+          reason: `Forbidden (the token registers ${subject}, not ${user})`,
+        }),
+      };
+    }
+    return {
+      ok: true,
+      aor: { kind: 'token', ...owner, id: subject, user: subject, notAfter: claims.expiresAt },
+    };
   }
 }
