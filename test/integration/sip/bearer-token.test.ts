@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
 import { ManualClock } from '../../../src/core/clock.js';
 import { verifyBearer } from '../../../src/sip/auth/bearer.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -37,6 +38,8 @@ describe('bearer tokens from JWT/Token/', () => {
         app: null,
         incomingAllow: true,
         outgoingAllow: true,
+        // exp, an hour after it became valid by default.
+        expiresAt: (decodeJwt(token).exp as number) * 1000,
       },
     });
     expect((await verifyBearer(token, 'call', keyFor, clock)).ok).toBe(true);
