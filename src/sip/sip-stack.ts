@@ -72,6 +72,9 @@ export class SipStack {
       onMessage: (data: Buffer, flow: Flow) => this.receive(data, flow),
       onError: (error: Error) => this.options.onWarning?.(`SIP transport: ${error.message}`),
       onClose: (flow: Flow) => {
+        if (flow.connectionId && (flow.protocol === 'WS' || flow.protocol === 'WSS')) {
+          this.transactions.connectionClosed(flow.connectionId);
+        }
         for (const hook of this.flowCloseHooks) hook(flow);
       },
     };

@@ -20,7 +20,8 @@ export class WsSipTokenClient {
         return;
       }
       this.received.push(message);
-      if (message.method === 'INVITE') socket.send(busy(message));
+      if (message.method === 'INVITE')
+        socket.send(this.ringOnly ? ringing(message) : busy(message));
     });
   }
 
@@ -33,6 +34,9 @@ export class WsSipTokenClient {
     });
     return new WsSipTokenClient(socket);
   }
+
+  /** Rings (180) at an INVITE and leaves it so, instead of answering 486. */
+  ringOnly = false;
 
   /** The final response to the last REGISTER. */
   lastRegisterResponse: SipResponse | null = null;
@@ -105,12 +109,20 @@ export async function mintToken(
   return res.body.token as string;
 }
 
+function ringing(invite: SipRequest): string {
+  return reply(invite, 'SIP/2.0 180 Ringing', 'ringing');
+}
+
 function busy(invite: SipRequest): string {
+  return reply(invite, 'SIP/2.0 486 Busy Here', 'busy');
+}
+
+function reply(invite: SipRequest, statusLine: string, tag: string): string {
   const rows = ['Via', 'From', 'To', 'Call-ID', 'CSeq'].flatMap((name) =>
     invite.headers.getRows(name).map((value) => {
-      if (name === 'To' && !/;tag=/.test(value)) return `To: ${value};tag=busy`;
+      if (name === 'To' && !/;tag=/.test(value)) return `To: ${value};tag=${tag}`;
       return `${name}: ${value}`;
     }),
   );
-  return ['SIP/2.0 486 Busy Here', ...rows, 'Content-Length: 0', '', ''].join('\r\n');
+  return [statusLine, ...rows, 'Content-Length: 0', '', ''].join('\r\n');
 }

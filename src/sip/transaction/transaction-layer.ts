@@ -272,6 +272,20 @@ export class TransactionLayer {
     );
   }
 
+  /**
+   * A WebSocket connection closed: the requests still waiting on it for a final response will
+   * never get one, since a WebSocket client cannot be reached another way (RFC 7118 5.2). They
+   * fail now as a transport error (RFC 3261 8.1.3.1) instead of at Timer B or F, 32 s on,
+   * while a caller hears ringback from a browser that is gone.
+   */
+  connectionClosed(connectionId: string): void {
+    for (const t of [...this.clients.values()]) {
+      if (t.destination.connectionId !== connectionId) continue;
+      if (t.state !== 'calling' && t.state !== 'trying' && t.state !== 'proceeding') continue;
+      t.machine.transportFailed(new Error(`connection ${connectionId} closed`));
+    }
+  }
+
   /** Ends every transaction (shutdown). */
   close(): void {
     for (const t of [...this.servers.values()]) t.machine.terminate();

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { until } from '../../support/wait.js';
 import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.js';
 
 /**
@@ -8,17 +10,20 @@ import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.j
  * minutes (and registers again with a new token); one that names another user in To is refused.
  */
 let gw: TestGateway;
+let app: ClientApp;
 let wsUrl: string;
 const clients: WsSipTokenClient[] = [];
 
 beforeAll(async () => {
   gw = await startGateway({ listen: true });
+  app = await ClientApp.start();
   wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close()));
   await gw.close();
+  await app.close();
 });
 
 async function client(): Promise<WsSipTokenClient> {
@@ -59,4 +64,27 @@ describe('a registration made with an access token', () => {
     expect(await c.register('alice', token)).toBe(200);
     expect(await stored('alice')).toHaveLength(1);
   });
+});
+
+describe('a browser whose connection closes while its call rings', () => {
+  it('ends the call at once, not when the INVITE times out 32 s later', async () => {
+    const c = await client();
+    c.ringOnly = true;
+    expect(await c.register('ringer', await mintToken(gw, gw.main, 'ringer'))).toBe(200);
+    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: 'sip:ringer@127.0.0.1',
+        answer_url: `${app.baseUrl}/answer`,
+        hangup_url: `${app.baseUrl}/hangup`,
+      },
+    });
+    expect(placed.status).toBe(201);
+    await until(() => c.invites().length === 1, 5000);
+    const closedAt = Date.now();
+    await c.close();
+    await until(() => app.requestsTo('/hangup').length === 1, 10_000);
+    expect(Date.now() - closedAt).toBeLessThan(5000);
+    expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({ CallStatus: 'failed' });
+  }, 30_000);
 });
