@@ -172,8 +172,17 @@ async function routeEndpoint(
     const endpoint =
       aor.kind === 'endpoint' ? await state.endpoints.get(aor.account, aor.id) : null;
     const app =
-      (endpoint?.app_id ? await state.applications.get(aor.account, endpoint.app_id) : null) ??
-      (await defaultApplication(state, aor.account, aor.subaccount, 'default_endpoint_app'));
+      aor.kind === 'token' && aor.app !== undefined
+        ? await tokenApplication(state, aor, aor.app)
+        : ((endpoint?.app_id ? await state.applications.get(aor.account, endpoint.app_id) : null) ??
+          (await defaultApplication(state, aor.account, aor.subaccount, 'default_endpoint_app')));
+    if (app === 'gone') {
+      return {
+        kind: 'refuse',
+        status: 480,
+        reason: `No Application (the token's app ${aor.app} is not in its account)`,
+      };
+    }
     if (!app) return { kind: 'refuse', status: 480, reason: 'No Application' };
     return {
       kind: 'app',
@@ -222,4 +231,19 @@ function urlsOf(app: ApplicationRecord): CallUrls {
     },
     hangup: app.hangup_url ? { url: app.hangup_url, method: method(app.hangup_method) } : null,
   };
+}
+
+/**
+ * The application a token names (its app claim, checked when the token was made), which its
+ * client's calls run; 'gone' when it was deleted or is no longer the token's (sub)account's:
+ * such a call is refused, not run by an application the client never asked for.
+ */
+async function tokenApplication(
+  state: State,
+  owner: { account: string; subaccount: string | null },
+  id: string,
+): Promise<ApplicationRecord | 'gone'> {
+  const app = await state.applications.get(owner.account, id);
+  if (!app || (owner.subaccount !== null && app.subaccount !== owner.subaccount)) return 'gone';
+  return app;
 }

@@ -76,6 +76,75 @@ export class WsSipTokenClient {
     });
   }
 
+  /**
+   * INVITEs `target` (a user at 127.0.0.1) as `sub` with `token` and a browser's WebRTC offer
+   * (no media will flow: Node has no WebRTC); resolves with the final response. Its 2xx is
+   * ACKed.
+   */
+  invite(sub: string, target: string, token: string): Promise<SipResponse> {
+    const branch = `z9hG4bK${Math.random().toString(36).slice(2)}`;
+    const fromTag = `t${Math.random().toString(36).slice(2)}`;
+    const callId = `call-${Math.random().toString(36).slice(2)}`;
+    const sdp = [
+      'v=0',
+      'o=- 1 1 IN IP4 127.0.0.1',
+      's=-',
+      't=0 0',
+      'a=group:BUNDLE 0',
+      'm=audio 9 UDP/TLS/RTP/SAVPF 111',
+      'c=IN IP4 0.0.0.0',
+      'a=mid:0',
+      'a=ice-ufrag:tokn',
+      'a=ice-pwd:tokenclienttokenclient',
+      `a=fingerprint:sha-256 ${Array.from({ length: 32 }, () => 'AB').join(':')}`,
+      'a=setup:actpass',
+      'a=rtcp-mux',
+      'a=rtpmap:111 opus/48000/2',
+      'a=sendrecv',
+      '',
+    ].join('\r\n');
+    const request = [
+      `INVITE sip:${target}@127.0.0.1 SIP/2.0`,
+      `Via: SIP/2.0/WS ${sub}.invalid;branch=${branch}`,
+      'Max-Forwards: 70',
+      `From: <sip:${sub}@127.0.0.1>;tag=${fromTag}`,
+      `To: <sip:${target}@127.0.0.1>`,
+      `Call-ID: ${callId}`,
+      'CSeq: 1 INVITE',
+      `Contact: <sip:${sub}@${sub}.invalid;transport=ws>`,
+      `Authorization: Bearer ${token}`,
+      'Content-Type: application/sdp',
+      `Content-Length: ${Buffer.byteLength(sdp)}`,
+      '',
+      sdp,
+    ].join('\r\n');
+    return new Promise((resolve) => {
+      this.waiting = (response) => {
+        if (response.status < 200) return;
+        this.waiting = null;
+        if (response.status < 300) {
+          const toTag = /;tag=([^;>\s]+)/.exec(response.headers.get('To') ?? '')?.[1] ?? '';
+          this.socket.send(
+            [
+              `ACK sip:${target}@127.0.0.1 SIP/2.0`,
+              `Via: SIP/2.0/WS ${sub}.invalid;branch=z9hG4bK${Math.random().toString(36).slice(2)}`,
+              'Max-Forwards: 70',
+              `From: <sip:${sub}@127.0.0.1>;tag=${fromTag}`,
+              `To: <sip:${target}@127.0.0.1>;tag=${toTag}`,
+              `Call-ID: ${callId}`,
+              'CSeq: 1 ACK',
+              'Content-Length: 0',
+              '',
+              '',
+            ].join('\r\n'),
+          );
+        }
+        resolve(response);
+      };
+      this.socket.send(request);
+    });
+  }
+
   invites(): SipRequest[] {
     return this.received.filter((r) => r.method === 'INVITE');
   }
@@ -95,6 +164,7 @@ export async function mintToken(
   as: { id: string; token: string },
   sub: string,
   exp?: number,
+  app?: string,
 ): Promise<string> {
   const res = await gw.request('POST', `/v1/Account/${as.id}/JWT/Token/`, {
     as,
@@ -103,6 +173,7 @@ export async function mintToken(
       sub,
       per: { voice: { incoming_allow: true, outgoing_allow: true } },
       ...(exp !== undefined && { exp }),
+      ...(app !== undefined && { app }),
     },
   });
   if (res.status !== 200) throw new Error(`JWT/Token/ answered ${res.status}: ${res.text}`);

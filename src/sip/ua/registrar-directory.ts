@@ -16,6 +16,8 @@ export interface AddressOfRecord {
    * no binding they make outlives them. Endpoints' passwords do not expire.
    */
   notAfter?: number;
+  /** The application a token names (its `app` claim): the one its client's calls run. */
+  app?: string;
 }
 
 /** An endpoint as the registrar needs it: who owns it and its HA1 values. */

@@ -136,7 +136,14 @@ export class RequestAuthenticator {
     }
     return {
       ok: true,
-      aor: { kind: 'token', ...owner, id: subject, user: subject, notAfter: claims.expiresAt },
+      aor: {
+        kind: 'token',
+        ...owner,
+        id: subject,
+        user: subject,
+        notAfter: claims.expiresAt,
+        ...(claims.app !== null && { app: claims.app }),
+      },
     };
   }
 }

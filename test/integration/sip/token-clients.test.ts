@@ -5,9 +5,11 @@ import { until } from '../../support/wait.js';
 import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.js';
 
 /**
- * What a token's registration may bind: the token's own subject, and for no longer than the
- * token is valid. A client that asks for an hour with a token of minutes is bound for those
- * minutes (and registers again with a new token); one that names another user in To is refused.
+ * A browser or SDK client with an access token, over SIP over WebSocket. Its registration binds
+ * the token's own subject, for no longer than the token is valid: a client that asks for an hour
+ * with a token of minutes is bound for those minutes (and registers again with a new token); one
+ * that names another user in To is refused. Its calls run the application the token names.
+ * And when its connection closes while a call to it rings, the call ends then, not 32 s on.
  */
 let gw: TestGateway;
 let app: ClientApp;
@@ -86,5 +88,46 @@ describe('a browser whose connection closes while its call rings', () => {
     await until(() => app.requestsTo('/hangup').length === 1, 10_000);
     expect(Date.now() - closedAt).toBeLessThan(5000);
     expect(app.requestsTo('/hangup')[0]!.params).toMatchObject({ CallStatus: 'failed' });
+  }, 30_000);
+});
+
+describe("a call from a token's client", () => {
+  it("runs the application the token names, the account's default without one, and is refused once that one is gone", async () => {
+    const create = async (name: string, path: string, fallback: boolean) => {
+      app.serve(path, { body: '<Response><Hangup/></Response>' });
+      const res = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
+        json: {
+          app_name: name,
+          answer_url: `${app.baseUrl}${path}`,
+          ...(fallback && { default_endpoint_app: true }),
+        },
+      });
+      expect(res.status).toBe(201);
+      return res.body.app_id as string;
+    };
+    // Without a hangup_url, the hangup callback goes to the answer URL too: count the starts.
+    const started = (path: string) =>
+      app.requestsTo(path).filter((r) => r.params.Event === 'StartApp');
+    await create('endpoints', '/default-app', true);
+    const named = await create('sales desk', '/named-app', false);
+    const caller = await client();
+
+    const withApp = await mintToken(gw, gw.main, 'seller', undefined, named);
+    expect((await caller.invite('seller', 'desk', withApp)).status).toBeLessThan(300);
+    await until(() => started('/named-app').length === 1, 5000);
+    expect(started('/default-app')).toHaveLength(0);
+
+    const without = await mintToken(gw, gw.main, 'seller');
+    expect((await caller.invite('seller', 'desk', without)).status).toBeLessThan(300);
+    await until(() => started('/default-app').length === 1, 5000);
+    expect(started('/named-app')).toHaveLength(1);
+
+    expect(
+      (await gw.request('DELETE', `/v1/Account/${gw.main.id}/Application/${named}/`)).status,
+    ).toBe(204);
+    const refused = await caller.invite('seller', 'desk', withApp);
+    expect(refused.status).toBe(480);
+    expect(refused.reason).toBe(`No Application (the token's app ${named} is not in its account)`);
+    expect(started('/default-app')).toHaveLength(1);
   }, 30_000);
 });
