@@ -1,12 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualScheduler } from '../../../../src/core/scheduler.js';
 import type { AudioFormat } from '../../../../src/media/pipeline/audio-format.js';
 import { MediaSession } from '../../../../src/media/pipeline/media-session.js';
-import { StreamAudio } from '../../../../src/media/pipeline/stream-audio.js';
-import { FrameClock } from '../../../../src/media/playout/frame-clock.js';
 import { PcmSource } from '../../../../src/media/playout/playout-source.js';
-import { PortAllocator } from '../../../../src/media/rtp/port-range.js';
 import { powerAt, strongestFrequency, tone } from '../../../support/signal.js';
+import { streamLeg } from '../../../support/stream-leg.js';
 
 /**
  * A bidirectional stream's audio plays for as long as the stream lasts, whatever else the call
@@ -22,45 +19,17 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
 
-async function streamLeg() {
-  const scheduler = new ManualScheduler();
-  const base = 40000 + 2 * Math.floor(Math.random() * 5000);
-  const session = await MediaSession.open(
-    { formats: [L16_8K_CALL] },
-    {
-      allocator: new PortAllocator({ min: base, max: base + 9 }, '127.0.0.1'),
-      clock: new FrameClock(scheduler),
-      cname: 'stream-standing-test',
-      scheduler,
-    },
-  );
-  open.push(session);
-  const played: Int16Array[] = [];
-  session.addOutboundTap((pcm) => played.push(Int16Array.from(pcm)));
-  const audio = new StreamAudio(session, {
-    format: L16_8K,
-    tracks: [],
-    noiseCancellationLevel: null,
-    bidirectional: true,
-    onFrame: () => {},
-    onDigit: () => {},
-  });
-  const send = (pcm: Int16Array) =>
-    audio.enqueue(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), L16_8K);
-  /** The frames played over the next `ms`. */
-  const run = (ms: number): Int16Array => {
-    const from = played.length;
-    for (let t = 0; t < ms; t += 20) scheduler.advance(20);
-    return Int16Array.from(played.slice(from).flatMap((frame) => [...frame]));
-  };
-  return { session, audio, send, run };
+async function leg() {
+  const opened = await streamLeg(L16_8K_CALL, L16_8K);
+  open.push(opened.session);
+  return opened;
 }
 
 const loud = (pcm: Int16Array) => pcm.some((sample) => Math.abs(sample) > 1000);
 
 describe("a bidirectional stream's audio", () => {
   it('goes on through an untagged stop and a replacing play, mixed with what plays after', async () => {
-    const { session, audio, send, run } = await streamLeg();
+    const { session, audio, send, run } = await leg();
     send(tone(8000, 600, 2, 6000));
     let reached = false;
     audio.checkpoint(() => (reached = true));
@@ -82,13 +51,13 @@ describe("a bidirectional stream's audio", () => {
   });
 
   it('is dropped when the stream ends, and played out only after the server closed cleanly', async () => {
-    const stopped = await streamLeg();
+    const stopped = await leg();
     stopped.send(tone(8000, 600, 5, 6000));
     expect(loud(stopped.run(200))).toBe(true);
     stopped.audio.close();
     expect(loud(stopped.run(1000))).toBe(false);
 
-    const drained = await streamLeg();
+    const drained = await leg();
     drained.send(tone(8000, 600, 1, 6000));
     expect(loud(drained.run(200))).toBe(true);
     drained.audio.close(true);
