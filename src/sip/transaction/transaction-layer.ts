@@ -325,14 +325,16 @@ export class TransactionLayer {
     transaction: ServerTransaction,
     user: TransactionUser,
   ): void {
-    // RFC 3261 9.2: the CANCEL is matched to its INVITE like an ACK would be.
+    // RFC 3261 9.2: the CANCEL is matched to its INVITE like an ACK would be. One that
+    // matches is answered 200, even when the INVITE already had its final response: then it
+    // changes nothing. One that matches no transaction is 481.
     const invite = this.servers.get(serverKey(cancel, true));
-    if (!invite || invite.answered) {
+    if (!invite) {
       transaction.respond(responseTo(cancel, 481));
       return;
     }
     transaction.respond(responseTo(cancel, 200, { toTag: invite.toTag ?? undefined }));
-    user.onCancel(invite, cancel);
+    if (!invite.answered) user.onCancel(invite, cancel);
   }
 
   private ackMatches(invite: ServerTransaction, ack: SipRequest): boolean {

@@ -680,4 +680,37 @@ Content-Length: 0
     peer.send(invite('mf0').replace('Max-Forwards: 70', 'Max-Forwards: 0'), b.port);
     await until(() => peer.received.some((m) => m instanceof SipResponse && m.status === 483));
   });
+
+  it('answers 200 to a CANCEL that comes after its INVITE was answered, which stays answered; 481 to one of no INVITE', async () => {
+    peer.received.length = 0;
+    let cancelled = 0;
+    b.uas.onInvite = (incoming) => {
+      incoming.delegate = { onCancelled: () => cancelled++ };
+      incoming.reject(486);
+    };
+    const cancel = (callId: string) =>
+      invite(callId)
+        .replace(/^INVITE /, 'CANCEL ')
+        .replace('CSeq: 7 INVITE', 'CSeq: 7 CANCEL')
+        .replace(
+          /Content-Type: application\/sdp\nContent-Length: \d+\n\n[\s\S]*$/,
+          'Content-Length: 0\n\n',
+        );
+    const answersTo = (callId: string, method: string) =>
+      peer.received.filter(
+        (m): m is SipResponse =>
+          m instanceof SipResponse && m.callId() === callId && m.cseq().method === method,
+      );
+    peer.send(invite('late-cancel'), b.port);
+    await until(() => answersTo('late-cancel', 'INVITE').some((r) => r.status === 486));
+    // RFC 3261 9.2: the CANCEL matched a transaction, so it is answered 200; it has no effect.
+    peer.send(cancel('late-cancel'), b.port);
+    await until(() => answersTo('late-cancel', 'CANCEL').length === 1);
+    expect(answersTo('late-cancel', 'CANCEL')[0]!.status).toBe(200);
+    expect(answersTo('late-cancel', 'INVITE').map((r) => r.status)).not.toContain(487);
+    expect(cancelled).toBe(0);
+    peer.send(cancel('no-such-invite'), b.port);
+    await until(() => answersTo('no-such-invite', 'CANCEL').length === 1);
+    expect(answersTo('no-such-invite', 'CANCEL')[0]!.status).toBe(481);
+  });
 });
