@@ -82,8 +82,12 @@ export class JitterBuffer<P = Uint8Array> {
   /** After an underrun, the frame playout stopped at. */
   private resumeFrom: number | undefined;
   private lastTimestamp: number | undefined;
-  /** The last packet played, and the timestamp step from the one before it, when in sequence. */
-  private lastPlayed: { seq: number; ts: number } | undefined;
+  /**
+   * The last packet played (its extended number, -1 before the first, and timestamp), and the
+   * timestamp step from the one before it, when in sequence: two numbers, not an object a frame.
+   */
+  private lastPlayedSeq = -1;
+  private lastPlayedTs = 0;
   private step = 0;
   /** Whether the underrun in progress grew the depth (once the network was found the cause). */
   private grownForUnderrun = false;
@@ -147,11 +151,11 @@ export class JitterBuffer<P = Uint8Array> {
     if (packet) {
       this.held.delete(seq);
       this.lastTimestamp = packet.timestamp;
-      this.step =
-        this.lastPlayed?.seq === seq - 1
-          ? (packet.timestamp - this.lastPlayed.ts) >>> 0
-          : this.step;
-      this.lastPlayed = { seq, ts: packet.timestamp };
+      if (this.lastPlayedSeq === seq - 1) {
+        this.step = (packet.timestamp - this.lastPlayedTs) >>> 0;
+      }
+      this.lastPlayedSeq = seq;
+      this.lastPlayedTs = packet.timestamp;
       return { kind: 'frame', payload: packet.payload, seq: seq & 0xffff, ts: packet.timestamp };
     }
     this.counts.lost++;
@@ -175,7 +179,7 @@ export class JitterBuffer<P = Uint8Array> {
     this.next = undefined;
     this.resumeFrom = undefined;
     this.highest = undefined;
-    this.lastPlayed = undefined;
+    this.lastPlayedSeq = -1;
     this.step = 0;
     this.grownForUnderrun = false;
     this.stretch = 0;
@@ -232,10 +236,10 @@ export class JitterBuffer<P = Uint8Array> {
    * later than the packets between it and the last played account for, by more than a packet.
    */
   private senderPaused(seq: number, timestamp: number): boolean {
-    const last = this.lastPlayed;
-    if (last === undefined || this.step === 0 || seq <= last.seq) return false;
-    const elapsed = (timestamp - last.ts) >>> 0;
-    return elapsed > (seq - last.seq + 1) * this.step && elapsed < 0x80000000;
+    const last = this.lastPlayedSeq;
+    if (last < 0 || this.step === 0 || seq <= last) return false;
+    const elapsed = (timestamp - this.lastPlayedTs) >>> 0;
+    return elapsed > (seq - last + 1) * this.step && elapsed < 0x80000000;
   }
 
   private oldest(): number {
@@ -257,11 +261,7 @@ export class JitterBuffer<P = Uint8Array> {
     if (this.depth <= this.minDepth) return;
     this.depth--;
     const span = this.highest! - this.next! + 1;
-    if (span > this.depth && this.held.has(this.next!)) {
-      this.held.delete(this.next!);
-      this.next!++;
-      this.counts.discarded++;
-    }
+    if (span > this.depth && this.held.has(this.next!)) this.skipNext();
   }
 
   /**
@@ -275,11 +275,14 @@ export class JitterBuffer<P = Uint8Array> {
     this.drainPulls = 0;
     this.leastSurplus = Infinity;
     const drop = standing > DRAIN_GRADUALLY ? standing : Math.min(standing, 1);
-    for (let i = 0; i < drop && this.held.size > this.depth; i++) {
-      if (this.held.delete(this.next!)) this.counts.discarded++;
-      else this.counts.lost++;
-      this.next!++;
-    }
+    for (let i = 0; i < drop && this.held.size > this.depth; i++) this.skipNext();
+  }
+
+  /** Skips the next frame: its packet is discarded, or it is lost when it never came. */
+  private skipNext(): void {
+    if (this.held.delete(this.next!)) this.counts.discarded++;
+    else this.counts.lost++;
+    this.next!++;
   }
 
   private discardOldest(): void {
