@@ -6,14 +6,13 @@ import type { CallLauncher, CallOwner } from './call-launcher.js';
 import { hangupCause } from './hangup-causes.js';
 import type { LegEnvironment } from './legs/call-leg.js';
 import { InboundLeg } from './legs/inbound-leg.js';
-import { OutboundLeg, type AttemptPlan } from './legs/outbound-leg.js';
+import { OutboundLeg, type AttemptPlan, type RoutedTarget } from './legs/outbound-leg.js';
 import type { CarrierDialling } from './carriers/carrier-dialling.js';
 import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
-import type { Destination as SipDestination } from '../sip/transport/transport-layer.js';
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { ConferenceRooms } from './conferences/conference-rooms.js';
-import { resolveSipTarget } from './endpoint-target.js';
+import { connectionOfContact, resolveSipTarget, type TargetContext } from './endpoint-target.js';
 import type { InboundCarrierMode } from './incoming-carriers.js';
 import { routeInbound } from './inbound-routing.js';
 import { relayToTrunk, type TrunkDeps } from './trunks/trunk-relay.js';
@@ -299,24 +298,13 @@ export class CallEngine implements CallLauncher {
     };
   }
 
-  /** A SIP URI's target: a registered endpoint's contact and flow, or the URI itself. */
-  sipTarget(
-    uri: string,
-    owner: CallAccount,
-  ): Promise<{
-    target: string;
-    destination?: SipDestination;
-    routeSet?: string[];
-    webrtc?: boolean;
-    srtp?: 'required' | 'optional' | 'off' | 'dtls';
-  } | null> {
-    return resolveSipTarget(uri, {
-      state: this.options.services.state,
-      scheduler: this.options.services.scheduler,
-      domains: [this.options.legs.publicHost.toLowerCase()],
-      node: this.options.legs.sip.node,
-      owner,
-    }).then((resolved) => {
+  /**
+   * A SIP URI's target: a registered endpoint's contact and flow, or the URI itself. A client
+   * held by a connection of this node comes with how to find its connection again later.
+   */
+  sipTarget(uri: string, owner: CallAccount): Promise<RoutedTarget | null> {
+    const context = this.targetContext(owner);
+    return resolveSipTarget(uri, context).then((resolved) => {
       if (resolved.kind === 'elsewhere') {
         // Failed as an endpoint with no registration: this node holds no flow to it.
         this.options.services.log.warn(
@@ -334,8 +322,22 @@ export class CallEngine implements CallLauncher {
             routeSet: resolved.routeSet,
             ...(resolved.webrtc && { webrtc: true }),
             ...(resolved.srtp && { srtp: resolved.srtp }),
+            ...(resolved.destination?.connectionId && {
+              reach: (contact: string) => connectionOfContact(uri, contact, context),
+            }),
           };
     });
+  }
+
+  /** How the users of `owner` registered are found. */
+  private targetContext(owner: CallAccount): TargetContext {
+    return {
+      state: this.options.services.state,
+      scheduler: this.options.services.scheduler,
+      domains: [this.options.legs.publicHost.toLowerCase()],
+      node: this.options.legs.sip.node,
+      owner,
+    };
   }
 
   /** How a leg reaches a phone number: its carriers' gateways in turn; null without carriers. */
@@ -424,6 +426,12 @@ export class CallEngine implements CallLauncher {
         sipStatus: 486,
       });
       return;
+    }
+    if (route.kind === 'app' && route.registeredCaller && invite.flow.connectionId) {
+      // One of our endpoints or token clients, on a connection: found again on its new one.
+      const aor = `sip:${route.from}@${this.options.legs.publicHost}`;
+      const context = this.targetContext(route.owner);
+      leg.reachPeer = (contact) => connectionOfContact(aor, contact, context);
     }
     if (!(await leg.prepare(route.kind === 'app' ? route.srtp : undefined))) return;
     // A trunk call rings when the PBX does.

@@ -3,7 +3,7 @@ import { isSipUri, parseUri } from '../sip/message/index.js';
 import type { Destination } from '../sip/transport/transport-layer.js';
 import type { TransportProtocol } from '../sip/transport/flow.js';
 import type { State } from '../state/state.js';
-import type { BindingRecord } from '../state/records.js';
+import type { BindingRecord, EndpointRecord } from '../state/records.js';
 import { heldByConnection } from '../state/state.js';
 import { liveBindings, liveTokenBindings } from './registrar-directory.js';
 
@@ -27,6 +27,49 @@ export type ResolvedTarget =
    */
   | { kind: 'elsewhere'; node: string; protocol: string };
 
+/** What finding where a user of ours registered from needs. */
+export interface TargetContext {
+  state: State;
+  scheduler: Scheduler;
+  domains: readonly string[];
+  /** This node's id: only its own connections can be sent on. */
+  node: string;
+  /** Who calls: the token clients it registered are reachable by their subject. */
+  owner?: { account: string; subaccount: string | null };
+}
+
+/**
+ * The live bindings of the user a URI on our own domain names: an endpoint's, or those of a
+ * token subject registered in the owner's account; null when the URI names neither.
+ */
+async function registeredBindings(
+  uri: string,
+  context: TargetContext,
+): Promise<{ endpoint: EndpointRecord | null; bindings: BindingRecord[] } | null> {
+  let parsed;
+  try {
+    parsed = parseUri(uri);
+  } catch {
+    return null;
+  }
+  if (!isSipUri(parsed) || parsed.user === null) return null;
+  if (!context.domains.includes(parsed.host.toLowerCase())) return null;
+  const endpoint = await context.state.endpoints.findByUnique({
+    space: 'sip_user',
+    value: parsed.user,
+  });
+  const now = context.scheduler.now();
+  if (endpoint) {
+    return {
+      endpoint,
+      bindings: await liveBindings(context.state, endpoint.account, endpoint.endpoint_id, now),
+    };
+  }
+  if (context.owner === undefined) return null;
+  const bindings = await liveTokenBindings(context.state, context.owner, parsed.user, now);
+  return bindings.length === 0 ? null : { endpoint: null, bindings };
+}
+
 /**
  * A destination on the gateway's own domain whose user is an endpoint goes to where that
  * endpoint registered from: its newest live binding's contact, sent to the address and
@@ -43,36 +86,11 @@ export type ResolvedTarget =
  */
 export async function resolveSipTarget(
   uri: string,
-  context: {
-    state: State;
-    scheduler: Scheduler;
-    domains: readonly string[];
-    /** This node's id: only its own connections can be sent on. */
-    node: string;
-    /** Who calls: the token clients it registered are reachable by their subject. */
-    owner?: { account: string; subaccount: string | null };
-  },
+  context: TargetContext,
 ): Promise<ResolvedTarget> {
-  let parsed;
-  try {
-    parsed = parseUri(uri);
-  } catch {
-    return { kind: 'uri', target: uri };
-  }
-  if (!isSipUri(parsed) || parsed.user === null) return { kind: 'uri', target: uri };
-  if (!context.domains.includes(parsed.host.toLowerCase())) return { kind: 'uri', target: uri };
-  const endpoint = await context.state.endpoints.findByUnique({
-    space: 'sip_user',
-    value: parsed.user,
-  });
-  const now = context.scheduler.now();
-  let bindings: BindingRecord[];
-  if (endpoint) {
-    bindings = await liveBindings(context.state, endpoint.account, endpoint.endpoint_id, now);
-  } else if (context.owner !== undefined) {
-    bindings = await liveTokenBindings(context.state, context.owner, parsed.user, now);
-    if (bindings.length === 0) return { kind: 'uri', target: uri };
-  } else return { kind: 'uri', target: uri };
+  const found = await registeredBindings(uri, context);
+  if (found === null) return { kind: 'uri', target: uri };
+  const { endpoint, bindings } = found;
   const newest = bindings.at(-1);
   if (!newest) return { kind: 'unregistered' };
   if (heldByConnection(newest) && newest.node !== context.node) {
@@ -102,4 +120,44 @@ export async function resolveSipTarget(
       ...(newest.connection_id ? { connectionId: newest.connection_id } : {}),
     },
   };
+}
+
+/**
+ * The connection of this node on which a client registered as `aor` with the Contact
+ * `contact` (the remote target of a dialog with it) is reachable now: that of its live binding
+ * with that Contact. A client that connected again (a browser after a network change, a
+ * phone that lost its TCP connection) registered its new one; the old may linger half-open.
+ * Null when no binding of the AOR has that Contact, or its binding is not held by a
+ * connection of this node (through a Path, on another node, over UDP).
+ */
+export async function connectionOfContact(
+  aor: string,
+  contact: string,
+  context: TargetContext,
+): Promise<Destination | null> {
+  const wanted = contactKey(contact);
+  if (wanted === null) return null;
+  const found = await registeredBindings(aor, context);
+  const binding = found?.bindings.findLast((b) => contactKey(b.contact) === wanted);
+  if (!binding?.connection_id || !heldByConnection(binding)) return null;
+  if (binding.node !== context.node) return null;
+  return {
+    protocol: binding.protocol as TransportProtocol,
+    address: { address: binding.address, port: binding.port },
+    connectionId: binding.connection_id,
+  };
+}
+
+/**
+ * What tells two Contacts of one client apart: scheme, user, host and port (RFC 3261 19.1.4
+ * compares these case-sensitively but for the host). Its parameters (transport, ob) may vary
+ * between a REGISTER and the INVITE of one client.
+ */
+function contactKey(contact: string): string | null {
+  try {
+    const uri = parseUri(contact.trim().replace(/^<|>$/g, ''));
+    return `${uri.scheme}:${uri.user ?? ''}@${uri.host}:${uri.port ?? ''}`;
+  } catch {
+    return null;
+  }
 }

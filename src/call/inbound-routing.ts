@@ -20,6 +20,8 @@ export type InboundRoute =
       urls: CallUrls;
       /** The calling endpoint's SRTP policy (none for calls from outside). */
       srtp?: SrtpPolicy;
+      /** The caller is one of our endpoints or token clients, `from` its user. */
+      registeredCaller?: true;
     }
   /** A call to one of our endpoints' SIP URIs, from outside: it is dialled directly. */
   | {
@@ -196,6 +198,7 @@ async function routeEndpoint(
       callerName,
       urls: urlsOf(app),
       ...(endpoint?.srtp && { srtp: endpoint.srtp }),
+      registeredCaller: true,
     };
   }
   const callee = called

@@ -1,12 +1,10 @@
 import {
   Registerer,
-  RegistererState,
   SessionState,
   UserAgent,
   type Invitation,
   type SessionDescriptionHandler,
 } from 'sip.js';
-import { until } from './wait.js';
 
 /**
  * sip.js 0.21 as a WebSocket softphone in Node (RFC 7118): it registers with digest
@@ -32,6 +30,11 @@ export interface SipjsPhone {
   invites: Invitation[];
   /** Resolves once registered (a 2xx to its REGISTER), rejects if refused. */
   register(): Promise<void>;
+  /**
+   * Drops its WebSocket connection without unregistering (as a network change does),
+   * connects again and registers again, as sip.js's reconnection does; its calls go on.
+   */
+  reconnect(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -118,22 +121,26 @@ export async function startSipjsPhone(options: SipjsPhoneOptions): Promise<Sipjs
   });
   await ua.start();
   const registerer = new Registerer(ua);
-  const registered: RegistererState[] = [];
-  registerer.stateChange.addListener((state) => registered.push(state));
+  const register = () =>
+    new Promise<void>((resolve, reject) => {
+      registerer
+        .register({
+          requestDelegate: {
+            onAccept: () => resolve(),
+            onReject: (response) =>
+              reject(new Error(`sip.js did not register: ${response.message.statusCode}`)),
+          },
+        })
+        .catch(reject);
+    });
   return {
     calls,
     invites,
-    register: async () => {
-      await registerer.register();
-      await until(
-        () =>
-          registered.includes(RegistererState.Registered) ||
-          registered.includes(RegistererState.Unregistered),
-        10_000,
-      );
-      if (!registered.includes(RegistererState.Registered)) {
-        throw new Error(`sip.js did not register: ${registered.join(', ')}`);
-      }
+    register,
+    reconnect: async () => {
+      await ua.transport.disconnect();
+      await ua.reconnect();
+      await register();
     },
     stop: async () => {
       await registerer.unregister().catch(() => {});

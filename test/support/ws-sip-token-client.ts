@@ -5,7 +5,8 @@ import type { TestGateway } from './gateway.js';
 /**
  * A SIP-over-WebSocket client as a browser SDK is one (RFC 7118): it registers an access
  * token's subject with `Authorization: Bearer`, keeps every request the gateway sends it, and
- * answers an INVITE 486 so that the call ends at once.
+ * answers an INVITE 486 so that the call ends at once (or rings, or answers: `onInvite`). Any
+ * other request but an ACK is answered 200.
  */
 export class WsSipTokenClient {
   /** The requests the gateway sent on this connection, in order. */
@@ -20,8 +21,34 @@ export class WsSipTokenClient {
         return;
       }
       this.received.push(message);
-      if (message.method === 'INVITE')
-        socket.send(this.ringOnly ? ringing(message) : busy(message));
+      if (message.method === 'INVITE') {
+        if (this.onInvite === 'answer') socket.send(answer(message));
+        else socket.send(this.onInvite === 'ring' ? ringing(message) : busy(message));
+      } else if (message.method !== 'ACK') {
+        socket.send(reply(message, 'SIP/2.0 200 OK', 'ok'));
+      }
+    });
+  }
+
+  /**
+   * What an INVITE gets: 486 (busy), a 180 left so (ring), or a 200 with a browser's WebRTC
+   * answer (no media will flow: Node has no WebRTC).
+   */
+  onInvite: 'busy' | 'ring' | 'answer' = 'busy';
+
+  /** Sends a message as it is. */
+  send(message: string): void {
+    this.socket.send(message);
+  }
+
+  /** The next final response that comes (to a request sent with `send`). */
+  nextResponse(): Promise<SipResponse> {
+    return new Promise((resolve) => {
+      this.waiting = (response) => {
+        if (response.status < 200) return;
+        this.waiting = null;
+        resolve(response);
+      };
     });
   }
 
@@ -35,9 +62,6 @@ export class WsSipTokenClient {
     return new WsSipTokenClient(socket);
   }
 
-  /** Rings (180) at an INVITE and leaves it so, instead of answering 486. */
-  ringOnly = false;
-
   /** The final response to the last REGISTER. */
   lastRegisterResponse: SipResponse | null = null;
 
@@ -48,7 +72,7 @@ export class WsSipTokenClient {
   register(
     sub: string,
     token: string,
-    options: { to?: string; expires?: number } = {},
+    options: { to?: string; expires?: number; contact?: string } = {},
   ): Promise<number> {
     const request = [
       'REGISTER sip:127.0.0.1 SIP/2.0',
@@ -58,7 +82,7 @@ export class WsSipTokenClient {
       `To: <sip:${options.to ?? sub}@127.0.0.1>`,
       `Call-ID: reg-${Math.random().toString(36).slice(2)}`,
       'CSeq: 1 REGISTER',
-      `Contact: <sip:${sub}@${sub}.invalid;transport=ws>`,
+      `Contact: <${options.contact ?? `sip:${sub}@${sub}.invalid;transport=ws`}>`,
       `Expires: ${options.expires ?? 300}`,
       `Authorization: Bearer ${token}`,
       'Content-Length: 0',
@@ -184,16 +208,61 @@ function ringing(invite: SipRequest): string {
   return reply(invite, 'SIP/2.0 180 Ringing', 'ringing');
 }
 
+/** A 200 with a WebRTC answer to the offer (a fingerprint no DTLS will ever check). */
+function answer(invite: SipRequest): string {
+  const offer = invite.body.toString('utf8');
+  const mid = /^a=mid:(\S+)/m.exec(offer)?.[1] ?? '0';
+  const sdp = [
+    'v=0',
+    'o=- 2 1 IN IP4 127.0.0.1',
+    's=-',
+    't=0 0',
+    `a=group:BUNDLE ${mid}`,
+    'm=audio 9 UDP/TLS/RTP/SAVPF 111',
+    'c=IN IP4 0.0.0.0',
+    `a=mid:${mid}`,
+    'a=ice-ufrag:answ',
+    'a=ice-pwd:tokenclientanswertokenclient',
+    `a=fingerprint:sha-256 ${Array.from({ length: 32 }, () => 'CD').join(':')}`,
+    'a=setup:active',
+    'a=rtcp-mux',
+    'a=rtpmap:111 opus/48000/2',
+    'a=sendrecv',
+    '',
+  ].join('\r\n');
+  const user = /^sip:([^@]+)@/.exec(invite.uri)?.[1] ?? 'client';
+  return reply(
+    invite,
+    'SIP/2.0 200 OK',
+    'answered',
+    [`Contact: <sip:${user}@${user}.invalid;transport=ws>`, 'Content-Type: application/sdp'],
+    sdp,
+  );
+}
+
 function busy(invite: SipRequest): string {
   return reply(invite, 'SIP/2.0 486 Busy Here', 'busy');
 }
 
-function reply(invite: SipRequest, statusLine: string, tag: string): string {
+function reply(
+  request: SipRequest,
+  statusLine: string,
+  tag: string,
+  extra: string[] = [],
+  body = '',
+): string {
   const rows = ['Via', 'From', 'To', 'Call-ID', 'CSeq'].flatMap((name) =>
-    invite.headers.getRows(name).map((value) => {
+    request.headers.getRows(name).map((value) => {
       if (name === 'To' && !/;tag=/.test(value)) return `To: ${value};tag=${tag}`;
       return `${name}: ${value}`;
     }),
   );
-  return [statusLine, ...rows, 'Content-Length: 0', '', ''].join('\r\n');
+  return [
+    statusLine,
+    ...rows,
+    ...extra,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    '',
+    body,
+  ].join('\r\n');
 }

@@ -1,3 +1,4 @@
+import type { Destination } from '../../sip/transport/transport-layer.js';
 import type { Scheduler } from '../../core/scheduler.js';
 import type { DtmfDigit } from '../../media/dtmf/dtmf-digit.js';
 import type { AudioFormat } from '../../media/pipeline/audio-format.js';
@@ -257,10 +258,19 @@ export abstract class CallLeg {
   /** The audio format offer/answer settled last (null before). */
   format: AudioFormat | null = null;
 
+  /**
+   * How to find the peer's connection again, for a peer registered over one (a browser, a
+   * phone on TCP): given the dialog's remote target, the connection its registration is held
+   * on now. Requests in the dialog go there once the peer connected again.
+   */
+  reachPeer: ((contact: string) => Promise<Destination | null>) | null = null;
+
   /** Watches the confirmed dialog: BYE, INFO digits, re-INVITE and UPDATE offers. */
   protected watchDialog(dialog: Dialog, remoteParty: 'Caller' | 'Callee'): void {
     this.dialog = dialog;
+    const reach = this.reachPeer;
     dialog.delegate = {
+      ...(reach && { reachableAt: () => reach(dialog.remoteTarget) }),
       onTerminated: (end) => {
         if (end.kind === 'bye' && end.by === 'local') return;
         const cause =

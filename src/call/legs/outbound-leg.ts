@@ -94,6 +94,11 @@ export interface RoutedTarget {
   webrtc?: boolean;
   /** The endpoint's SRTP policy. */
   srtp?: SrtpPolicy;
+  /**
+   * Where the client (registered over a connection) whose Contact is `contact` is reachable
+   * now: its connection once it connected again; null to keep the dialog's.
+   */
+  reach?: (contact: string) => Promise<Destination | null>;
 }
 
 /**
@@ -182,6 +187,7 @@ export class OutboundLeg extends CallLeg {
       }
       const { target, destination, routeSet } = resolved;
       first = { ...first, target, destination, routeSet };
+      this.reachPeer = resolved.reach ?? null;
       srtp = resolved.srtp ?? srtp;
       // A browser, or an endpoint whose phone takes WebRTC's media (srtp: dtls).
       webrtc = (resolved.webrtc ?? false) || srtp === 'dtls';

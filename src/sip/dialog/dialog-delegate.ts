@@ -1,5 +1,6 @@
 import type { SipRequest } from '../message/index.js';
 import type { ServerTransaction } from '../transaction/transaction-layer.js';
+import type { Destination } from '../transport/transport-layer.js';
 
 /** Why a dialog ended. */
 export type DialogEnd =
@@ -43,4 +44,12 @@ export interface DialogDelegate {
   /** The ACK of a 2xx we sent (the INVITE's or a re-INVITE's). */
   onAck?(ack: SipRequest): void;
   onTerminated?(end: DialogEnd): void;
+  /**
+   * Where the peer of a dialog pinned to a connection can be reached now, asked before each
+   * request we send in it: a client registered over a connection (a browser, a phone on TCP)
+   * that connected again registers the new connection, while the old one may linger
+   * half-open. The dialog moves to a connection of the same protocol returned; null, or
+   * anything else, keeps it where it is. Default: where it is.
+   */
+  reachableAt?(): Promise<Destination | null>;
 }

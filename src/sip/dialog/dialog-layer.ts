@@ -169,6 +169,25 @@ export class DialogLayer implements DialogRouter {
     return resolveUri(nextHopUri(target, routeSet), this.resolver);
   }
 
+  /**
+   * Where our next request in a dialog goes: first, for a dialog pinned to a connection, the
+   * connection its owner says the peer is reachable on now (DialogDelegate.reachableAt).
+   */
+  async requestDestination(
+    dialog: Dialog,
+    reach = dialog.delegate.reachableAt,
+  ): Promise<Destination> {
+    const ask = dialog.pinned?.connectionId ? reach : undefined;
+    if (ask) {
+      const now = await ask().catch((error: Error) => {
+        this.warn(`could not look up where the dialog's peer is now: ${error.message}`);
+        return null;
+      });
+      if (now) dialog.repin(now);
+    }
+    return this.destinationOf(dialog);
+  }
+
   /** Sends a request in a new client transaction, with our Via as its first header. */
   sendRequest(
     request: SipRequest,

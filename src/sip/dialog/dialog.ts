@@ -79,7 +79,6 @@ export class Dialog {
   readonly localAddress: string;
   readonly remoteAddress: string;
   readonly secure: boolean;
-  readonly pinned: Destination | null;
   delegate: DialogDelegate = {};
   /** Our last SDP in the session (offer or answer), and the peer's. */
   localSdp: string | null = null;
@@ -103,6 +102,7 @@ export class Dialog {
   private routes: readonly string[];
   private localCSeq: number | null;
   private remoteCSeq: number | null;
+  private pin: Destination | null;
 
   constructor(init: DialogInit) {
     // The values come from messages; copies keep the dialog from holding those messages.
@@ -120,7 +120,7 @@ export class Dialog {
     this.localCSeq = init.localSeq;
     this.remoteCSeq = init.remoteSeq;
     this.secure = init.secure;
-    this.pinned = init.pinned;
+    this.pin = init.pinned;
   }
 
   /**
@@ -184,6 +184,39 @@ export class Dialog {
 
   get state(): DialogState {
     return this.current;
+  }
+
+  /** Where every request goes whatever the route set says (a connection, a NAT binding). */
+  get pinned(): Destination | null {
+    return this.pin;
+  }
+
+  /**
+   * @internal A request of the dialog the peer sent on another connection of the protocol the
+   * dialog is pinned to: the peer's requests now come on that one, so ours go there too (a
+   * browser that reconnected after a network change, RFC 7118, has only its new connection; a
+   * phone over TCP or TLS may open a new one). True when the dialog moved. A dialog pinned to
+   * an address (UDP, or a connection we opened to the peer) stays where it is.
+   */
+  follow(flow: Flow): boolean {
+    if (!flow.connectionId) return false;
+    return this.repin({
+      protocol: flow.protocol,
+      address: flow.remote,
+      connectionId: flow.connectionId,
+    });
+  }
+
+  /**
+   * @internal Moves a dialog pinned to a connection to another connection of its protocol (the
+   * one the peer's registration is held on now); false, unchanged, for any other destination.
+   */
+  repin(to: Destination): boolean {
+    const pin = this.pin;
+    if (!pin?.connectionId || !to.connectionId || to.protocol !== pin.protocol) return false;
+    if (to.connectionId === pin.connectionId) return false;
+    this.pin = { protocol: to.protocol, address: to.address, connectionId: to.connectionId };
+    return true;
   }
 
   get localTarget(): string {

@@ -4,7 +4,7 @@ import { responseTo } from '../transaction/response-to.js';
 import type { Destination } from '../transport/transport-layer.js';
 import type { ClientTransactionUser } from '../transaction/transaction-layer.js';
 import type { Dialog, DialogRequestOptions } from './dialog.js';
-import type { DialogEnd } from './dialog-delegate.js';
+import type { DialogDelegate, DialogEnd } from './dialog-delegate.js';
 import type { DialogLayer } from './dialog-layer.js';
 import { sdpOf } from './session-body.js';
 
@@ -75,8 +75,16 @@ export async function sendBye(
   end: DialogEnd,
 ): Promise<SipResponse> {
   const bye = dialog.createRequest('BYE');
+  // The owner lets go of the dialog as it ends; where the peer is now is still asked.
+  const reach = dialog.delegate.reachableAt;
   dialog.terminate(end);
-  const { response } = await authorized(layer, dialog, () => dialog.createRequest('BYE'), bye);
+  const { response } = await authorized(
+    layer,
+    dialog,
+    () => dialog.createRequest('BYE'),
+    bye,
+    reach,
+  );
   return response;
 }
 
@@ -90,16 +98,17 @@ async function authorized(
   dialog: Dialog,
   build: () => SipRequest,
   first: SipRequest = build(),
+  reach = dialog.delegate.reachableAt,
 ): Promise<{ request: SipRequest; response: SipResponse }> {
   let request = first;
-  let response = await exchange(layer, dialog, request);
+  let response = await exchange(layer, dialog, request, reach);
   for (let attempts = 0; dialog.credentials; attempts++) {
     if (response.status !== 401 && response.status !== 407) break;
     const answer = answerChallenge(response, request, dialog.credentials);
     if (!answer || attempts >= (answer.stale ? 2 : 1)) break;
     request = build();
     request.headers.append(answer.header, answer.value);
-    response = await exchange(layer, dialog, request);
+    response = await exchange(layer, dialog, request, reach);
   }
   return { request, response };
 }
@@ -109,10 +118,11 @@ async function exchange(
   layer: DialogLayer,
   dialog: Dialog,
   request: SipRequest,
+  reach: DialogDelegate['reachableAt'],
 ): Promise<SipResponse> {
   let destination: Destination;
   try {
-    destination = await layer.destinationOf(dialog);
+    destination = await layer.requestDestination(dialog, reach);
   } catch (error) {
     return madeUp(request, 503, (error as Error).message);
   }

@@ -9,6 +9,7 @@ import { SDP, sdpOf } from './session-body.js';
 
 /**
  * RFC 3261 12.2.2 and 15.1.2, RFC 3311, RFC 6086: answers a request received in a dialog.
+ * One that came on another connection than the dialog's moves the dialog to it (Dialog.follow).
  * BYE ends the dialog; re-INVITE and UPDATE go to the owner's onOffer (glare answered 491 or
  * 500 first); INFO, OPTIONS and other methods to the owner's callback or a default answer.
  */
@@ -25,6 +26,7 @@ export function serveInDialog(
     transaction.respond(responseTo(request, 500));
     return;
   }
+  dialog.follow(transaction.flow);
   const delegate = dialog.delegate;
   switch (request.method) {
     case 'BYE':

@@ -71,7 +71,7 @@ describe('a registration made with an access token', () => {
 describe('a browser whose connection closes while its call rings', () => {
   it('ends the call at once, not when the INVITE times out 32 s later', async () => {
     const c = await client();
-    c.ringOnly = true;
+    c.onInvite = 'ring';
     expect(await c.register('ringer', await mintToken(gw, gw.main, 'ringer'))).toBe(200);
     const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
       json: {

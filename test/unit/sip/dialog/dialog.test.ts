@@ -281,6 +281,60 @@ Content-Length: 0
   });
 });
 
+describe('the connection a dialog is pinned to', () => {
+  const uas = (flow: Flow) =>
+    Dialog.forUas(
+      INVITE,
+      message(`SIP/2.0 200 OK
+Via: SIP/2.0/UDP client.atlanta.example.com:5060;branch=z9hG4bK74bf9
+From: "Alice" <sip:alice@atlanta.example.com>;tag=9fxced76sl
+To: Bob <sip:bob@biloxi.example.com>;tag=ourtag
+Call-ID: 3848276298220188511@atlanta.example.com
+CSeq: 31 INVITE
+Contact: <sip:192.0.2.9:5060;transport=tcp>
+Content-Length: 0
+
+`) as SipResponse,
+      flow,
+    );
+  const moved: Flow = {
+    ...FLOW,
+    remote: { address: '203.0.113.5', port: 50000 },
+    connectionId: 'tcp-9',
+  };
+
+  it("follows the peer's request to another connection of its protocol", () => {
+    const dialog = uas(FLOW);
+    expect(dialog.follow(moved)).toBe(true);
+    expect(dialog.pinned).toEqual({
+      protocol: 'TCP',
+      address: { address: '203.0.113.5', port: 50000 },
+      connectionId: 'tcp-9',
+    });
+    expect(dialog.follow(moved)).toBe(false);
+  });
+
+  it('stays for a request on another protocol, or a dialog pinned to an address', () => {
+    const dialog = uas(FLOW);
+    expect(dialog.follow({ ...moved, protocol: 'TLS' })).toBe(false);
+    expect(dialog.pinned?.connectionId).toBe('tcp-7');
+    const overUdp = uas({ protocol: 'UDP', local: FLOW.local, remote: FLOW.remote });
+    expect(overUdp.follow({ protocol: 'UDP', local: FLOW.local, remote: moved.remote })).toBe(
+      false,
+    );
+    expect(overUdp.follow(moved)).toBe(false);
+    expect(overUdp.pinned?.address).toEqual(FLOW.remote);
+    // A UAC dialog sent to an address (a connection we opened) keeps that address.
+    const tcpAddress: Destination = {
+      protocol: 'TCP',
+      address: { address: '192.0.2.1', port: 5060 },
+    };
+    const uac = Dialog.forUac(INVITE, answer(200), tcpAddress);
+    expect(uac.repin({ ...tcpAddress, connectionId: 'tcp-3' })).toBe(false);
+    expect(uac.pinned).toEqual(tcpAddress);
+  });
+});
+
 describe('the end of a dialog', () => {
   it('terminates once, tells the channel, and cannot come back', () => {
     const dialog = Dialog.forUac(INVITE, answer(200), UDP);
