@@ -23,6 +23,7 @@ const SEQUENTIAL = [
   'test/integration/call/webrtc-call.test.ts',
   'test/integration/call/browser-phone-calls.test.ts',
   'test/integration/call/browser-ice-restart.test.ts',
+  'test/integration/call/browser-tabs-ring.test.ts',
 ];
 
 /**

@@ -322,9 +322,8 @@ export class CallEngine implements CallLauncher {
             routeSet: resolved.routeSet,
             ...(resolved.webrtc && { webrtc: true }),
             ...(resolved.srtp && { srtp: resolved.srtp }),
-            ...(resolved.destination?.connectionId && {
-              reach: (contact: string) => connectionOfContact(uri, contact, context),
-            }),
+            ...(resolved.others && { others: resolved.others }),
+            reach: (contact: string) => connectionOfContact(uri, contact, context),
           };
     });
   }

@@ -7,18 +7,27 @@ import type { BindingRecord, EndpointRecord } from '../state/records.js';
 import { heldByConnection } from '../state/state.js';
 import { liveBindings, liveTokenBindings } from './registrar-directory.js';
 
+/** How one registered client is reached: its contact, and a route set or a flow. */
+export interface Reach {
+  target: string;
+  destination?: Destination;
+  routeSet?: string[];
+}
+
 /** Where a SIP URI destination is to be sent. */
 export type ResolvedTarget =
-  | {
+  | (Reach & {
       kind: 'uri';
-      target: string;
-      destination?: Destination;
-      routeSet?: string[];
       /** A browser: it registered over WebSocket, so it takes WebRTC media alone. */
       webrtc?: boolean;
       /** The endpoint's SRTP policy, when it set one. */
       srtp?: 'required' | 'optional' | 'off' | 'dtls';
-    }
+      /**
+       * The user's other registrations to ring at once (tabs, devices), newest first: those of
+       * the same media kind, reachable from this node.
+       */
+      others?: Reach[];
+    })
   /** The URI names one of our endpoints, and it has no live registration. */
   | { kind: 'unregistered' }
   /**
@@ -72,10 +81,11 @@ async function registeredBindings(
 
 /**
  * A destination on the gateway's own domain whose user is an endpoint goes to where that
- * endpoint registered from: its newest live binding's contact, sent to the address and
- * connection the REGISTER came on (so NAT and WebSocket clients are reached), or through the
- * proxies of its Path when it registered through some (a load balancer in front of the
- * nodes). A user that is no endpoint but the subject of an access token registered in the
+ * endpoint registered from: its live binding's contact, sent to the address and connection
+ * the REGISTER came on (so NAT and WebSocket clients are reached), or through the proxies of
+ * its Path when it registered through some (a load balancer in front of the nodes). With
+ * several bindings (tabs, devices), the one whose registration lasts longest is the target and
+ * decides the media kind (WebRTC for a browser), and the others of that kind ring with it. A user that is no endpoint but the subject of an access token registered in the
  * caller's account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same
  * way. Any other URI is dialled as it is.
  *
@@ -96,30 +106,48 @@ export async function resolveSipTarget(
   if (heldByConnection(newest) && newest.node !== context.node) {
     return { kind: 'elsewhere', node: newest.node, protocol: newest.protocol };
   }
-  const target = newest.contact.replace(/^<|>$/g, '');
+  const webrtc = registeredBrowser(newest);
+  // The client's other registrations (tabs, devices) ring with it, those of its media kind
+  // that this node can reach (the offer is one for all), newest first.
+  const others = bindings
+    .slice(0, -1)
+    .reverse()
+    .filter((b) => registeredBrowser(b) === webrtc)
+    .filter((b) => !heldByConnection(b) || b.node === context.node)
+    .map(reachOf);
+  return {
+    kind: 'uri',
+    ...reachOf(newest),
+    ...(webrtc && { webrtc }),
+    ...(endpoint?.srtp !== undefined && { srtp: endpoint.srtp }),
+    ...(others.length > 0 && { others }),
+  };
+}
+
+/** Where one binding's client is reached: its contact, through its Path or on its flow. */
+function reachOf(binding: BindingRecord): Reach {
+  const target = binding.contact.replace(/^<|>$/g, '');
   // RFC 3327 5.3: the Path the client registered through becomes the route set of requests
   // to it, sent to the first proxy on it (the one that holds the client's flow), not to the
   // address the REGISTER came from.
-  const path = newest.path ?? [];
-  // RFC 7118 5: a client on WebSocket registers a Contact with transport=ws (or wss); such
-  // clients are browsers, whose media is WebRTC's (RFC 8827).
-  const webrtc =
-    /^WSS?$/i.test(newest.protocol) || /;transport=wss?(?=[;>]|$)/i.test(newest.contact);
-  const srtp = endpoint?.srtp === undefined ? {} : { srtp: endpoint.srtp };
-  if (path.length > 0) {
-    return { kind: 'uri', target, routeSet: path, ...(webrtc && { webrtc }), ...srtp };
-  }
+  const path = binding.path ?? [];
+  if (path.length > 0) return { target, routeSet: path };
   return {
-    kind: 'uri',
     target,
-    ...(webrtc && { webrtc }),
-    ...srtp,
     destination: {
-      protocol: newest.protocol as TransportProtocol,
-      address: { address: newest.address, port: newest.port },
-      ...(newest.connection_id ? { connectionId: newest.connection_id } : {}),
+      protocol: binding.protocol as TransportProtocol,
+      address: { address: binding.address, port: binding.port },
+      ...(binding.connection_id ? { connectionId: binding.connection_id } : {}),
     },
   };
+}
+
+/**
+ * RFC 7118 5: a client on WebSocket registers a Contact with transport=ws (or wss); such
+ * clients are browsers, whose media is WebRTC's (RFC 8827).
+ */
+function registeredBrowser(binding: BindingRecord): boolean {
+  return /^WSS?$/i.test(binding.protocol) || /;transport=wss?(?=[;>]|$)/i.test(binding.contact);
 }
 
 /**

@@ -238,4 +238,5 @@ window.phone = {
   stop,
   states: () => [...state.states],
   pending: () => state.pending.length,
+  ringingState: () => state.pending[0]?.state ?? null,
 };

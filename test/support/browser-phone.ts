@@ -59,6 +59,8 @@ export interface BrowserPhone {
   call(target: string, token?: string): Promise<CallOutcome>;
   /** Waits up to `timeoutMs` for an incoming INVITE, leaving it ringing: its offer. */
   ringing(timeoutMs?: number): Promise<{ offer: string | null }>;
+  /** The SessionState of the oldest incoming INVITE not answered (Terminated once cancelled). */
+  ringingState(): Promise<string | null>;
   /** Accepts the oldest incoming INVITE, waiting up to `timeoutMs` for one. */
   answer(timeoutMs?: number): Promise<{ from: string; offer: string | null }>;
   /** BYE when established, CANCEL while ringing out, 486-style reject while ringing in. */
@@ -183,6 +185,7 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
     iceState: () => run('iceState'),
     listen: (windowMs) => run('listen', windowMs),
     sessionStates: () => run('states'),
+    ringingState: () => run('ringingState'),
     close,
   };
 }

@@ -5,6 +5,22 @@ import {
   type Invitation,
   type SessionDescriptionHandler,
 } from 'sip.js';
+import { WebSocket } from 'ws';
+import type { TestGateway } from './gateway.js';
+
+/**
+ * Gives sip.js, which looks for a browser's WebSocket class on globalThis, ws's (Node 20 has
+ * none); the returned function puts back what was there, so the files that share the process
+ * see it unchanged.
+ */
+export function lendWebSocketGlobal(): () => void {
+  const saved = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');
+  Object.defineProperty(globalThis, 'WebSocket', { value: WebSocket, configurable: true });
+  return () => {
+    if (saved) Object.defineProperty(globalThis, 'WebSocket', saved);
+    else Reflect.deleteProperty(globalThis, 'WebSocket');
+  };
+}
 
 /**
  * sip.js 0.21 as a WebSocket softphone in Node (RFC 7118): it registers with digest
@@ -147,4 +163,31 @@ export async function startSipjsPhone(options: SipjsPhoneOptions): Promise<Sipjs
       await ua.stop();
     },
   };
+}
+
+/**
+ * A new endpoint of the gateway's main account (through the API, its username made from
+ * `username`) and `count` sip.js phones for it on `server` (not registered yet), each with a
+ * Contact of its own.
+ */
+export async function endpointPhones(
+  gw: TestGateway,
+  server: string,
+  username: string,
+  count = 1,
+): Promise<{ username: string; phones: SipjsPhone[] }> {
+  const password = `${username}-Secret1`;
+  const created = await gw.request('POST', `/v1/Account/${gw.main.id}/Endpoint/`, {
+    json: { username, password, alias: username },
+  });
+  if (created.status !== 201)
+    throw new Error(`Endpoint/ answered ${created.status}: ${created.text}`);
+  const user = created.body.username as string;
+  const aor = `sip:${user}@127.0.0.1`;
+  const phones = await Promise.all(
+    Array.from({ length: count }, () =>
+      startSipjsPhone({ server, aor, username: user, password, rtpPort: 9 }),
+    ),
+  );
+  return { username: user, phones };
 }

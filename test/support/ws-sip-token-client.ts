@@ -23,18 +23,31 @@ export class WsSipTokenClient {
       this.received.push(message);
       if (message.method === 'INVITE') {
         if (this.onInvite === 'answer') socket.send(answer(message));
-        else socket.send(this.onInvite === 'ring' ? ringing(message) : busy(message));
+        else if (this.onInvite === 'decline')
+          socket.send(reply(message, 'SIP/2.0 603 Decline', 'declined'));
+        else if (this.onInvite === 'ring') {
+          socket.send(ringing(message));
+          this.ringing.set(message.callId(), message);
+        } else socket.send(busy(message));
       } else if (message.method !== 'ACK') {
         socket.send(reply(message, 'SIP/2.0 200 OK', 'ok'));
+        // RFC 3261 9.2: a CANCEL of an INVITE still ringing ends it 487.
+        const invite = message.method === 'CANCEL' ? this.ringing.get(message.callId()) : undefined;
+        if (invite) {
+          this.ringing.delete(message.callId());
+          socket.send(reply(invite, 'SIP/2.0 487 Request Terminated', 'ringing'));
+        }
       }
     });
   }
 
   /**
-   * What an INVITE gets: 486 (busy), a 180 left so (ring), or a 200 with a browser's WebRTC
-   * answer (no media will flow: Node has no WebRTC).
+   * What an INVITE gets: 486 (busy), a 180 left so until a CANCEL (ring), 603 (decline), or a
+   * 200 with a browser's WebRTC answer (no media will flow: Node has no WebRTC).
    */
-  onInvite: 'busy' | 'ring' | 'answer' = 'busy';
+  onInvite: 'busy' | 'ring' | 'answer' | 'decline' = 'busy';
+  /** The INVITEs left ringing, by Call-ID, until cancelled. */
+  private readonly ringing = new Map<string, SipRequest>();
 
   /** Sends a message as it is. */
   send(message: string): void {

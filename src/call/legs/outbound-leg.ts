@@ -94,6 +94,8 @@ export interface RoutedTarget {
   webrtc?: boolean;
   /** The endpoint's SRTP policy. */
   srtp?: SrtpPolicy;
+  /** More registrations of the user, rung at the same time with the same offer. */
+  others?: readonly { target: string; destination?: Destination; routeSet?: readonly string[] }[];
   /**
    * Where the client (registered over a connection) whose Contact is `contact` is reachable
    * now: its connection once it connected again; null to keep the dialog's.
@@ -107,7 +109,12 @@ export interface RoutedTarget {
  * failure ends the leg with the cause the SIP outcome maps to.
  */
 export class OutboundLeg extends CallLeg {
+  /** The INVITE that answered, or the one ringing (the first of several ringing at once). */
   private invite: OutgoingInvite | null = null;
+  /** The INVITEs ringing the user's registrations at once, while they ring. */
+  private forks: OutgoingInvite[] = [];
+  /** The user's other registrations, rung with the first. */
+  private others: DialAttempt[] = [];
   private ringTimer: TimerHandle | null = null;
   private pendingEnd: LegEnd | null = null;
 
@@ -140,7 +147,7 @@ export class OutboundLeg extends CallLeg {
 
   /** Whether the far end has responded to the INVITE at all (a 100 Trying is enough). */
   get responded(): boolean {
-    return this.invite?.responded ?? false;
+    return this.forks.some((invite) => invite.responded) || (this.invite?.responded ?? false);
   }
 
   /** The SIP failure the INVITE ended with, once it has (null while it runs or if answered). */
@@ -156,7 +163,8 @@ export class OutboundLeg extends CallLeg {
     // Before the answer: CANCEL (held by the stack until a provisional arrives); the leg
     // ends with our cause when the INVITE's final response comes.
     this.pendingEnd = end;
-    if (this.invite) this.invite.cancel();
+    if (this.forks.length > 0) for (const invite of this.forks) invite.cancel();
+    else if (this.invite) this.invite.cancel();
     else this.finish(end);
   }
 
@@ -188,6 +196,12 @@ export class OutboundLeg extends CallLeg {
       const { target, destination, routeSet } = resolved;
       first = { ...first, target, destination, routeSet };
       this.reachPeer = resolved.reach ?? null;
+      this.others = (resolved.others ?? []).map((other) => ({
+        ...first,
+        target: other.target,
+        destination: other.destination,
+        routeSet: other.routeSet,
+      }));
       srtp = resolved.srtp ?? srtp;
       // A browser, or an endpoint whose phone takes WebRTC's media (srtp: dtls).
       webrtc = (resolved.webrtc ?? false) || srtp === 'dtls';
@@ -211,7 +225,8 @@ export class OutboundLeg extends CallLeg {
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     this.startRingTimer();
     try {
-      await this.attempts(plan ? plan.attempts : [first], plan);
+      if (!plan && this.others.length > 0) await this.ringAll([first, ...this.others]);
+      else await this.attempts(plan ? plan.attempts : [first], plan);
     } finally {
       this.ringTimer?.cancel();
     }
@@ -263,19 +278,7 @@ export class OutboundLeg extends CallLeg {
     | { answered: false; failure: InviteFailure; gaveUp: string | null }
   > {
     const offer = this.sdp!.createOffer(attempt.codecs ? { codecs: attempt.codecs } : {});
-    const invite = this.env.sip.invites.invite({
-      target: attempt.target,
-      destination: attempt.destination,
-      routeSet: attempt.routeSet,
-      to: attempt.to,
-      from: attempt.from,
-      fromDisplayName: this.options.fromDisplayName,
-      sdp: offer,
-      headers: this.options.headers,
-      credentials: attempt.credentials,
-      callId: undefined,
-      delegate: { onProgress: (progress) => this.progress(progress.sdp) },
-    });
+    const invite = this.send(attempt, offer, (sdp) => this.progress(sdp));
     this.invite = invite;
     let gaveUp: string | null = null;
     const giveUp = (reason: string) => {
@@ -301,6 +304,87 @@ export class OutboundLeg extends CallLeg {
     for (const timer of timers) timer.cancel();
     if (outcome.answered) return { answered: true, outcome };
     return { answered: false, failure: outcome.failure, gaveUp };
+  }
+
+  private send(
+    attempt: DialAttempt,
+    offer: string,
+    onProgress: (sdp: string | null) => void,
+  ): OutgoingInvite {
+    return this.env.sip.invites.invite({
+      target: attempt.target,
+      destination: attempt.destination,
+      routeSet: attempt.routeSet,
+      to: attempt.to,
+      from: attempt.from,
+      fromDisplayName: this.options.fromDisplayName,
+      sdp: offer,
+      headers: this.options.headers,
+      credentials: attempt.credentials,
+      callId: undefined,
+      delegate: { onProgress: (progress) => onProgress(progress.sdp) },
+    });
+  }
+
+  /**
+   * Rings every registration of the user at once (tabs, devices) with one offer, as a forking
+   * proxy would (RFC 3261 16.6): the first to answer is the call and the others are cancelled;
+   * one that answers in the same moment gets a BYE (13.2.2.4). Early media comes from the
+   * first that sends some. A 6xx is a refusal for every device (16.7): the others are
+   * cancelled at once. When all fail, the leg ends as the best of their failures says.
+   */
+  private async ringAll(attempts: readonly DialAttempt[]): Promise<void> {
+    const offer = this.sdp!.createOffer();
+    let earlyFrom: OutgoingInvite | null = null;
+    const invites: OutgoingInvite[] = attempts.map((attempt) => {
+      const invite = this.send(attempt, offer, (sdp) => {
+        if (sdp !== null) earlyFrom ??= invite;
+        this.progress(earlyFrom === invite ? sdp : null);
+      });
+      return invite;
+    });
+    this.forks = invites;
+    this.invite = invites[0]!;
+    const result = await new Promise<
+      | { answered: true; outcome: Extract<InviteOutcome, { answered: true }> }
+      | { answered: false; failure: InviteFailure }
+    >((resolve) => {
+      const failures: InviteFailure[] = [];
+      let settled = false;
+      let declined = false;
+      const cancelOthers = (kept: OutgoingInvite | null) => {
+        for (const other of invites) if (other !== kept) other.cancel();
+      };
+      for (const invite of invites) {
+        void invite.outcome.then((outcome) => {
+          if (outcome.answered) {
+            if (settled || declined) {
+              void invite.hangup().catch(() => undefined);
+              return;
+            }
+            settled = true;
+            this.invite = invite;
+            cancelOthers(invite);
+            resolve({ answered: true, outcome });
+            return;
+          }
+          failures.push(outcome.failure);
+          if (outcome.failure.status >= 600 && !declined) {
+            declined = true;
+            cancelOthers(invite);
+          }
+          if (!settled && failures.length === invites.length) {
+            settled = true;
+            resolve({ answered: false, failure: bestFailure(failures) });
+          }
+        });
+      }
+    });
+    this.forks = [];
+    if (result.answered) return this.connected(result.outcome);
+    if (this.pendingEnd) return this.finish(this.pendingEnd);
+    this.failure = result.failure;
+    this.finish(endOfFailedInvite(result.failure, !!attempts[0]!.credentials));
   }
 
   /** A provisional response: early media when it carries SDP, and ringing. */
@@ -367,4 +451,19 @@ export class OutboundLeg extends CallLeg {
     this.finish({ cause: hangupCause('Network Error'), source: 'Error', status: 'failed' });
     await this.invite?.hangup().catch(() => undefined);
   }
+}
+
+/**
+ * The failure that speaks for several INVITEs ringing at once (RFC 3261 16.7 6): a 6xx over
+ * anything, else the lowest class, the first to come among equals; our own cancellations
+ * count only when nothing else came.
+ */
+function bestFailure(failures: readonly InviteFailure[]): InviteFailure {
+  const declined = failures.find((f) => f.status >= 600);
+  if (declined) return declined;
+  const theirs = failures.filter((f) => f.kind !== 'cancelled');
+  const pool = theirs.length > 0 ? theirs : failures;
+  return pool.reduce((best, f) =>
+    Math.floor(f.status / 100) < Math.floor(best.status / 100) ? f : best,
+  );
 }

@@ -7,10 +7,9 @@ import { startRedis, type RedisServer } from '../../support/redis-server.js';
 import { freePort } from '../../support/free-port.js';
 import { runSipp, startSippUas, type SipTarget } from '../../support/sipp.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
-import { startSipjsPhone } from '../../support/sipjs-phone.js';
+import { lendWebSocketGlobal, startSipjsPhone } from '../../support/sipjs-phone.js';
 import { until } from '../../support/wait.js';
 import { SessionState } from 'sip.js';
-import { WebSocket } from 'ws';
 
 /**
  * Two gateway nodes (127.0.0.2 and 127.0.0.3) sharing one redis-server, behind Kamailio on
@@ -32,7 +31,7 @@ let kamailio: Kamailio;
 type Endpoint = { id: string; username: string; password: string };
 let endpoint: Endpoint;
 let webEndpoint: Endpoint;
-const savedWebSocket = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');
+let giveBackWebSocket: (() => void) | undefined;
 
 const startNode = (host: string) =>
   startGateway({
@@ -74,7 +73,7 @@ beforeAll(async () => {
   endpoint = await makeEndpoint('roamer');
   webEndpoint = await makeEndpoint('browser');
   // sip.js looks for a browser's WebSocket class; in Node 20 it is ws's.
-  Object.defineProperty(globalThis, 'WebSocket', { value: WebSocket, configurable: true });
+  giveBackWebSocket = lendWebSocketGlobal();
   app.serve('/answer', { body: '<Response><Speak>Hello.</Speak><Wait length="10"/></Response>' });
   kamailio = await startKamailio({
     nodes: [sipOf(nodes.a, '127.0.0.2'), sipOf(nodes.b, '127.0.0.3')],
@@ -93,8 +92,7 @@ afterAll(async () => {
   );
   await app?.close();
   await redis?.stop();
-  if (savedWebSocket) Object.defineProperty(globalThis, 'WebSocket', savedWebSocket);
-  else Reflect.deleteProperty(globalThis, 'WebSocket');
+  giveBackWebSocket?.();
 });
 
 /** SIPp calls to NUMBER through a proxy; the hosts of the nodes whose 200s answered them. */

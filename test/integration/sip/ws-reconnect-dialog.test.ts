@@ -1,10 +1,9 @@
 import { SessionState } from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import type { SipRequest } from '../../../src/sip/message/index.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { startSipjsPhone } from '../../support/sipjs-phone.js';
+import { endpointPhones, lendWebSocketGlobal } from '../../support/sipjs-phone.js';
 import { until } from '../../support/wait.js';
 import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.js';
 
@@ -154,20 +153,9 @@ function inDialogOptions(invite: SipRequest): string {
 
 describe('sip.js that loses its connection during a call', () => {
   it('connects again, registers again, and gets the BYE of its call there', async () => {
-    Object.defineProperty(globalThis, 'WebSocket', { value: WebSocket, configurable: true });
-    const password = 'Roaming-Secret1';
-    const created = await gw.request('POST', `/v1/Account/${gw.main.id}/Endpoint/`, {
-      json: { username: 'sipjsroamer', password, alias: 'sipjsroamer' },
-    });
-    expect(created.status).toBe(201);
-    const username = created.body.username as string;
-    const phone = await startSipjsPhone({
-      server: wsUrl,
-      aor: `sip:${username}@127.0.0.1`,
-      username,
-      password,
-      rtpPort: 9,
-    });
+    const giveBack = lendWebSocketGlobal();
+    const { username, phones } = await endpointPhones(gw, wsUrl, 'sipjsroamer');
+    const phone = phones[0]!;
     try {
       await phone.register();
       const uuid = await callTo(username);
@@ -177,6 +165,7 @@ describe('sip.js that loses its connection during a call', () => {
       await until(() => phone.calls[0]!.includes(SessionState.Terminated), 5000);
     } finally {
       await phone.stop();
+      giveBack();
     }
   }, 30_000);
 });

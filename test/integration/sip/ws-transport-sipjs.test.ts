@@ -1,6 +1,6 @@
 import { Registerer, RegistererState, UserAgent } from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
+import { lendWebSocketGlobal } from '../../support/sipjs-phone.js';
 import { SipRequest, parseMessage } from '../../../src/sip/message/index.js';
 import type { Flow } from '../../../src/sip/transport/flow.js';
 import { WsTransport, type WsHandshake } from '../../../src/sip/transport/ws-transport.js';
@@ -32,9 +32,9 @@ describe('sip.js over WsTransport', () => {
   const requests: [SipRequest, Flow][] = [];
   const handshakes: WsHandshake[] = [];
   const closed: Flow[] = [];
-  const saved = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');
+  let giveBack: () => void;
   beforeAll(async () => {
-    Object.defineProperty(globalThis, 'WebSocket', { value: WebSocket, configurable: true });
+    giveBack = lendWebSocketGlobal();
     transport = await WsTransport.listen('127.0.0.1', 0, {
       onMessage: (data, flow) => {
         // RFC 7118 5.1: one message per WebSocket message, so it parses as a whole datagram.
@@ -51,8 +51,7 @@ describe('sip.js over WsTransport', () => {
   });
   afterAll(async () => {
     await transport.close();
-    if (saved) Object.defineProperty(globalThis, 'WebSocket', saved);
-    else Reflect.deleteProperty(globalThis, 'WebSocket');
+    giveBack();
   });
 
   it('connects with the sip subprotocol; its REGISTER parses, and our 200 registers it', async () => {

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import { ClientApp } from '../../support/client-app.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { until } from '../../support/wait.js';
+
+/**
+ * Two browser tabs (sip.js in two headless Chromiums) registered for one token subject: a call
+ * to it rings both with one WebRTC offer; the tab that answers gets the call's audio (ICE and
+ * DTLS with it alone), and the other stops ringing (CANCEL).
+ */
+let gw: TestGateway;
+let app: ClientApp;
+const tabs: BrowserPhone[] = [];
+
+beforeAll(async () => {
+  app = await ClientApp.start();
+  gw = await startGateway({ listen: true });
+  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
+    json: { sub: 'two-tabs', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
+  });
+  expect(minted.status).toBe(200);
+  const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
+  for (const toneHz of [600, 900]) {
+    const tab = await startBrowserPhone({ toneHz });
+    tabs.push(tab);
+    await tab.register(wsUrl, 'sip:two-tabs@127.0.0.1', minted.body.token as string);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(tabs.map((tab) => tab.close()));
+  await gw?.close();
+  await app?.close();
+});
+
+describe('a user with two browser tabs', () => {
+  it('rings both; the tab that answers hears the call, and the other stops ringing', async () => {
+    app.serve('/answer', {
+      body: '<Response><Speak loop="5">Thank you for calling. An agent will be with you shortly.</Speak></Response>',
+    });
+    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: 'sip:two-tabs@127.0.0.1',
+        answer_url: `${app.baseUrl}/answer`,
+      },
+    });
+    expect(placed.status).toBe(201);
+    const [left, right] = tabs as [BrowserPhone, BrowserPhone];
+    const offers = await Promise.all(tabs.map((tab) => tab.ringing(10_000)));
+    expect(offers[0]!.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+    expect(offers[1]!.offer).toBe(offers[0]!.offer);
+
+    await right.answer(1000);
+    await until(async () => (await right.sessionStates()).includes('Established'), 10_000, 50);
+    await until(async () => (await left.ringingState()) === 'Terminated', 10_000, 50);
+    await until(
+      async () => ['connected', 'completed'].includes((await right.iceState()) ?? ''),
+      10_000,
+      50,
+    );
+    const speech = await right.listen(1500);
+    expect(speech.levelDbfs).toBeGreaterThan(-45);
+    expect(await left.sessionStates()).toEqual([]);
+    expect(right.consoleErrors).toEqual([]);
+    expect(left.consoleErrors).toEqual([]);
+  }, 60_000);
+});
