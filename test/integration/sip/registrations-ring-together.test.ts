@@ -50,13 +50,14 @@ const requests = (c: WsSipTokenClient, method: string): SipRequest[] =>
   c.received.filter((r) => r.method === method);
 
 /** Places a call to `sub`; resolves with the hangup callback's parameters once it ended. */
-async function place(sub: string, hangupPath: string) {
+async function place(sub: string, hangupPath: string, more: Record<string, unknown> = {}) {
   const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
     json: {
       from: '+14155550100',
       to: `sip:${sub}@127.0.0.1`,
       answer_url: `${app.baseUrl}/hold`,
       hangup_url: `${app.baseUrl}${hangupPath}`,
+      ...more,
     },
   });
   expect(placed.status).toBe(201);
@@ -111,6 +112,14 @@ describe('a user registered in several places', () => {
     const ended = await hangupOf('/hangup-declines');
     expect(ended.CallStatus).toBe('failed');
     expect(ended.HangupCause).toBe('Rejected');
+  }, 20_000);
+
+  it('stops ringing them all when nobody answers within the ring timeout', async () => {
+    const both = await registered('nobody-home', ['ring', 'ring']);
+    await place('nobody-home', '/hangup-nobody', { ring_timeout: 2 });
+    const ended = await hangupOf('/hangup-nobody');
+    expect(ended).toMatchObject({ CallStatus: 'no-answer', HangupCause: 'Ring Timeout Reached' });
+    for (const c of both) expect(requests(c, 'CANCEL')).toHaveLength(1);
   }, 20_000);
 
   it('sends a BYE to the one whose answer came second', async () => {
