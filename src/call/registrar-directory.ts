@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   AddressOfRecord,
   Binding,
@@ -7,8 +8,20 @@ import type {
 import type { BindingRecord, RegistrationRecord } from '../state/records.js';
 import { heldByConnection, type State } from '../state/state.js';
 
+/**
+ * How many times one change of a registration is tried against other nodes' writes that keep
+ * coming in between its read and its write, before it fails (the REGISTER then gets a 500).
+ * Between tries it waits a random moment of up to a millisecond per try so far: two nodes each
+ * with a queue of changes for one registration otherwise go in lockstep, and one can lose every
+ * round (twenty devices registering at once on two nodes lost eight rounds in a row).
+ */
+const MAX_REWRITES = 32;
+
 /** The registrar's view of the state layer: endpoints, accounts and registrations. */
 export class StateRegistrarDirectory implements RegistrarDirectory {
+  /** The last change queued for each registration (tenant/key), while one runs. */
+  private readonly writing = new Map<string, Promise<void>>();
+
   constructor(
     private readonly state: State,
     private readonly now: () => number,
@@ -55,30 +68,60 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
     return this.rewrite(aorKey(aor), aor, change);
   }
 
-  /** update() of the registration stored under `key`. */
-  private async rewrite(
+  /**
+   * update() of the registration stored under `key`. The changes this node makes to one
+   * registration run one after the other; each is a compare-and-set against the other nodes':
+   * when another write (a REGISTER on another node, a closed connection's bindings going there)
+   * came between the read and the write, it reads again and applies `change` to what is there
+   * now, so that neither write loses the other's bindings. `change` may run more than once.
+   */
+  private rewrite(
     key: string,
     aor: { account: string; subaccount: string | null },
     change: (current: Binding[]) => Binding[] | null,
   ): Promise<Binding[]> {
-    const previous = await this.state.registrations.get(aor.account, key);
-    const current = previous ? previous.bindings.map(fromRecord) : [];
-    const bindings = change(current);
-    if (bindings === null) return current;
-    if (bindings.length === 0) {
-      if (previous) await this.state.registrations.remove(previous);
-      return bindings;
+    const queueKey = `${aor.account}/${key}`;
+    const before = this.writing.get(queueKey) ?? Promise.resolve();
+    const done = before.then(() => this.swapIn(key, aor, change));
+    const settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writing.set(queueKey, settled);
+    void settled.then(() => {
+      if (this.writing.get(queueKey) === settled) this.writing.delete(queueKey);
+    });
+    return done;
+  }
+
+  private async swapIn(
+    key: string,
+    aor: { account: string; subaccount: string | null },
+    change: (current: Binding[]) => Binding[] | null,
+  ): Promise<Binding[]> {
+    for (let attempt = 1; ; attempt++) {
+      const previous = await this.state.registrations.get(aor.account, key);
+      const current = previous ? previous.bindings.map(fromRecord) : [];
+      const bindings = change(current);
+      if (bindings === null) return current;
+      const next: RegistrationRecord | null =
+        bindings.length === 0
+          ? null
+          : {
+              account: aor.account,
+              subaccount: aor.subaccount,
+              created: previous?.created ?? this.now(),
+              aor: key,
+              bindings: bindings.map(toRecord),
+            };
+      if (await this.state.registrations.swap(previous, next)) return bindings;
+      if (attempt === MAX_REWRITES) {
+        throw new Error(
+          `the registration of ${key} changed under ${MAX_REWRITES} writes in a row; not stored`,
+        );
+      }
+      await sleep(Math.random() * attempt);
     }
-    const next: RegistrationRecord = {
-      account: aor.account,
-      subaccount: aor.subaccount,
-      created: previous?.created ?? this.now(),
-      aor: key,
-      bindings: bindings.map(toRecord),
-    };
-    if (previous) await this.state.registrations.update(next, previous);
-    else await this.state.registrations.create(next);
-    return bindings;
   }
 
   /**
@@ -90,14 +133,16 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
   async unbindNode(tenant: string, node: string): Promise<number> {
     let removed = 0;
     for (const record of await this.state.registrations.all(tenant, `node:${node}`)) {
+      let gone = 0;
       // By the key it is stored under, whatever its format (see aorKey).
       await this.rewrite(record.aor, record, (bindings) => {
         const kept = bindings.filter(
           (b) => !(b.flow.node === node && heldByConnection(toRecord(b))),
         );
-        removed += bindings.length - kept.length;
-        return kept.length === bindings.length ? null : kept;
+        gone = bindings.length - kept.length;
+        return gone === 0 ? null : kept;
       });
+      removed += gone;
     }
     return removed;
   }

@@ -97,6 +97,26 @@ export class Collection<T extends Owned> {
     return rewritten;
   }
 
+  /**
+   * Compare-and-set (DocumentStore.swap): stores `next` (null: removes the document) only if
+   * the stored one is still `previous` as this collection returned it (null: none). False,
+   * nothing written, when another write came in between. For kinds without unique keys or
+   * sealed fields, whose stored form is the document itself.
+   */
+  swap(previous: T | null, next: T | null): Promise<boolean> {
+    if (this.spec.sealed?.length || this.spec.unique) {
+      throw new Error(`${this.spec.kind} documents cannot be compared and set`);
+    }
+    const doc = next ?? previous;
+    if (doc === null) return Promise.resolve(previous === null);
+    return this.store.swap(this.spec.kind, doc.account, this.spec.id(doc), {
+      expected: previous,
+      next,
+      entry: this.entry(doc),
+      ...(previous && { previous: this.entry(previous) }),
+    });
+  }
+
   remove(doc: T): Promise<void> {
     return this.store.remove(this.spec.kind, doc.account, this.spec.id(doc), this.entry(doc));
   }

@@ -58,6 +58,15 @@ export interface DocumentStore {
     previous?: DocumentEntry,
   ): Promise<void>;
   remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void>;
+  /**
+   * Compare-and-set, for a document that several writers change by reading it, changing it and
+   * writing it back (a registration, which two REGISTERs or two nodes may change at once):
+   * writes `next` (null: removes the document) only if the stored document is still `expected`
+   * (as read; null: no document), its indexes moving from `previous` to `entry`. False, with
+   * nothing written, when another write came in between: read again and retry. For kinds
+   * whose documents hold no unique keys.
+   */
+  swap(kind: string, tenant: string, id: string, change: Swap): Promise<boolean>;
   page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>>;
   findUnique(key: UniqueKey): Promise<UniqueOwner | null>;
   /**
@@ -67,6 +76,18 @@ export interface DocumentStore {
    */
   durable(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A compare-and-set of one document (DocumentStore.swap). */
+export interface Swap {
+  /** The document as it was read, which must still be stored; null: none must be. */
+  expected: unknown;
+  /** What to store; null removes the document. */
+  next: unknown;
+  /** The entry `next` takes (ignored when it is null). */
+  entry: DocumentEntry;
+  /** The entry of `expected`, when there is one. */
+  previous?: DocumentEntry;
 }
 
 export const ALL_INDEX = 'all';
@@ -95,4 +116,19 @@ export function entryChanges(next: DocumentEntry, previous?: DocumentEntry) {
         : all.filter((i) => i !== ALL_INDEX && !prevIndexes.has(i)),
     droppedIndexes: [...prevIndexes].filter((i) => !nextIndexes.has(i)),
   };
+}
+
+/**
+ * The index entries a swap writes and drops: those of entryChanges, or all of `previous`'s
+ * when the document goes. A swap moves no unique keys.
+ */
+export function swapIndexes(change: Swap): { written: string[]; dropped: string[] } {
+  if (change.entry.unique.length > 0 || (change.previous?.unique.length ?? 0) > 0) {
+    throw new Error('a compare-and-set moves no unique keys');
+  }
+  if (change.next === null) {
+    return { written: [], dropped: [ALL_INDEX, ...(change.previous?.indexes ?? [])] };
+  }
+  const { writtenIndexes, droppedIndexes } = entryChanges(change.entry, change.previous);
+  return { written: writtenIndexes, dropped: droppedIndexes };
 }

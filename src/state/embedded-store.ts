@@ -5,10 +5,12 @@ import {
   ALL_INDEX,
   entryChanges,
   uniqueId,
+  swapIndexes,
   type DocumentEntry,
   type DocumentStore,
   type Page,
   type PageQuery,
+  type Swap,
   type UniqueKey,
   type UniqueOwner,
 } from './document-store.js';
@@ -88,6 +90,17 @@ export class EmbeddedStore implements DocumentStore {
     }
     for (const index of droppedIndexes) lines += line(['I', indexKey(kind, tenant, index), id]);
     this.log.append(lines);
+  }
+
+  async swap(kind: string, tenant: string, id: string, change: Swap): Promise<boolean> {
+    swapIndexes(change);
+    const stored = this.docs.get(docKey(kind, tenant, id)) ?? null;
+    const expected = change.expected === null ? null : JSON.stringify(change.expected);
+    if (stored !== expected) return false;
+    // One turn of the event loop from the check to the write: nothing comes in between.
+    if (change.next === null) void this.remove(kind, tenant, id, change.previous ?? change.entry);
+    else void this.put(kind, tenant, id, change.next, change.entry, change.previous);
+    return true;
   }
 
   async remove(kind: string, tenant: string, id: string, entry: DocumentEntry): Promise<void> {

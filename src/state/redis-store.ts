@@ -3,10 +3,12 @@ import {
   ALL_INDEX,
   entryChanges,
   uniqueId,
+  swapIndexes,
   type DocumentEntry,
   type DocumentStore,
   type Page,
   type PageQuery,
+  type Swap,
   type UniqueKey,
   type UniqueOwner,
 } from './document-store.js';
@@ -159,6 +161,34 @@ export class RedisStore implements DocumentStore {
     });
   }
 
+  swap(kind: string, tenant: string, id: string, change: Swap): Promise<boolean> {
+    let indexes: ReturnType<typeof swapIndexes>;
+    try {
+      indexes = swapIndexes(change);
+    } catch (error) {
+      // A caller's mistake, not the store's: it must not read as Redis being away.
+      return Promise.reject(error as Error);
+    }
+    const { written, dropped } = indexes;
+    return this.guard(async () => {
+      const doc = docKey(kind, tenant, id);
+      const keys = [doc, ...[...written, ...dropped].map((index) => indexKey(kind, tenant, index))];
+      const swapped = await this.scripts.voxgateIndexedWrite(
+        keys.length,
+        ...keys,
+        change.next === null ? '' : JSON.stringify(change.next),
+        String(change.entry.score),
+        id,
+        String(written.length),
+        change.expected === null ? 'absent' : 'equals',
+        change.expected === null ? '' : JSON.stringify(change.expected),
+      );
+      if (swapped !== 1) return false;
+      await this.replicas?.after([doc]);
+      return true;
+    });
+  }
+
   page<T>(kind: string, tenant: string, query: PageQuery): Promise<Page<T>> {
     return this.guard(() => this.readPage<T>(kind, tenant, query));
   }
@@ -253,9 +283,16 @@ export class RedisStore implements DocumentStore {
 
 /**
  * KEYS[1] the document, then the indexes it joins, then those it leaves. ARGV: the document's
- * JSON (empty: delete it), its score, its id, how many indexes it joins.
+ * JSON (empty: delete it), its score, its id, how many indexes it joins; for a compare-and-set,
+ * 'absent' (no document may be stored) or 'equals' and the JSON that must be stored. Returns
+ * 0, having written nothing, when the stored document is not the one expected.
  */
 const INDEXED_WRITE = `
+if ARGV[5] == 'absent' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+elseif ARGV[5] == 'equals' then
+  if redis.call('GET', KEYS[1]) ~= ARGV[6] then return 0 end
+end
 if ARGV[1] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[1]) end
 local joined = tonumber(ARGV[4])
 for i = 2, #KEYS do

@@ -146,6 +146,60 @@ describe.each(targets)('DocumentStore contract: %s', (_name, open) => {
     expect(await store.findUnique({ space: 'user', value: 'alice' })).toBeNull();
   });
 
+  it('compares and sets: writes only over the document it read, moving its index entries', async () => {
+    const ids = async (index: string) =>
+      (await store.page<{ v: number }>('thing', 'MA1', { index, offset: 0, limit: 0 })).items.map(
+        (d) => d.v,
+      );
+    const first = { v: 1, list: ['a'] };
+    expect(
+      await store.swap('thing', 'MA1', 'x', {
+        expected: null,
+        next: first,
+        entry: entry(5, ['node:a']),
+      }),
+    ).toBe(true);
+    // Another writer created it first: a create over it is refused.
+    expect(
+      await store.swap('thing', 'MA1', 'x', { expected: null, next: { v: 9 }, entry: entry(5) }),
+    ).toBe(false);
+    const read = await store.get<typeof first>('thing', 'MA1', 'x');
+    const second = { v: 2, list: ['a', 'b'] };
+    const move = {
+      expected: read,
+      next: second,
+      entry: entry(5, ['node:b']),
+      previous: entry(5, ['node:a']),
+    };
+    expect(await store.swap('thing', 'MA1', 'x', move)).toBe(true);
+    // The same read again is stale now: nothing written.
+    expect(await store.swap('thing', 'MA1', 'x', { ...move, next: { v: 3, list: [] } })).toBe(
+      false,
+    );
+    expect(await store.get('thing', 'MA1', 'x')).toEqual(second);
+    expect(await ids('node:a')).toEqual([]);
+    expect(await ids('node:b')).toEqual([2]);
+    // Removing takes the read it removes, and its index entries go with it.
+    const gone = { expected: first, next: null, entry: entry(5), previous: entry(5, ['node:b']) };
+    expect(await store.swap('thing', 'MA1', 'x', gone)).toBe(false);
+    expect(
+      await store.swap('thing', 'MA1', 'x', {
+        ...gone,
+        expected: await store.get('thing', 'MA1', 'x'),
+      }),
+    ).toBe(true);
+    expect(await store.get('thing', 'MA1', 'x')).toBeNull();
+    expect(await ids('node:b')).toEqual([]);
+    expect(await ids('all')).toEqual([]);
+    await expect(
+      store.swap('thing', 'MA1', 'y', {
+        expected: null,
+        next: { v: 1 },
+        entry: entry(1, [], ['alice']),
+      }),
+    ).rejects.toThrow('moves no unique keys');
+  });
+
   it('pages newest first by default, oldest first on request, with totals', async () => {
     for (let i = 1; i <= 7; i++) await store.put('thing', 'MA1', `d${i}`, { i }, entry(i * 10));
     const newest = await store.page<{ i: number }>('thing', 'MA1', { offset: 0, limit: 3 });

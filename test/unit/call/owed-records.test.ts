@@ -28,6 +28,7 @@ class FlakyStore implements DocumentStore {
   page: DocumentStore['page'] = (...args) => this.inner.page(...args);
   findUnique: DocumentStore['findUnique'] = (key) => this.inner.findUnique(key);
   remove: DocumentStore['remove'] = (...args) => this.inner.remove(...args);
+  swap: DocumentStore['swap'] = (...args) => this.inner.swap(...args);
   durable = () => this.inner.durable();
   close = () => this.inner.close();
 
