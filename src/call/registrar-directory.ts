@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { KeyedTurns } from '../core/keyed-turns.js';
 import type {
   AddressOfRecord,
   Binding,
@@ -19,8 +20,8 @@ const MAX_REWRITES = 32;
 
 /** The registrar's view of the state layer: endpoints, accounts and registrations. */
 export class StateRegistrarDirectory implements RegistrarDirectory {
-  /** The last change queued for each registration (tenant/key), while one runs. */
-  private readonly writing = new Map<string, Promise<void>>();
+  /** This node's changes to one registration (tenant/key), in turn. */
+  private readonly turns = new KeyedTurns();
 
   constructor(
     private readonly state: State,
@@ -80,18 +81,7 @@ export class StateRegistrarDirectory implements RegistrarDirectory {
     aor: { account: string; subaccount: string | null },
     change: (current: Binding[]) => Binding[] | null,
   ): Promise<Binding[]> {
-    const queueKey = `${aor.account}/${key}`;
-    const before = this.writing.get(queueKey) ?? Promise.resolve();
-    const done = before.then(() => this.swapIn(key, aor, change));
-    const settled = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.writing.set(queueKey, settled);
-    void settled.then(() => {
-      if (this.writing.get(queueKey) === settled) this.writing.delete(queueKey);
-    });
-    return done;
+    return this.turns.run(`${aor.account}/${key}`, () => this.swapIn(key, aor, change));
   }
 
   private async swapIn(

@@ -6,7 +6,7 @@ import type { Scheduler } from '../core/scheduler.js';
 import type { MessageRecord, NumberRecord } from '../state/records.js';
 import { numberApplication } from '../state/number-application.js';
 import type { State } from '../state/state.js';
-import { MessageLocks } from './message-locks.js';
+import { KeyedTurns } from '../core/keyed-turns.js';
 import type { MessageMetrics } from './message-metrics.js';
 import type { MessageLog, MessagePipeline } from './message-pipeline.js';
 import { parseMessageReplies } from './message-reply.js';
@@ -49,7 +49,7 @@ const ZERO = '0.00000';
  * answer is sent as a reply), undelivered when every retry failed.
  */
 export class InboundMessages {
-  private readonly locks = new MessageLocks();
+  private readonly locks = new KeyedTurns();
 
   constructor(private readonly options: InboundMessagesOptions) {}
 

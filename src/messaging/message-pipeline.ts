@@ -6,7 +6,7 @@ import type { MessageRecord, OutboxRecord } from '../state/records.js';
 import type { State } from '../state/state.js';
 import type { CarrierNetwork, PartOutcome } from './carrier-network.js';
 import { CarrierMessageIds } from './carrier-message-ids.js';
-import { MessageLocks } from './message-locks.js';
+import { KeyedTurns } from '../core/keyed-turns.js';
 import { tollFreeRefusal } from './tollfree-refusal.js';
 import { MessageIntake } from './message-intake.js';
 import { MessageReceipts } from './message-receipts.js';
@@ -90,7 +90,7 @@ const FINAL_STATES = new Set(['delivered', 'undelivered', 'failed', 'read']);
 export class MessagePipeline {
   private readonly state: State;
   private readonly options: MessagePipelineOptions;
-  private readonly locks = new MessageLocks();
+  private readonly locks = new KeyedTurns();
   readonly carrierIds: CarrierMessageIds;
   private readonly carrierIdSweep: PeriodicSweep;
   private readonly sentLedger: SentLedger;

@@ -9,7 +9,7 @@ import {
   conversationOf,
   type ChatAppStatus,
 } from './chatapp/chatapp-status.js';
-import type { MessageLocks } from './message-locks.js';
+import type { KeyedTurns } from '../core/keyed-turns.js';
 import type { MessageLog } from './message-log.js';
 import type { MessageMetrics } from './message-metrics.js';
 import type { MessageStates } from './message-states.js';
@@ -17,7 +17,7 @@ import type { DeliveryReceipt } from './sms/delivery-receipt.js';
 
 export interface MessageReceiptsOptions {
   state: State;
-  locks: MessageLocks;
+  locks: KeyedTurns;
   carrierIds: CarrierMessageIds;
   states: MessageStates;
   metrics: MessageMetrics;

@@ -1,8 +1,9 @@
 /**
- * Runs the changes to one message one after another (a receipt may arrive while its send is
- * still being recorded), and changes to different messages side by side.
+ * Runs the work given for one key one after another, each once the one before has settled,
+ * and work for different keys side by side: the changes to one message (a receipt may arrive
+ * while its send is still being recorded), to one registration.
  */
-export class MessageLocks {
+export class KeyedTurns {
   private readonly tails = new Map<string, Promise<unknown>>();
 
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
