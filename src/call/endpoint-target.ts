@@ -31,8 +31,8 @@ export type ResolvedTarget =
   /** The URI names one of our endpoints, and it has no live registration. */
   | { kind: 'unregistered' }
   /**
-   * Its newest binding is held by a connection of another node (`node`): only that node can
-   * send on it, so from here the endpoint cannot be reached.
+   * Every binding is held by a connection of another node (`node`, the newest's): only that
+   * node can send on them, so from here the endpoint cannot be reached.
    */
   | { kind: 'elsewhere'; node: string; protocol: string };
 
@@ -91,7 +91,8 @@ async function registeredBindings(
  *
  * A connection id names a connection of the node that accepted it, and nothing else: a binding
  * held by another node's connection (TCP, TLS, WebSocket, with no Path) is not sent to from
- * `context.node`, whatever connection of its own has the same id. A WebSocket client cannot
+ * `context.node`, whatever connection of its own has the same id; the user's other bindings
+ * are rung without it. A WebSocket client cannot
  * be dialled at all (RFC 7118), and a TCP or TLS client's source port seldom listens.
  */
 export async function resolveSipTarget(
@@ -101,19 +102,20 @@ export async function resolveSipTarget(
   const found = await registeredBindings(uri, context);
   if (found === null) return { kind: 'uri', target: uri };
   const { endpoint, bindings } = found;
-  const newest = bindings.at(-1);
-  if (!newest) return { kind: 'unregistered' };
-  if (heldByConnection(newest) && newest.node !== context.node) {
-    return { kind: 'elsewhere', node: newest.node, protocol: newest.protocol };
+  const reachable = bindings.filter((b) => !heldByConnection(b) || b.node === context.node);
+  const newest = reachable.at(-1);
+  if (!newest) {
+    const held = bindings.at(-1);
+    if (!held) return { kind: 'unregistered' };
+    return { kind: 'elsewhere', node: held.node, protocol: held.protocol };
   }
   const webrtc = registeredBrowser(newest);
   // The client's other registrations (tabs, devices) ring with it, those of its media kind
-  // that this node can reach (the offer is one for all), newest first.
-  const others = bindings
+  // (the offer is one for all), newest first.
+  const others = reachable
     .slice(0, -1)
     .reverse()
     .filter((b) => registeredBrowser(b) === webrtc)
-    .filter((b) => !heldByConnection(b) || b.node === context.node)
     .map(reachOf);
   return {
     kind: 'uri',

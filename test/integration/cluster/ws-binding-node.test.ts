@@ -89,4 +89,37 @@ describe("a browser registered over another node's WebSocket", () => {
       await bob.close();
     }
   }, 60_000);
+
+  it("rings the user's registrations this node holds when the newest is another node's", async () => {
+    const token = await mintToken(a, a.main, 'carol');
+    const onB = await WsSipTokenClient.connect(wsUrl(b));
+    const onA = await WsSipTokenClient.connect(wsUrl(a));
+    try {
+      const contact = (tab: string) => `sip:carol@${tab}.invalid;transport=ws`;
+      expect(await onB.register('carol', token, { contact: contact('tab-b') })).toBe(200);
+      // Registered last, so its registration lasts longest: the newest, held by node A.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await onA.register('carol', token, { contact: contact('tab-a') })).toBe(200);
+      app.serve('/carol', { body: '<Response><Speak>hello</Speak></Response>' });
+      const placed = await b.request('POST', `/v1/Account/${b.main.id}/Call/`, {
+        json: {
+          from: '+14155550100',
+          to: 'sip:carol@127.0.0.1',
+          answer_url: `${app.baseUrl}/carol`,
+          hangup_url: `${app.baseUrl}/carol-hangup`,
+        },
+      });
+      expect(placed.status).toBe(201);
+      await until(() => app.requestsTo('/carol-hangup').length > 0, 15_000);
+      expect(onB.invites()).toHaveLength(1);
+      expect(onA.invites()).toEqual([]);
+      expect(app.requestsTo('/carol-hangup')[0]!.params).toMatchObject({
+        CallStatus: 'busy',
+        HangupCauseName: 'Busy Line',
+      });
+    } finally {
+      await onA.close();
+      await onB.close();
+    }
+  }, 30_000);
 });
