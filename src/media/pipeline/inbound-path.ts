@@ -46,6 +46,8 @@ export interface InboundStats extends JitterBufferStats {
 }
 
 /** A packet in the jitter buffer: decoded already, or (Opus) waiting for its turn. */
+const NO_PAYLOAD = new Uint8Array(0);
+
 interface HeldAudio {
   codec: PayloadCodec;
   sequenceNumber: number;
@@ -53,6 +55,8 @@ interface HeldAudio {
   pcm: Int16Array | null;
   /** Its decoder refused it (a corrupt Opus packet): its turn conceals it. */
   refused: boolean;
+  /** A packet of the stream that carries no audio (an RFC 4733 event): its turn is silence. */
+  silent?: true;
 }
 
 /**
@@ -159,6 +163,32 @@ export class InboundPath {
   }
 
   /**
+   * A packet of the leg's RTP stream that carries no audio: an RFC 4733 event, numbered in the
+   * audio's sequence, which a sender sends in place of its audio while a key is pressed (as
+   * browsers do). Its turn plays silence, where the gap in the numbers would have been
+   * concealed as a loss (the audio before it smeared on, about 100 to 200 ms a key press).
+   */
+  noAudio(packet: Pick<InboundPacket, 'sequenceNumber' | 'timestamp' | 'ssrc'>): void {
+    // Events of a source other than the audio's (rare: they share one, RFC 4733 2.1) or before
+    // any audio take no place in the audio's numbering.
+    if (packet.ssrc !== this.source) return;
+    const codec = this.lastCodec ?? this.codecs.values().next().value;
+    if (codec === undefined) return;
+    this.jitter.push({
+      sequenceNumber: packet.sequenceNumber,
+      timestamp: packet.timestamp,
+      payload: {
+        codec,
+        sequenceNumber: packet.sequenceNumber,
+        payload: NO_PAYLOAD,
+        pcm: null,
+        refused: false,
+        silent: true,
+      },
+    });
+  }
+
+  /**
    * Opus waits for its turn, in sequence, so that a lost packet can be rebuilt from the next
    * one's FEC data. A packet tap hears it as it arrives: decoded then by the path's own decoder
    * when it is the next in sequence (what its turn would do), else by a decoder of the tap's.
@@ -238,6 +268,7 @@ export class InboundPath {
     if (out.kind === 'empty') return null;
     if (out.kind === 'lost') return this.concealInTurn(out.seq);
     const held = out.payload;
+    if (held.silent) return this.silenceInTurn(held);
     if (held.pcm === null && !held.refused) {
       this.decodeInTurn(held);
       this.decodeAhead();
@@ -250,6 +281,17 @@ export class InboundPath {
     if (pcm.length === 0) return null;
     this.lastPacketSamples = pcm.length;
     this.lastCodec = held.codec;
+    this.concealment.played(pcm);
+    return pcm;
+  }
+
+  /** A packet without audio's turn: silence, and the decoder's turn moves past its number. */
+  private silenceInTurn(held: HeldAudio): Int16Array {
+    const pcm = new Int16Array(this.lastPacketSamples);
+    if (this.decodedCodec !== null && this.nextInSequence({ ...held, codec: this.decodedCodec })) {
+      this.decodedThrough = held.sequenceNumber;
+      this.decodeAhead();
+    }
     this.concealment.played(pcm);
     return pcm;
   }
@@ -288,7 +330,8 @@ export class InboundPath {
     if (!this.onDecoded) return;
     for (let ahead = 0; ; ahead++) {
       const held = this.jitter.peekNext(ahead);
-      if (!held || held.pcm !== null || held.refused || !this.nextInSequence(held)) return;
+      if (!held || held.silent || held.pcm !== null || held.refused) return;
+      if (!this.nextInSequence(held)) return;
       this.decodeInTurn(held);
     }
   }

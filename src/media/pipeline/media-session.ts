@@ -408,14 +408,18 @@ export class MediaSession {
     this.received++;
     if (this.telephoneEvent && packet.payloadType === this.telephoneEvent.payloadType) {
       for (const digit of this.digits.process(packet)) this.reportRfc4733(digit);
+      // Sent in place of the audio, in its numbering: its turn is silence, not a loss.
+      if (this.receiving && this.decodingReceived) this.inbound.noAudio(packet);
       return;
     }
     if (!this.receiving) return;
-    if (this.relayTarget) {
-      this.relayTarget.forward(packet, this.formats);
-      if (this.taps.size === 0 && this.packetTaps.size === 0) return;
-    }
-    this.inbound.push(packet);
+    if (this.relayTarget) this.relayTarget.forward(packet, this.formats);
+    if (this.decodingReceived) this.inbound.push(packet);
+  }
+
+  /** Whether received audio is decoded: always, but on a relayed leg only while it is tapped. */
+  private get decodingReceived(): boolean {
+    return !this.relayTarget || this.taps.size > 0 || this.packetTaps.size > 0;
   }
 
   /** Sends a packet relayed from another leg, in this leg's payload type for its encoding. */

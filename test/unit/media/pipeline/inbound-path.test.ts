@@ -62,6 +62,28 @@ describe('InboundPath', () => {
     expect(strongestFrequency(heard.subarray(8000 + 800, 2 * 8000 - 800), 8000)).toBe(1000);
   });
 
+  it('plays silence, not a concealment, for the numbers of RFC 4733 events sent in place of audio', () => {
+    const path = new InboundPath({ rate: 8000, formats: [PCMU] });
+    const input = packets(tone(8000, 500, 1, 8000), 160).map((p) => ({ ...p, ssrc: 7 }));
+    const out: Int16Array[] = [];
+    for (const [i, packet] of input.entries()) {
+      // Events of another source take no place in the audio's numbering.
+      path.noAudio({ sequenceNumber: (packet.sequenceNumber + 3) & 0xffff, timestamp: 0, ssrc: 9 });
+      // A key held for packets 20 to 24: the sender sends events in their place (RFC 4733 2.1).
+      if (i >= 20 && i < 25) path.noAudio({ ...packet, timestamp: input[20]!.timestamp });
+      else path.push(packet);
+      const frame = path.frame();
+      if (frame) out.push(frame);
+    }
+    for (let frame = path.frame(); frame; frame = path.frame()) out.push(frame);
+    expect(path.stats).toMatchObject({ lost: 0, concealed: 0 });
+    // Five frames of silence where the events were, the tone before and after.
+    const silent = out.flatMap((frame, i) => (frame.every((s) => s === 0) ? [i] : []));
+    expect(silent).toHaveLength(5);
+    expect(silent.at(-1)! - silent[0]!).toBe(4);
+    expect(strongestFrequency(concat(out.slice(silent.at(-1)! + 2)), 8000)).toBe(500);
+  });
+
   it('conceals a lost packet instead of leaving a gap', () => {
     const path = new InboundPath({ rate: 8000, formats: [PCMU] });
     const heard = run(path, packets(tone(8000, 500, 1, 8000), 160), 20, new Set([20]));

@@ -49,6 +49,24 @@ describe('InboundPath with Opus', () => {
     expect(path.stats).toMatchObject({ lost: 0, concealed: 0, undecodable: 0, fecDecoded: 0 });
   });
 
+  it('plays silence for the numbers of RFC 4733 events, and decodes on after them', () => {
+    const path = new InboundPath({ rate: 16000, formats: [OPUS] });
+    const input = opusPackets(tone(16000, 1000, 1, 8000));
+    const out: Int16Array[] = [];
+    for (const [i, packet] of input.entries()) {
+      if (i >= 20 && i < 25) path.noAudio({ ...packet, timestamp: input[20]!.timestamp });
+      else path.push(packet);
+      const frame = path.frame();
+      if (frame) out.push(frame);
+    }
+    for (let frame = path.frame(); frame; frame = path.frame()) out.push(frame);
+    expect(path.stats).toMatchObject({ lost: 0, concealed: 0, undecodable: 0 });
+    const silent = out.flatMap((frame, i) => (frame.every((s) => s === 0) ? [i] : []));
+    expect(silent).toHaveLength(5);
+    expect(silent.at(-1)! - silent[0]!).toBe(4);
+    expect(strongestFrequency(concat(out.slice(silent.at(-1)! + 2)), 16000)).toBe(1000);
+  });
+
   it("rebuilds a lost packet from the next one's FEC data", () => {
     // 1 kHz, then 500 Hz from packet 25, which is lost: only FEC knows it is 500 Hz.
     const signal = concat([tone(16000, 1000, 0.5, 8000), tone(16000, 500, 0.5, 8000)]);
