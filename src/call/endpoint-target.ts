@@ -1,5 +1,5 @@
 import type { Scheduler } from '../core/scheduler.js';
-import { isSipUri, parseUri } from '../sip/message/index.js';
+import { isSipUri, parseUri, type SipUri } from '../sip/message/index.js';
 import type { Destination } from '../sip/transport/transport-layer.js';
 import type { TransportProtocol } from '../sip/transport/flow.js';
 import type { State } from '../state/state.js';
@@ -102,10 +102,12 @@ export async function resolveSipTarget(
   const found = await registeredBindings(uri, context);
   if (found === null) return { kind: 'uri', target: uri };
   const { endpoint, bindings } = found;
-  const reachable = bindings.filter((b) => !heldByConnection(b) || b.node === context.node);
+  // A Contact that is no SIP URI (a tel: one) was bound, but cannot be called.
+  const callable = bindings.filter((b) => callableContact(b.contact));
+  const reachable = callable.filter((b) => !heldByConnection(b) || b.node === context.node);
   const newest = reachable.at(-1);
   if (!newest) {
-    const held = bindings.at(-1);
+    const held = callable.at(-1);
     if (!held) return { kind: 'unregistered' };
     return { kind: 'elsewhere', node: held.node, protocol: held.protocol };
   }
@@ -165,10 +167,13 @@ export async function connectionOfContact(
   contact: string,
   context: TargetContext,
 ): Promise<Destination | null> {
-  const wanted = contactKey(contact);
+  const wanted = parsedContact(contact);
   if (wanted === null) return null;
   const found = await registeredBindings(aor, context);
-  const binding = found?.bindings.findLast((b) => contactKey(b.contact) === wanted);
+  const binding = found?.bindings.findLast((b) => {
+    const bound = parsedContact(b.contact);
+    return bound !== null && sameContact(bound, wanted);
+  });
   if (!binding?.connection_id || !heldByConnection(binding)) return null;
   if (binding.node !== context.node) return null;
   return {
@@ -178,16 +183,35 @@ export async function connectionOfContact(
   };
 }
 
-/**
- * What tells two Contacts of one client apart: scheme, user, host and port (RFC 3261 19.1.4
- * compares these case-sensitively but for the host). Its parameters (transport, ob) may vary
- * between a REGISTER and the INVITE of one client.
- */
-function contactKey(contact: string): string | null {
+/** Whether a binding's Contact is a SIP or SIPS URI, which an INVITE can be sent to. */
+function callableContact(contact: string): boolean {
+  return parsedContact(contact) !== null;
+}
+
+function parsedContact(contact: string): SipUri | null {
   try {
-    const uri = parseUri(contact.trim().replace(/^<|>$/g, ''));
-    return `${uri.scheme}:${uri.user ?? ''}@${uri.host}:${uri.port ?? ''}`;
+    return parseUri(contact.trim().replace(/^<|>$/g, ''));
   } catch {
     return null;
   }
+}
+
+/** URI parameters that must match when either URI has them (RFC 3261 19.1.4). */
+const DECIDING_PARAMS = ['transport', 'user', 'ttl', 'method', 'maddr'];
+
+/**
+ * Whether two Contacts name one client, by RFC 3261 19.1.4: scheme, user, host (any case) and
+ * port; a parameter both carry with the same value (two installs behind NATs may share the
+ * rest and differ in `rinstance`); transport, user, ttl, method and maddr the same when either
+ * has them. A parameter one of them alone carries (`ob` in a REGISTER's) does not count.
+ */
+function sameContact(a: SipUri, b: SipUri): boolean {
+  if (a.scheme !== b.scheme || a.user !== b.user || a.port !== b.port) return false;
+  if (a.host.toLowerCase() !== b.host.toLowerCase()) return false;
+  for (const [name, value] of a.params) {
+    if (b.params.has(name) && b.params.get(name)?.toLowerCase() !== value?.toLowerCase()) {
+      return false;
+    }
+  }
+  return DECIDING_PARAMS.every((name) => a.params.has(name) === b.params.has(name));
 }

@@ -107,6 +107,11 @@ export class SipService {
           { sip: true, method: request.method, to: request.to().uri.raw, reason },
           'REGISTER refused',
         ),
+      onExpiryFailed: (aor, error) =>
+        log.warn(
+          { sip: true, user: aor.user },
+          `expired bindings not removed yet (tried again in 30 s): ${error.message}`,
+        ),
     });
     this.stack.onClose(() => this.registrar.close());
     const warn = (message: string) => log.warn({ sip: true }, message);

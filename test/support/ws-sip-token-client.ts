@@ -243,12 +243,12 @@ function answer(invite: SipRequest): string {
     'a=sendrecv',
     '',
   ].join('\r\n');
-  const user = /^sip:([^@]+)@/.exec(invite.uri)?.[1] ?? 'client';
+  // The INVITE came to the Contact it registered: its own, which it answers with.
   return reply(
     invite,
     'SIP/2.0 200 OK',
     'answered',
-    [`Contact: <sip:${user}@${user}.invalid;transport=ws>`, 'Content-Type: application/sdp'],
+    [`Contact: <${invite.uri}>`, 'Content-Type: application/sdp'],
     sdp,
   );
 }

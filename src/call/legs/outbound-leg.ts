@@ -221,6 +221,11 @@ export class OutboundLeg extends CallLeg {
         reason: sdes.refuse,
       });
     }
+    if (sdes !== null) {
+      // The offer carries SDES keys, which go over TLS only (RFC 4568 8.3): the user's other
+      // registrations reached in the clear are not rung with it.
+      this.others = this.others.filter((o) => reachedOverTls(o.target, o.destination?.protocol));
+    }
     await this.openMedia(options.near, webrtc, sdes);
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     this.startRingTimer();
@@ -329,54 +334,74 @@ export class OutboundLeg extends CallLeg {
   /**
    * Rings every registration of the user at once (tabs, devices) with one offer, as a forking
    * proxy would (RFC 3261 16.6): the first to answer is the call and the others are cancelled;
-   * one that answers in the same moment gets a BYE (13.2.2.4). Early media comes from the
-   * first that sends some. A 6xx is a refusal for every device (16.7): the others are
-   * cancelled at once. When all fail, the leg ends as the best of their failures says.
+   * one that answers in the same moment gets a BYE (13.2.2.4). Early media comes from a fork
+   * that sends some, the first while it rings. A 6xx is a refusal for every device (16.7): the
+   * others are cancelled at once. When all fail, the leg ends as the best of their failures
+   * says. A fork that cannot even be sent (its Contact is no SIP URI) fails alone.
    */
   private async ringAll(attempts: readonly DialAttempt[]): Promise<void> {
     const offer = this.sdp!.createOffer();
     let earlyFrom: OutgoingInvite | null = null;
-    const invites: OutgoingInvite[] = attempts.map((attempt) => {
-      const invite = this.send(attempt, offer, (sdp) => {
-        if (sdp !== null) earlyFrom ??= invite;
-        this.progress(earlyFrom === invite ? sdp : null);
-      });
-      return invite;
-    });
+    const failures: InviteFailure[] = [];
+    const invites: OutgoingInvite[] = [];
+    for (const attempt of attempts) {
+      try {
+        const invite = this.send(attempt, offer, (sdp) => {
+          if (sdp !== null) earlyFrom ??= invite;
+          this.progress(earlyFrom === invite ? sdp : null);
+        });
+        invites.push(invite);
+      } catch (error) {
+        const reason = `${attempt.target} cannot be called: ${(error as Error).message}`;
+        failures.push({ kind: 'transport', status: 503, reason, error: error as Error });
+      }
+    }
     this.forks = invites;
-    this.invite = invites[0]!;
+    this.invite = invites[0] ?? null;
     const result = await new Promise<
       | { answered: true; outcome: Extract<InviteOutcome, { answered: true }> }
       | { answered: false; failure: InviteFailure }
     >((resolve) => {
-      const failures: InviteFailure[] = [];
       let settled = false;
       let declined = false;
       const cancelOthers = (kept: OutgoingInvite | null) => {
         for (const other of invites) if (other !== kept) other.cancel();
       };
+      const failed = (failure: InviteFailure) => {
+        failures.push(failure);
+        if (failure.status >= 600 && !declined) {
+          declined = true;
+          cancelOthers(null);
+        }
+        if (!settled && failures.length === attempts.length) {
+          settled = true;
+          resolve({ answered: false, failure: bestFailure(failures) });
+        }
+      };
+      if (invites.length === 0) {
+        settled = true;
+        resolve({ answered: false, failure: bestFailure(failures) });
+      }
       for (const invite of invites) {
         void invite.outcome.then((outcome) => {
-          if (outcome.answered) {
-            if (settled || declined) {
-              void invite.hangup().catch(() => undefined);
-              return;
-            }
-            settled = true;
-            this.invite = invite;
-            cancelOthers(invite);
-            resolve({ answered: true, outcome });
+          if (earlyFrom === invite && !outcome.answered) earlyFrom = null;
+          if (!outcome.answered) return failed(outcome.failure);
+          if (settled || declined) {
+            // Answered as the others were cancelled, or after a decline: it is not the call.
+            void invite.hangup().catch(() => undefined);
+            if (!settled)
+              failed({
+                kind: 'cancelled',
+                status: 487,
+                reason: 'Declined elsewhere',
+                response: null,
+              });
             return;
           }
-          failures.push(outcome.failure);
-          if (outcome.failure.status >= 600 && !declined) {
-            declined = true;
-            cancelOthers(invite);
-          }
-          if (!settled && failures.length === invites.length) {
-            settled = true;
-            resolve({ answered: false, failure: bestFailure(failures) });
-          }
+          settled = true;
+          this.invite = invite;
+          cancelOthers(invite);
+          resolve({ answered: true, outcome });
         });
       }
     });

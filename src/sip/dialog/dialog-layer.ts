@@ -1,3 +1,4 @@
+import { KeyedTurns } from '../../core/keyed-turns.js';
 import type { Scheduler } from '../../core/scheduler.js';
 import { SipHeaders, headerKey, type SipRequest, type SipResponse } from '../message/index.js';
 import { responseTo } from '../transaction/response-to.js';
@@ -63,6 +64,8 @@ export class DialogLayer implements DialogRouter {
   readonly scheduler: Scheduler;
   readonly timers: TimerSettings;
   private readonly resolver: HostResolver;
+  /** Where the peers of dialogs are now, looked up in turn for each dialog. */
+  private readonly lookups = new KeyedTurns();
 
   constructor(
     readonly stack: DialogStack,
@@ -178,14 +181,16 @@ export class DialogLayer implements DialogRouter {
     reach = dialog.delegate.reachableAt,
   ): Promise<Destination> {
     const ask = dialog.pinned?.connectionId ? reach : undefined;
-    if (ask) {
+    if (!ask) return this.destinationOf(dialog);
+    // In turn for one dialog: requests leave in the order of their CSeq numbers.
+    return this.lookups.run(dialog.id, async () => {
       const now = await ask().catch((error: Error) => {
         this.warn(`could not look up where the dialog's peer is now: ${error.message}`);
         return null;
       });
       if (now) dialog.repin(now);
-    }
-    return this.destinationOf(dialog);
+      return this.destinationOf(dialog);
+    });
   }
 
   /** Sends a request in a new client transaction, with our Via as its first header. */

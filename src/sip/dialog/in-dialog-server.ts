@@ -9,7 +9,8 @@ import { SDP, sdpOf } from './session-body.js';
 
 /**
  * RFC 3261 12.2.2 and 15.1.2, RFC 3311, RFC 6086: answers a request received in a dialog.
- * One that came on another connection than the dialog's moves the dialog to it (Dialog.follow).
+ * One that came on another connection than the dialog's moves the dialog to it (Dialog.follow)
+ * when its peer is a client its owner can find again (DialogDelegate.reachableAt).
  * BYE ends the dialog; re-INVITE and UPDATE go to the owner's onOffer (glare answered 491 or
  * 500 first); INFO, OPTIONS and other methods to the owner's callback or a default answer.
  */
@@ -26,8 +27,10 @@ export function serveInDialog(
     transaction.respond(responseTo(request, 500));
     return;
   }
-  dialog.follow(transaction.flow);
   const delegate = dialog.delegate;
+  // A client registered over a connection (a browser) that sends on another has moved there;
+  // a trunk's or a carrier's extra connection is left alone.
+  if (delegate.reachableAt) dialog.follow(transaction.flow);
   switch (request.method) {
     case 'BYE':
       // RFC 3261 15.1.2: the UAS "SHOULD terminate the session ... and generate a 2xx".

@@ -24,7 +24,12 @@ export interface RegistrarOptions extends Omit<RequestAuthenticatorOptions, 'clo
   maxExpires?: number;
   /** Told when an AOR's bindings change. */
   onChange?: (aor: AddressOfRecord, bindings: Binding[]) => void;
+  /** Told when expired bindings could not be removed (the store away); tried again later. */
+  onExpiryFailed?: (aor: AddressOfRecord, error: Error) => void;
 }
+
+/** How long after a failed removal of expired bindings it is tried again (ms). */
+const EXPIRY_RETRY_MS = 30_000;
 
 const DEFAULT_EXPIRES = 3600;
 
@@ -40,6 +45,7 @@ export class Registrar {
   private readonly minExpires: number;
   private readonly maxExpires: number;
   private readonly auth: RequestAuthenticator;
+  private closed = false;
 
   constructor(
     core: UserAgentCore,
@@ -81,6 +87,7 @@ export class Registrar {
 
   /** Stops the expiry timers (the bindings stay in the directory). */
   close(): void {
+    this.closed = true;
     for (const timer of this.expiryTimers.values()) timer.cancel();
     this.expiryTimers.clear();
   }
@@ -220,12 +227,23 @@ export class Registrar {
     this.expiryTimers.delete(key);
     if (bindings.length === 0) return;
     const next = Math.min(...bindings.map((b) => b.expiresAt));
-    const delay = next - this.options.scheduler.now();
+    this.expireIn(aor, key, next - this.options.scheduler.now());
+  }
+
+  /**
+   * Removes the AOR's expired bindings in `delay` ms. When the store is away or busy, the
+   * bindings are read with their expiry applied meanwhile, and the removal is tried again.
+   */
+  private expireIn(aor: AddressOfRecord, key: string, delay: number): void {
+    if (this.closed) return;
     this.expiryTimers.set(
       key,
       this.options.scheduler.after(delay, () => {
         this.expiryTimers.delete(key);
-        void this.expire(aor);
+        this.expire(aor).catch((error: Error) => {
+          this.options.onExpiryFailed?.(aor, error);
+          if (!this.expiryTimers.has(key)) this.expireIn(aor, key, EXPIRY_RETRY_MS);
+        });
       }),
     );
   }

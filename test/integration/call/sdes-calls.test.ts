@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startBaresip, type Baresip } from '../../support/baresip.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { registerEndpoint, udpChannel } from '../../support/sip-registration.js';
 import { StreamServer } from '../../support/stream-server.js';
 import { exchangeTones, strongestDecodedHz } from '../../support/phone-audio.js';
 import { strongestFrequency } from '../../support/signal.js';
@@ -151,6 +152,36 @@ describe('SDES-SRTP with baresip over SIP over TLS', () => {
     const line = await caller.waitForLine(/488/, 10_000);
     expect(line).toMatch(/488 .*RTP\/SAVP \(SRTP is required on this leg\)/);
   }, 20_000);
+
+  it('rings with its keys only the registrations reached over TLS, not one in the clear', async () => {
+    const clear = await udpChannel(gw.gateway.sip.addresses.udp.port);
+    const endpoint = endpoints.required!;
+    try {
+      expect((await registerEndpoint(clear, endpoint)).status).toBe(200);
+      // Registered last and for longer: the newest registration, the one whose offer is made.
+      const callee = await phone('required');
+      await callee.waitForRegistered();
+      app.serve('/answer', { body: '<Response><Wait length="10"/></Response>' });
+      const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+        json: {
+          from: '+14155550100',
+          to: `sip:${endpoint.username}@127.0.0.1`,
+          answer_url: `${app.baseUrl}/answer`,
+        },
+      });
+      expect(placed.status).toBe(201);
+      await until(() => app.requestsTo('/answer').length === 1, 10_000);
+      const uuid = app.requestsTo('/answer')[0]!.params.CallUUID!;
+      expect(traced()).toMatch(
+        new RegExp(`INVITE sip:${endpoint.username}[^@\\s]*@127\\.0\\.0\\.1:\\d+;transport=tls`),
+      );
+      expect(traced()).not.toContain(`INVITE sip:${endpoint.username}@${clear.sentBy}`);
+      await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`);
+    } finally {
+      await registerEndpoint(clear, endpoint, { expires: 0 });
+      clear.close();
+    }
+  }, 30_000);
 });
 
 /** An INVITE from outside to an endpoint's SIP URI, with `sdp` as its offer. */

@@ -122,6 +122,28 @@ describe('a user registered in several places', () => {
     for (const c of both) expect(requests(c, 'CANCEL')).toHaveLength(1);
   }, 20_000);
 
+  it('rings the callable ones when a registration holds a Contact that is no SIP URI', async () => {
+    const token = await mintToken(gw, gw.main, 'odd-contact');
+    const answerer = await WsSipTokenClient.connect(wsUrl);
+    const odd = await WsSipTokenClient.connect(wsUrl);
+    clients.push(answerer, odd);
+    answerer.onInvite = 'answer';
+    expect(await answerer.register('odd-contact', token)).toBe(200);
+    // Bound last, for longer: the newest registration, and one no INVITE can go to.
+    expect(
+      await odd.register('odd-contact', token, { contact: 'tel:+15551230000', expires: 600 }),
+    ).toBe(200);
+    const answeredBefore = app.requestsTo('/hold').length;
+    await place('odd-contact', '/hangup-odd');
+    await until(() => app.requestsTo('/hold').length > answeredBefore, 5000);
+    expect(requests(answerer, 'INVITE')).toHaveLength(1);
+    const uuid = app.requestsTo('/hold').at(-1)!.params.CallUUID!;
+    expect((await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`)).status).toBe(
+      204,
+    );
+    expect(await hangupOf('/hangup-odd')).toMatchObject({ CallStatus: 'completed' });
+  }, 20_000);
+
   it('sends a BYE to the one whose answer came second', async () => {
     const both = await registered('both-answer', ['answer', 'answer']);
     const answeredBefore = app.requestsTo('/hold').length;

@@ -107,6 +107,20 @@ describe('a call to a browser that connects again', () => {
     await until(() => byes(first).length === 1, 5000);
     expect(byes(second)).toHaveLength(0);
   }, 20_000);
+
+  it('stays with its own client when another install registers a Contact that differs only in rinstance', async () => {
+    const token = await mintToken(gw, gw.main, 'installs');
+    const contact = (rinstance: string) =>
+      `sip:installs@shared.invalid;transport=ws;rinstance=${rinstance}`;
+    const laptop = await client();
+    expect(await laptop.register('installs', token, { contact: contact('laptop') })).toBe(200);
+    const desktop = await client('ring');
+    const uuid = await callTo('installs');
+    expect(await desktop.register('installs', token, { contact: contact('desktop') })).toBe(200);
+    await hangUp(uuid);
+    await until(() => byes(laptop).length === 1, 5000);
+    expect(byes(desktop)).toHaveLength(0);
+  }, 20_000);
 });
 
 describe('a call from a browser that connects again', () => {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Dialog } from '../../../../src/sip/dialog/dialog.js';
+import type { DialogLayer } from '../../../../src/sip/dialog/dialog-layer.js';
+import { serveInDialog } from '../../../../src/sip/dialog/in-dialog-server.js';
+import type { ServerTransaction } from '../../../../src/sip/transaction/transaction-layer.js';
 import { parseMessage, SipRequest, SipResponse } from '../../../../src/sip/message/index.js';
 import type { Flow } from '../../../../src/sip/transport/flow.js';
 import type { Destination } from '../../../../src/sip/transport/transport-layer.js';
@@ -312,6 +315,29 @@ Content-Length: 0
       connectionId: 'tcp-9',
     });
     expect(dialog.follow(moved)).toBe(false);
+  });
+
+  it("moves with a request on another connection only when its owner can find the peer again (a registered client's), never a trunk's", () => {
+    const options = (seq: number) =>
+      message(`OPTIONS sip:bob@192.0.2.9 SIP/2.0
+Via: SIP/2.0/TCP client.atlanta.example.com:5060;branch=z9hG4bKo${seq}
+Max-Forwards: 70
+From: <sip:alice@atlanta.example.com>;tag=9fxced76sl
+To: <sip:bob@biloxi.example.com>;tag=ourtag
+Call-ID: 3848276298220188511@atlanta.example.com
+CSeq: ${seq} OPTIONS
+Content-Length: 0
+
+`) as SipRequest;
+    const layer = { allowed: () => ['INVITE', 'BYE'] } as unknown as DialogLayer;
+    const on = (flow: Flow) => ({ flow, respond: () => undefined }) as unknown as ServerTransaction;
+    const trunk = uas(FLOW);
+    serveInDialog(layer, trunk, options(40), on(moved));
+    expect(trunk.pinned?.connectionId).toBe('tcp-7');
+    const client = uas(FLOW);
+    client.delegate = { reachableAt: async () => null };
+    serveInDialog(layer, client, options(40), on(moved));
+    expect(client.pinned?.connectionId).toBe('tcp-9');
   });
 
   it('stays for a request on another protocol, or a dialog pinned to an address', () => {
