@@ -22,6 +22,7 @@ import { recentSigningKeys } from './callbacks/recent-signing-keys.js';
 import { CallEngine } from './call/call-engine.js';
 import { DRAIN_RETRY_AFTER_S } from './call/call-engine.js';
 import { RecordRetention } from './call/record-retention.js';
+import { removeExpiredRegistrations } from './call/registrar-directory.js';
 import { MediaService } from './call/media-service.js';
 import { SipService } from './call/sip-service.js';
 import type { Config } from './config/config.js';
@@ -250,8 +251,11 @@ export async function buildGateway(config: Config, options: GatewayOptions = {})
     state,
     mainAccount.authId,
     scheduler,
-    (error) => app.log.warn({ err: error }, 'sweeping expired call records failed'),
-    recordings.expired(mainAccount.authId),
+    (error) => app.log.warn({ err: error }, 'sweeping expired records failed'),
+    [
+      ...recordings.expired(mainAccount.authId),
+      (now) => removeExpiredRegistrations(state, mainAccount.authId, now),
+    ],
   );
   const cluster = composeCluster(config, voice, {
     ...voiceDeps,

@@ -12,7 +12,7 @@ export type ExpiredBatch = (now: number) => Promise<number>;
 /**
  * Keeps call records for their 90 days: sweeps a tenant's expired records at start and then
  * every hour (reads never return them anyway; this frees the space). `alsoExpired` are swept in
- * the same pass (the recordings past their retention).
+ * the same pass (the recordings past their retention, registrations whose bindings expired).
  */
 export class RecordRetention extends PeriodicSweep {
   constructor(

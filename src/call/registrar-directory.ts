@@ -216,3 +216,38 @@ const fromRecord = (r: BindingRecord): Binding => ({
     node: r.node,
   },
 });
+
+/**
+ * Tidies the tenant's stored registrations: removes those none of whose bindings is live at
+ * `now`, and rewrites those holding expired bindings beside live ones without them. The node
+ * that made a binding removes it when it expires, but a node that stopped meanwhile never
+ * does, and registrations stored under a key no longer read (an older format) would stay for
+ * good. Each write is a compare-and-set: one that a REGISTER changed meanwhile is left for the
+ * next sweep. Reads a page of `pageSize` at a time; resolves with how many bindings went.
+ */
+export async function removeExpiredRegistrations(
+  state: State,
+  tenant: string,
+  now: number,
+  pageSize = 500,
+): Promise<number> {
+  let removed = 0;
+  for (let offset = 0; ; ) {
+    const { items } = await state.registrations.page(tenant, {
+      offset,
+      limit: pageSize,
+      ascending: true,
+    });
+    let gone = 0;
+    for (const record of items) {
+      const live = record.bindings.filter((binding) => binding.expires_at > now);
+      if (live.length === record.bindings.length) continue;
+      const next = live.length === 0 ? null : { ...record, bindings: live };
+      if (!(await state.registrations.swap(record, next))) continue;
+      removed += record.bindings.length - live.length;
+      if (next === null) gone++;
+    }
+    if (items.length < pageSize) return removed;
+    offset += items.length - gone;
+  }
+}
