@@ -146,8 +146,9 @@ export const endpointAorKey = (endpointId: string): string => `endpoint:${endpoi
  * subaccount or main account whose token registered it. Any account may mint a token for any
  * `sub`, so the subject alone would let two tenants' clients overwrite each other's bindings
  * and be reached by each other's calls. Registrations stored under the older `token:<sub>` are
- * not read any more and not migrated: they expire within VOXGATE_SIP_MAX_EXPIRES, and their
- * clients' next REGISTER stores them under the new key.
+ * not read any more and not migrated: they expire within VOXGATE_SIP_MAX_EXPIRES (and then go
+ * with the sweep of expired records), and their clients' next REGISTER stores them under the
+ * new key.
  */
 export const tokenAorKey = (
   owner: { account: string; subaccount: string | null },
