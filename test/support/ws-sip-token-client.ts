@@ -25,6 +25,7 @@ export class WsSipTokenClient {
         if (this.onInvite === 'answer') socket.send(answer(message));
         else if (this.onInvite === 'decline')
           socket.send(reply(message, 'SIP/2.0 603 Decline', 'declined'));
+        else if (this.onInvite === 'silent') return;
         else if (this.onInvite === 'ring') {
           socket.send(ringing(message));
           this.ringing.set(message.callId(), message);
@@ -42,10 +43,11 @@ export class WsSipTokenClient {
   }
 
   /**
-   * What an INVITE gets: 486 (busy), a 180 left so until a CANCEL (ring), 603 (decline), or a
-   * 200 with a browser's WebRTC answer (no media will flow: Node has no WebRTC).
+   * What an INVITE gets: 486 (busy), a 180 left so until a CANCEL (ring), 603 (decline), a
+   * 200 with a browser's WebRTC answer (no media will flow: Node has no WebRTC), or nothing at
+   * all (silent: a client behind a connection gone half-open).
    */
-  onInvite: 'busy' | 'ring' | 'answer' | 'decline' = 'busy';
+  onInvite: 'busy' | 'ring' | 'answer' | 'decline' | 'silent' = 'busy';
   /** The INVITEs left ringing, by Call-ID, until cancelled. */
   private readonly ringing = new Map<string, SipRequest>();
 

@@ -364,18 +364,29 @@ export class OutboundLeg extends CallLeg {
     >((resolve) => {
       let settled = false;
       let declined = false;
+      const running = new Set(invites);
+      let silenceWatch: TimerHandle | null = null;
       const cancelOthers = (kept: OutgoingInvite | null) => {
         for (const other of invites) if (other !== kept) other.cancel();
       };
-      const failed = (failure: InviteFailure) => {
+      const failed = (failure: InviteFailure, from: OutgoingInvite | null = null) => {
+        if (from) running.delete(from);
         failures.push(failure);
         if (failure.status >= 600 && !declined) {
           declined = true;
           cancelOthers(null);
         }
-        if (!settled && failures.length === attempts.length) {
+        if (settled) return;
+        if (failures.length === attempts.length) {
           settled = true;
+          silenceWatch?.cancel();
           resolve({ answered: false, failure: bestFailure(failures) });
+        } else if (silenceWatch === null && [...running].every((i) => !i.responded)) {
+          // Every fork that responded at all has failed, and the rest have said nothing (a
+          // connection gone half-open): they are given up soon, not when Timer B fires.
+          silenceWatch = this.env.scheduler.after(FORK_SILENCE_MS, () => {
+            for (const silent of running) if (!silent.responded) silent.cancel();
+          });
         }
       };
       if (invites.length === 0) {
@@ -385,20 +396,19 @@ export class OutboundLeg extends CallLeg {
       for (const invite of invites) {
         void invite.outcome.then((outcome) => {
           if (earlyFrom === invite && !outcome.answered) earlyFrom = null;
-          if (!outcome.answered) return failed(outcome.failure);
+          if (!outcome.answered) return failed(outcome.failure, invite);
           if (settled || declined) {
             // Answered as the others were cancelled, or after a decline: it is not the call.
             void invite.hangup().catch(() => undefined);
             if (!settled)
-              failed({
-                kind: 'cancelled',
-                status: 487,
-                reason: 'Declined elsewhere',
-                response: null,
-              });
+              failed(
+                { kind: 'cancelled', status: 487, reason: 'Declined elsewhere', response: null },
+                invite,
+              );
             return;
           }
           settled = true;
+          silenceWatch?.cancel();
           this.invite = invite;
           cancelOthers(invite);
           resolve({ answered: true, outcome });
@@ -477,6 +487,13 @@ export class OutboundLeg extends CallLeg {
     await this.invite?.hangup().catch(() => undefined);
   }
 }
+
+/**
+ * How long the registrations still ringing may stay silent (not even a 100 Trying) once every
+ * one that responded has failed: a live client responds at once, and one that has not in this
+ * long sits behind a dead connection.
+ */
+const FORK_SILENCE_MS = 4000;
 
 /**
  * The failure that speaks for several INVITEs ringing at once (RFC 3261 16.7 6): a 6xx over

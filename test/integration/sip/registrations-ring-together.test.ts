@@ -104,6 +104,17 @@ describe('a user registered in several places', () => {
     });
   }, 20_000);
 
+  it('ends as the busy one said soon after, not 32 s later, when the other says nothing at all', async () => {
+    await registered('half-open', ['silent', 'busy']);
+    const placedAt = Date.now();
+    await place('half-open', '/hangup-half-open');
+    expect(await hangupOf('/hangup-half-open')).toMatchObject({
+      CallStatus: 'busy',
+      HangupCause: 'Busy Line',
+    });
+    expect(Date.now() - placedAt).toBeLessThan(10_000);
+  }, 20_000);
+
   it('stops ringing them all at a decline from one', async () => {
     const [ringer, decliner] = await registered('declines', ['ring', 'decline']);
     await place('declines', '/hangup-declines');
