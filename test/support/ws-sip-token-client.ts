@@ -1,6 +1,7 @@
 import { WebSocket } from 'ws';
 import { SipRequest, SipResponse, parseMessage } from '../../src/sip/message/index.js';
-import type { TestGateway } from './gateway.js';
+import { ClientApp } from './client-app.js';
+import { startGateway, type TestGateway } from './gateway.js';
 
 /**
  * A SIP-over-WebSocket client as a browser SDK is one (RFC 7118): it registers an access
@@ -280,4 +281,41 @@ function reply(
     '',
     body,
   ].join('\r\n');
+}
+
+/**
+ * What a test file of token clients runs against: a gateway listening for SIP over WebSocket,
+ * a client application, and the clients the file connects, closed together by `close`.
+ */
+export interface TokenClientGateway {
+  gw: TestGateway;
+  app: ClientApp;
+  /** ws://127.0.0.1:port of the gateway's SIP over WebSocket. */
+  wsUrl: string;
+  /** A new client's connection, answering INVITEs as `onInvite` says. */
+  client(onInvite?: WsSipTokenClient['onInvite']): Promise<WsSipTokenClient>;
+  close(): Promise<void>;
+}
+
+export async function startTokenClientGateway(): Promise<TokenClientGateway> {
+  const gw = await startGateway({ listen: true });
+  const app = await ClientApp.start();
+  const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
+  const clients: WsSipTokenClient[] = [];
+  return {
+    gw,
+    app,
+    wsUrl,
+    client: async (onInvite = 'busy') => {
+      const c = await WsSipTokenClient.connect(wsUrl);
+      c.onInvite = onInvite;
+      clients.push(c);
+      return c;
+    },
+    close: async () => {
+      await Promise.all(clients.map((c) => c.close()));
+      await gw.close();
+      await app.close();
+    },
+  };
 }

@@ -1,11 +1,16 @@
 import { SessionState } from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SipRequest } from '../../../src/sip/message/index.js';
-import { ClientApp } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { ClientApp } from '../../support/client-app.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { endpointPhones, lendWebSocketGlobal } from '../../support/sipjs-phone.js';
 import { until } from '../../support/wait.js';
-import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.js';
+import {
+  mintToken,
+  startTokenClientGateway,
+  type TokenClientGateway,
+  type WsSipTokenClient,
+} from '../../support/ws-sip-token-client.js';
 
 /**
  * A user registered from several places (browser tabs, a laptop and a phone) is rung on all
@@ -13,32 +18,24 @@ import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.j
  * takes the call and the others stop ringing (CANCEL); one that answered in the same moment
  * gets a BYE. One that is busy leaves the others ringing; a decline (6xx) stops them all.
  */
+let setup: TokenClientGateway;
 let gw: TestGateway;
 let app: ClientApp;
-let wsUrl: string;
-const clients: WsSipTokenClient[] = [];
 
 beforeAll(async () => {
-  gw = await startGateway({ listen: true });
-  app = await ClientApp.start();
+  setup = await startTokenClientGateway();
+  ({ gw, app } = setup);
   app.serve('/hold', { body: '<Response><Wait length="60"/></Response>' });
-  wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await gw.close();
-  await app.close();
-});
+afterAll(() => setup.close());
 
 /** `count` clients registered for `sub`, each with a Contact of its own. */
 async function registered(sub: string, onInvite: WsSipTokenClient['onInvite'][]) {
   const token = await mintToken(gw, gw.main, sub);
   return Promise.all(
     onInvite.map(async (mode, i) => {
-      const c = await WsSipTokenClient.connect(wsUrl);
-      clients.push(c);
-      c.onInvite = mode;
+      const c = await setup.client(mode);
       const contact = `sip:${sub}-${i}@tab-${i}.invalid;transport=ws`;
       expect(await c.register(sub, token, { contact })).toBe(200);
       return c;
@@ -135,10 +132,8 @@ describe('a user registered in several places', () => {
 
   it('rings the callable ones when a registration holds a Contact that is no SIP URI', async () => {
     const token = await mintToken(gw, gw.main, 'odd-contact');
-    const answerer = await WsSipTokenClient.connect(wsUrl);
-    const odd = await WsSipTokenClient.connect(wsUrl);
-    clients.push(answerer, odd);
-    answerer.onInvite = 'answer';
+    const answerer = await setup.client('answer');
+    const odd = await setup.client();
     expect(await answerer.register('odd-contact', token)).toBe(200);
     // Bound last, for longer: the newest registration, and one no INVITE can go to.
     expect(
@@ -176,7 +171,7 @@ describe('a user registered in several places', () => {
 describe('sip.js registered twice for one endpoint', () => {
   it('rings both phones; both answer, one keeps the call and the other is hung up', async () => {
     const giveBack = lendWebSocketGlobal();
-    const { username, phones } = await endpointPhones(gw, wsUrl, 'twophones', 2);
+    const { username, phones } = await endpointPhones(gw, setup.wsUrl, 'twophones', 2);
     try {
       for (const phone of phones) await phone.register();
       const answeredBefore = app.requestsTo('/hold').length;

@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientApp } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { ClientApp } from '../../support/client-app.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { until } from '../../support/wait.js';
-import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.js';
+import {
+  mintToken,
+  startTokenClientGateway,
+  type TokenClientGateway,
+} from '../../support/ws-sip-token-client.js';
 
 /**
  * A browser or SDK client with an access token, over SIP over WebSocket. Its registration binds
@@ -11,28 +15,18 @@ import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.j
  * that names another user in To is refused. Its calls run the application the token names.
  * And when its connection closes while a call to it rings, the call ends then, not 32 s on.
  */
+let setup: TokenClientGateway;
 let gw: TestGateway;
 let app: ClientApp;
-let wsUrl: string;
-const clients: WsSipTokenClient[] = [];
 
 beforeAll(async () => {
-  gw = await startGateway({ listen: true });
-  app = await ClientApp.start();
-  wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
+  setup = await startTokenClientGateway();
+  ({ gw, app } = setup);
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await gw.close();
-  await app.close();
-});
+afterAll(() => setup.close());
 
-async function client(): Promise<WsSipTokenClient> {
-  const c = await WsSipTokenClient.connect(wsUrl);
-  clients.push(c);
-  return c;
-}
+const client = () => setup.client();
 
 const stored = async (sub: string) =>
   (await gw.gateway.state.registrations.get(gw.main.id, `token:${gw.main.id}:${sub}`))?.bindings ??

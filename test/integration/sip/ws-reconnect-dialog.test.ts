@@ -1,11 +1,16 @@
 import { SessionState } from 'sip.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SipRequest } from '../../../src/sip/message/index.js';
-import { ClientApp } from '../../support/client-app.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { ClientApp } from '../../support/client-app.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { endpointPhones, lendWebSocketGlobal } from '../../support/sipjs-phone.js';
 import { until } from '../../support/wait.js';
-import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.js';
+import {
+  mintToken,
+  startTokenClientGateway,
+  type TokenClientGateway,
+  type WsSipTokenClient,
+} from '../../support/ws-sip-token-client.js';
 
 /**
  * A browser's call outlives its WebSocket connection: a laptop that wakes, a phone that moves
@@ -16,30 +21,20 @@ import { WsSipTokenClient, mintToken } from '../../support/ws-sip-token-client.j
  * change) or be gone. Another client of the same user (a second tab, its own Contact) does not
  * take the call over by registering.
  */
+let setup: TokenClientGateway;
 let gw: TestGateway;
 let app: ClientApp;
 let wsUrl: string;
-const clients: WsSipTokenClient[] = [];
 
 beforeAll(async () => {
-  gw = await startGateway({ listen: true });
-  app = await ClientApp.start();
+  setup = await startTokenClientGateway();
+  ({ gw, app, wsUrl } = setup);
   app.serve('/hold', { body: '<Response><Wait length="60"/></Response>' });
-  wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await gw.close();
-  await app.close();
-});
+afterAll(() => setup.close());
 
-async function client(onInvite: WsSipTokenClient['onInvite'] = 'answer') {
-  const c = await WsSipTokenClient.connect(wsUrl);
-  c.onInvite = onInvite;
-  clients.push(c);
-  return c;
-}
+const client = (onInvite: WsSipTokenClient['onInvite'] = 'answer') => setup.client(onInvite);
 
 const byes = (c: WsSipTokenClient): SipRequest[] => c.received.filter((r) => r.method === 'BYE');
 
