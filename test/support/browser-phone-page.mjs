@@ -60,6 +60,24 @@ async function register(server, aor, token) {
   });
 }
 
+/**
+ * Drops the WebSocket without unregistering (as a network change does), connects again and
+ * registers again, as sip.js's reconnection does: the call in progress goes on. Resolves with
+ * the new REGISTER's final response.
+ */
+async function reconnect() {
+  await state.ua.transport.disconnect();
+  await state.ua.reconnect();
+  return new Promise((resolve) => {
+    void state.registerer.register({
+      requestDelegate: {
+        onAccept: (response) => resolve({ ...final(response), registered: true }),
+        onReject: (response) => resolve({ ...final(response), registered: false }),
+      },
+    });
+  });
+}
+
 async function call(target, token) {
   const inviter = new Inviter(state.ua, UserAgent.makeURI(target), {
     extraHeaders: bearer(token ?? state.token),
@@ -227,6 +245,7 @@ async function stop() {
 
 window.phone = {
   register,
+  reconnect,
   call,
   ringing,
   answer,

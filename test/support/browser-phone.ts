@@ -55,6 +55,11 @@ export interface BrowserPhone {
    * of a refusal.
    */
   register(wsUrl: string, aor: string, token: string): Promise<FinalResponse>;
+  /**
+   * Drops its WebSocket connection without a word (a network change), connects again and
+   * registers again; the call in progress goes on. Resolves with the REGISTER's 2xx.
+   */
+  reconnect(): Promise<FinalResponse>;
   /** INVITEs `target` with the bearer token (the registration's unless given): its final response. */
   call(target: string, token?: string): Promise<CallOutcome>;
   /** Waits up to `timeoutMs` for an incoming INVITE, leaving it ringing: its offer. */
@@ -171,6 +176,13 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
         aor,
         token,
       );
+      if (!outcome.registered) {
+        throw new Error(`REGISTER refused: ${outcome.status} ${outcome.reason}`);
+      }
+      return { status: outcome.status, reason: outcome.reason };
+    },
+    reconnect: async () => {
+      const outcome = await run<FinalResponse & { registered: boolean }>('reconnect');
       if (!outcome.registered) {
         throw new Error(`REGISTER refused: ${outcome.status} ${outcome.reason}`);
       }

@@ -7,7 +7,8 @@ import { until } from '../../support/wait.js';
 /**
  * Two browser tabs (sip.js in two headless Chromiums) registered for one token subject: a call
  * to it rings both with one WebRTC offer; the tab that answers gets the call's audio (ICE and
- * DTLS with it alone), and the other stops ringing (CANCEL).
+ * DTLS with it alone), and the other stops ringing (CANCEL). A tab whose WebSocket drops mid-call
+ * connects and registers again: its audio goes on, and the hangup's BYE reaches it there.
  */
 let gw: TestGateway;
 let app: ClientApp;
@@ -65,5 +66,36 @@ describe('a user with two browser tabs', () => {
     expect(await left.sessionStates()).toEqual([]);
     expect(right.consoleErrors).toEqual([]);
     expect(left.consoleErrors).toEqual([]);
+  }, 60_000);
+
+  it('keeps its call, audio and hangup included, when the answering tab connects again', async () => {
+    app.reset();
+    app.serve('/answer', {
+      body: '<Response><Speak loop="10">Please hold while we find an agent for you.</Speak></Response>',
+    });
+    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: 'sip:two-tabs@127.0.0.1',
+        answer_url: `${app.baseUrl}/answer`,
+      },
+    });
+    expect(placed.status).toBe(201);
+    const [left, right] = tabs as [BrowserPhone, BrowserPhone];
+    await left.ringing(10_000);
+    await right.answer(10_000);
+    await until(async () => (await right.sessionStates()).includes('Established'), 10_000, 50);
+    await until(() => app.requestsTo('/answer').length === 1, 5000);
+    const uuid = app.requestsTo('/answer')[0]!.params.CallUUID!;
+
+    // A network change: its WebSocket goes without a word, and it connects and registers again.
+    expect((await right.reconnect()).status).toBe(200);
+    const speech = await right.listen(1500);
+    expect(speech.levelDbfs).toBeGreaterThan(-45);
+    // The hangup's BYE reaches it on its new connection.
+    const res = await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`);
+    expect(res.status).toBe(204);
+    await until(async () => (await right.sessionStates()).includes('Terminated'), 10_000, 50);
+    expect(right.consoleErrors).toEqual([]);
   }, 60_000);
 });
