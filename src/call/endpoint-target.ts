@@ -85,15 +85,16 @@ async function registeredBindings(
  * the REGISTER came on (so NAT and WebSocket clients are reached), or through the proxies of
  * its Path when it registered through some (a load balancer in front of the nodes). With
  * several bindings (tabs, devices), the one whose registration lasts longest is the target and
- * decides the media kind (WebRTC for a browser), and the others of that kind ring with it. A user that is no endpoint but the subject of an access token registered in the
- * caller's account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same
- * way. Any other URI is dialled as it is.
+ * decides the media kind (WebRTC for a browser), and the others of that kind ring with it. A
+ * user that is no endpoint but the subject of an access token registered in the caller's
+ * account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same way.
+ * Any other URI is dialled as it is.
  *
  * A connection id names a connection of the node that accepted it, and nothing else: a binding
  * held by another node's connection (TCP, TLS, WebSocket, with no Path) is not sent to from
  * `context.node`, whatever connection of its own has the same id; the user's other bindings
- * are rung without it. A WebSocket client cannot
- * be dialled at all (RFC 7118), and a TCP or TLS client's source port seldom listens.
+ * are rung without it. A WebSocket client cannot be dialled at all (RFC 7118), and a TCP or
+ * TLS client's source port seldom listens.
  */
 export async function resolveSipTarget(
   uri: string,
@@ -103,7 +104,7 @@ export async function resolveSipTarget(
   if (found === null) return { kind: 'uri', target: uri };
   const { endpoint, bindings } = found;
   // A Contact that is no SIP URI (a tel: one) was bound, but cannot be called.
-  const callable = bindings.filter((b) => callableContact(b.contact));
+  const callable = bindings.filter((b) => parsedContact(b.contact) !== null);
   const reachable = callable.filter((b) => !heldByConnection(b) || b.node === context.node);
   const newest = reachable.at(-1);
   if (!newest) {
@@ -183,11 +184,7 @@ export async function connectionOfContact(
   };
 }
 
-/** Whether a binding's Contact is a SIP or SIPS URI, which an INVITE can be sent to. */
-function callableContact(contact: string): boolean {
-  return parsedContact(contact) !== null;
-}
-
+/** A Contact as a SIP or SIPS URI (one an INVITE can be sent to), or null. */
 function parsedContact(contact: string): SipUri | null {
   try {
     return parseUri(contact.trim().replace(/^<|>$/g, ''));

@@ -95,7 +95,7 @@ export interface RoutedTarget {
   /** The endpoint's SRTP policy. */
   srtp?: SrtpPolicy;
   /** More registrations of the user, rung at the same time with the same offer. */
-  others?: readonly { target: string; destination?: Destination; routeSet?: readonly string[] }[];
+  others?: readonly Pick<RoutedTarget, 'target' | 'destination' | 'routeSet'>[];
   /**
    * Where the client (registered over a connection) whose Contact is `contact` is reachable
    * now: its connection once it connected again; null to keep the dialog's.
@@ -113,8 +113,6 @@ export class OutboundLeg extends CallLeg {
   private invite: OutgoingInvite | null = null;
   /** The INVITEs ringing the user's registrations at once, while they ring. */
   private forks: OutgoingInvite[] = [];
-  /** The user's other registrations, rung with the first. */
-  private others: DialAttempt[] = [];
   private ringTimer: TimerHandle | null = null;
   private pendingEnd: LegEnd | null = null;
 
@@ -184,6 +182,8 @@ export class OutboundLeg extends CallLeg {
     };
     let webrtc = false;
     let srtp = options.srtp;
+    // The user's other registrations, rung with the first.
+    let others: DialAttempt[] = [];
     if (options.resolve) {
       const resolved = await options.resolve();
       if (resolved === null) {
@@ -196,7 +196,7 @@ export class OutboundLeg extends CallLeg {
       const { target, destination, routeSet } = resolved;
       first = { ...first, target, destination, routeSet };
       this.reachPeer = resolved.reach ?? null;
-      this.others = (resolved.others ?? []).map((other) => ({
+      others = (resolved.others ?? []).map((other) => ({
         ...first,
         target: other.target,
         destination: other.destination,
@@ -224,13 +224,13 @@ export class OutboundLeg extends CallLeg {
     if (sdes !== null) {
       // The offer carries SDES keys, which go over TLS only (RFC 4568 8.3): the user's other
       // registrations reached in the clear are not rung with it.
-      this.others = this.others.filter((o) => reachedOverTls(o.target, o.destination?.protocol));
+      others = others.filter((o) => reachedOverTls(o.target, o.destination?.protocol));
     }
     await this.openMedia(options.near, webrtc, sdes);
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     this.startRingTimer();
     try {
-      if (!plan && this.others.length > 0) await this.ringAll([first, ...this.others]);
+      if (!plan && others.length > 0) await this.ringAll([first, ...others]);
       else await this.attempts(plan ? plan.attempts : [first], plan);
     } finally {
       this.ringTimer?.cancel();

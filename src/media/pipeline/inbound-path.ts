@@ -288,7 +288,8 @@ export class InboundPath {
   /** A packet without audio's turn: silence, and the decoder's turn moves past its number. */
   private silenceInTurn(held: HeldAudio): Int16Array {
     const pcm = new Int16Array(this.lastPacketSamples);
-    if (this.decodedCodec !== null && this.nextInSequence({ ...held, codec: this.decodedCodec })) {
+    const follows = ((held.sequenceNumber - this.decodedThrough) & 0xffff) === 1;
+    if (this.decodedCodec !== null && follows) {
       this.decodedThrough = held.sequenceNumber;
       this.decodeAhead();
     }

@@ -35,19 +35,23 @@ afterAll(async () => {
   await app?.close();
 });
 
+/** Places a call to the tabs' user, whose application speaks `words` over and over. */
+async function callTabs(words: string): Promise<void> {
+  app.reset();
+  app.serve('/answer', { body: `<Response><Speak loop="10">${words}</Speak></Response>` });
+  const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+    json: {
+      from: '+14155550100',
+      to: 'sip:two-tabs@127.0.0.1',
+      answer_url: `${app.baseUrl}/answer`,
+    },
+  });
+  expect(placed.status).toBe(201);
+}
+
 describe('a user with two browser tabs', () => {
   it('rings both; the tab that answers hears the call, and the other stops ringing', async () => {
-    app.serve('/answer', {
-      body: '<Response><Speak loop="5">Thank you for calling. An agent will be with you shortly.</Speak></Response>',
-    });
-    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        to: 'sip:two-tabs@127.0.0.1',
-        answer_url: `${app.baseUrl}/answer`,
-      },
-    });
-    expect(placed.status).toBe(201);
+    await callTabs('Thank you for calling. An agent will be with you shortly.');
     const [left, right] = tabs as [BrowserPhone, BrowserPhone];
     const offers = await Promise.all(tabs.map((tab) => tab.ringing(10_000)));
     expect(offers[0]!.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
@@ -69,18 +73,7 @@ describe('a user with two browser tabs', () => {
   }, 60_000);
 
   it('keeps its call, audio and hangup included, when the answering tab connects again', async () => {
-    app.reset();
-    app.serve('/answer', {
-      body: '<Response><Speak loop="10">Please hold while we find an agent for you.</Speak></Response>',
-    });
-    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        to: 'sip:two-tabs@127.0.0.1',
-        answer_url: `${app.baseUrl}/answer`,
-      },
-    });
-    expect(placed.status).toBe(201);
+    await callTabs('Please hold while we find an agent for you.');
     const [left, right] = tabs as [BrowserPhone, BrowserPhone];
     await left.ringing(10_000);
     await right.answer(10_000);
