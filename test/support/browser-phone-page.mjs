@@ -206,11 +206,14 @@ function remoteAnalyser() {
 
 /**
  * Listens to the remote audio for `windowMs`: the frequency with the most energy summed over
- * the window, and the mean RMS level in dBFS (-Infinity for digital silence).
+ * the window, and the mean RMS level in dBFS (-Infinity for digital silence). A browser with
+ * no audio output (headless Firefox: its AudioContext never runs) records the remote track
+ * instead and reads the recording through an OfflineAudioContext, with the same analyser.
  */
 async function listen(windowMs) {
   const { context, node } = remoteAnalyser();
-  await context.resume();
+  await Promise.race([context.resume(), new Promise((r) => setTimeout(r, 1000))]);
+  if (context.state !== 'running') return listenToRecording(windowMs);
   const spectrum = new Float32Array(node.frequencyBinCount);
   const energy = new Float64Array(node.frequencyBinCount);
   const samples = new Float32Array(node.fftSize);
@@ -225,14 +228,58 @@ async function listen(windowMs) {
     for (const s of samples) squares += s * s;
     count += samples.length;
   }
+  return heard(energy, squares, count, context.sampleRate, node.fftSize);
+}
+
+/** What a window of listening found: the strongest bin, and the level. */
+function heard(energy, squares, count, sampleRate, fftSize) {
   let peak = 1;
   for (let i = 2; i < energy.length; i++) if (energy[i] > energy[peak]) peak = i;
   const rms = Math.sqrt(squares / Math.max(count, 1));
   return {
-    dominantHz: (peak * context.sampleRate) / node.fftSize,
+    dominantHz: (peak * sampleRate) / fftSize,
     levelDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms),
-    sampleRate: context.sampleRate,
+    sampleRate,
   };
+}
+
+/**
+ * `listen` without an audio output: the remote track recorded for `windowMs` (MediaRecorder)
+ * and decoded by an OfflineAudioContext, handed to Node as 16-bit samples (base64) to analyse.
+ */
+async function listenToRecording(windowMs) {
+  const stream = state.session?.sessionDescriptionHandler?.remoteMediaStream;
+  if (!stream || stream.getAudioTracks().length === 0) throw new Error('no remote audio track');
+  const recorder = new MediaRecorder(stream);
+  const parts = [];
+  recorder.ondataavailable = (event) => parts.push(event.data);
+  const stopped = new Promise((r) => (recorder.onstop = r));
+  recorder.start();
+  await new Promise((r) => setTimeout(r, windowMs));
+  recorder.stop();
+  await stopped;
+  const bytes = await new Blob(parts).arrayBuffer();
+  const decoded = await new OfflineAudioContext(1, 128, 48_000).decodeAudioData(bytes);
+  const samples = decoded.getChannelData(0);
+  const pcm = new Int16Array(samples.length);
+  for (let i = 0; i < samples.length; i++) {
+    pcm[i] = Math.max(-32768, Math.min(32767, Math.round(samples[i] * 32768)));
+  }
+  let text = '';
+  const view = new Uint8Array(pcm.buffer);
+  for (let i = 0; i < view.length; i += 0x8000) {
+    text += String.fromCharCode(...view.subarray(i, i + 0x8000));
+  }
+  return { recorded: btoa(text), sampleRate: decoded.sampleRate };
+}
+
+/** The peer connection's ICE candidates and pairs, from getStats (for a test's diagnosis). */
+async function iceStats() {
+  const pc = state.session?.sessionDescriptionHandler?.peerConnection;
+  if (!pc) return [];
+  const kept = ['local-candidate', 'remote-candidate', 'candidate-pair', 'inbound-rtp'];
+  const report = await pc.getStats();
+  return [...report.values()].filter((s) => kept.includes(s.type));
 }
 
 async function stop() {
@@ -253,6 +300,7 @@ window.phone = {
   sendDtmf,
   restartIce,
   iceState,
+  iceStats,
   listen,
   stop,
   states: () => [...state.states],

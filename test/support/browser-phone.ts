@@ -6,8 +6,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Page } from 'puppeteer-core';
-import { launchHeadlessBrowser, type HeadlessBrowser } from './headless-browser.js';
+import {
+  launchHeadlessBrowser,
+  launchHeadlessFirefox,
+  type HeadlessBrowser,
+} from './headless-browser.js';
 import { monoWav } from '../../examples/lib/wav.js';
+import { strongestFrequency } from './signal.js';
 
 /**
  * sip.js 0.21 in headless Chromium, a real WebRTC softphone: the page script
@@ -20,6 +25,11 @@ export interface BrowserPhoneOptions {
   toneHz?: number;
   /** Trusts any certificate, so a wss:// server may use a self-signed one. */
   acceptInsecureCertificates?: boolean;
+  /**
+   * The browser: Chromium (the default) or Firefox. Firefox's fake microphone plays its own
+   * 1 kHz tone, whatever `toneHz` says.
+   */
+  browser?: 'chromium' | 'firefox';
 }
 
 /** The final response to a REGISTER or INVITE, as the page saw it. */
@@ -38,7 +48,10 @@ export interface CallOutcome extends FinalResponse {
 }
 
 export interface RemoteAudio {
-  /** The frequency with the most energy over the window (Hz, to one FFT bin: ~5.9 Hz at 48 kHz). */
+  /**
+   * The frequency with the most energy over the window (Hz, to one FFT bin: ~5.9 Hz at 48 kHz;
+   * to 10 Hz from a recording).
+   */
   dominantHz: number;
   /** Mean RMS level over the window in dBFS; -Infinity for digital silence. */
   levelDbfs: number;
@@ -94,7 +107,7 @@ async function bundle(): Promise<string> {
     write: false,
     format: 'esm',
     platform: 'browser',
-    target: 'chrome110',
+    target: ['chrome110', 'firefox115'],
     logLevel: 'silent',
   });
   return result.outputFiles[0]!.text;
@@ -128,15 +141,27 @@ export async function startBrowserPhone(options: BrowserPhoneOptions = {}): Prom
   const { server, url } = await servePage(await bundle());
   let chromium: HeadlessBrowser | null = null;
   try {
-    chromium = await launchHeadlessBrowser({
-      args: [
-        '--use-fake-device-for-media-stream',
-        '--use-fake-ui-for-media-stream',
-        `--use-file-for-fake-audio-capture=${wav}`,
-        '--autoplay-policy=no-user-gesture-required',
-        ...(options.acceptInsecureCertificates ? ['--ignore-certificate-errors'] : []),
-      ],
-    });
+    chromium =
+      options.browser === 'firefox'
+        ? await launchHeadlessFirefox({
+            acceptInsecureCerts: options.acceptInsecureCertificates ?? false,
+            prefs: {
+              'media.navigator.streams.fake': true,
+              'media.navigator.permission.disabled': true,
+              'media.autoplay.default': 0,
+              'media.autoplay.block-webaudio': false,
+              'media.autoplay.blocking_policy': 0,
+            },
+          })
+        : await launchHeadlessBrowser({
+            args: [
+              '--use-fake-device-for-media-stream',
+              '--use-fake-ui-for-media-stream',
+              `--use-file-for-fake-audio-capture=${wav}`,
+              '--autoplay-policy=no-user-gesture-required',
+              ...(options.acceptInsecureCertificates ? ['--ignore-certificate-errors'] : []),
+            ],
+          });
     const page = await chromium.browser.newPage();
     const consoleErrors: string[] = [];
     page.on('console', (message) => {
@@ -157,6 +182,23 @@ export async function startBrowserPhone(options: BrowserPhoneOptions = {}): Prom
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * What a page without an audio output heard (its recording, 16-bit samples in base64), in the
+ * terms of its live analyser: the strongest frequency (to 10 Hz) and the RMS level.
+ */
+function recordedAudio(recorded: string, sampleRate: number): RemoteAudio {
+  const bytes = Buffer.from(recorded, 'base64');
+  const pcm = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1);
+  let squares = 0;
+  for (const s of pcm) squares += (s / 32768) ** 2;
+  const rms = Math.sqrt(squares / Math.max(pcm.length, 1));
+  return {
+    dominantHz: strongestFrequency(pcm, sampleRate, 10),
+    levelDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms),
+    sampleRate,
+  };
 }
 
 function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>): BrowserPhone {
@@ -195,7 +237,13 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
     sendDtmf: (digit, via = 'rtp') => run('sendDtmf', digit, via),
     restartIce: () => run('restartIce'),
     iceState: () => run('iceState'),
-    listen: (windowMs) => run('listen', windowMs),
+    listen: async (windowMs) => {
+      const heard = await run<RemoteAudio | { recorded: string; sampleRate: number }>(
+        'listen',
+        windowMs,
+      );
+      return 'recorded' in heard ? recordedAudio(heard.recorded, heard.sampleRate) : heard;
+    },
     sessionStates: () => run('states'),
     ringingState: () => run('ringingState'),
     close,

@@ -5,6 +5,8 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 
 /** Debian's chromium, the browser the tests drive. */
 const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Firefox ESR, driven over WebDriver BiDi. */
+const FIREFOX = '/usr/bin/firefox-esr';
 
 export interface HeadlessBrowser {
   browser: Browser;
@@ -42,4 +44,25 @@ export async function launchHeadlessBrowser(
       await rm(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Firefox without a window, on a fresh profile that puppeteer makes (its defaults turn off
+ * updates, telemetry and the other calls home). `prefs` adds preferences, such as the fake
+ * microphone of WebRTC tests.
+ */
+export async function launchHeadlessFirefox(
+  options: {
+    prefs?: Record<string, string | number | boolean>;
+    acceptInsecureCerts?: boolean;
+  } = {},
+): Promise<HeadlessBrowser> {
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: FIREFOX,
+    headless: true,
+    ...(options.acceptInsecureCerts && { acceptInsecureCerts: true }),
+    extraPrefsFirefox: options.prefs ?? {},
+  });
+  return { browser, close: () => browser.close() };
 }

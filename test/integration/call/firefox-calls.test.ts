@@ -1,0 +1,181 @@
+import { networkInterfaces } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import { ClientApp } from '../../support/client-app.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { strongestFrequency, tone } from '../../support/signal.js';
+import { StreamServer } from '../../support/stream-server.js';
+import { until } from '../../support/wait.js';
+
+/**
+ * Firefox is a browser the SDKs run in too, and its WebRTC stack is not Chromium's: its own ICE
+ * agent (regular nomination), NSS's DTLS, an offer with stereo Opus, G722 and transport-cc.
+ * sip.js in headless Firefox ESR, registered over WebSocket with a token, calls a stream
+ * application (the gateway the DTLS client: Firefox offers actpass) and is called by `POST
+ * Call/` (the gateway the DTLS server: Firefox answers active). Its fake microphone plays a
+ * 1 kHz tone.
+ *
+ * Firefox never pairs its candidates with a loopback one (whatever its loopback preference
+ * says), so the gateway's media here announces and binds this machine's own LAN address. The
+ * packets stay on this machine; SIP, the application and the stream server stay on loopback.
+ */
+const FIREFOX_TONE_HZ = 1000;
+
+/** The first IPv4 address of this machine that is not loopback, or null. */
+function lanAddress(): string | null {
+  for (const entries of Object.values(networkInterfaces())) {
+    for (const entry of entries ?? []) {
+      if (entry.family === 'IPv4' && !entry.internal) return entry.address;
+    }
+  }
+  return null;
+}
+
+const lan = lanAddress();
+
+let gw: TestGateway;
+let app: ClientApp;
+let bot: StreamServer;
+let phone: BrowserPhone;
+
+beforeAll(async () => {
+  if (lan === null) return;
+  app = await ClientApp.start();
+  bot = await StreamServer.start();
+  gw = await startGateway({
+    listen: true,
+    env: { VOXGATE_RTP_HOST: '0.0.0.0', VOXGATE_PUBLIC_HOST: lan },
+  });
+  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
+    json: {
+      app_name: 'firefox phones',
+      answer_url: `${app.baseUrl}/answer`,
+      hangup_url: `${app.baseUrl}/hangup`,
+      default_endpoint_app: true,
+    },
+  });
+  expect(application.status).toBe(201);
+  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
+    json: { sub: 'fox', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
+  });
+  expect(minted.status).toBe(200);
+  phone = await startBrowserPhone({ browser: 'firefox' });
+  const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
+  // The gateway's SIP domain is its public host: the user's AOR is on it.
+  await phone.register(wsUrl, `sip:fox@${lan}`, minted.body.token as string);
+}, 60_000);
+
+afterAll(async () => {
+  await phone?.close();
+  await gw?.close();
+  await bot?.close();
+  await app?.close();
+});
+
+/** The hangup callback of the call the application answered at `path`, by its CallUUID. */
+async function hangupOf(path: string): Promise<Record<string, string | undefined>> {
+  const callUuid = app.requestsTo(path)[0]!.params.CallUUID;
+  const ours = () => app.requestsTo('/hangup').filter((r) => r.params.CallUUID === callUuid);
+  await until(() => ours().length > 0, 20_000);
+  expect(ours()).toHaveLength(1);
+  return ours()[0]!.params;
+}
+
+describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)', () => {
+  it('calls a stream: the server hears its tone in L16 16 kHz and its digit, and plays audio it hears', async () => {
+    app.serve('/answer', {
+      body:
+        '<Response>' +
+        `<Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-l16;rate=16000">${bot.url}</Stream>` +
+        '</Response>',
+    });
+    const outcome = await phone.call('sip:agent-bot@127.0.0.1');
+    expect(outcome).toMatchObject({ status: 200, answered: true });
+    // Firefox offered actpass; the gateway answered active (it is the DTLS client) with Opus.
+    expect(outcome.offer).toMatch(/^a=setup:actpass/m);
+    expect(outcome.answer).toMatch(/^a=setup:active/m);
+    expect(outcome.answer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 109 /m);
+    const ws = await bot.connection(0);
+    await until(() => ws.of('start').length === 1, 10_000);
+
+    const back = tone(16000, 500, 4, 8000);
+    for (let at = 0; at < back.length; at += 1600) {
+      ws.send({
+        event: 'playAudio',
+        media: {
+          contentType: 'audio/x-l16',
+          sampleRate: 16000,
+          payload: Buffer.from(back.buffer, at * 2, 3200).toString('base64'),
+        },
+      });
+    }
+    await until(() => ws.payloads('inbound').length >= 100, 15_000);
+    const heard = await phone.listen(1500);
+    expect(Math.abs(heard.dominantHz - 500)).toBeLessThan(15);
+    expect(heard.levelDbfs).toBeGreaterThan(-30);
+
+    // Firefox's 1 kHz, through its Opus and SRTP, decoded at 16 kHz (not 8 kHz made wider).
+    const bytes = Buffer.concat(ws.payloads('inbound').slice(-50));
+    const inbound = new Int16Array(bytes.length >> 1);
+    for (let i = 0; i < inbound.length; i++) inbound[i] = bytes.readInt16LE(i * 2);
+    expect(strongestFrequency(inbound, 16000, 10)).toBe(FIREFOX_TONE_HZ);
+
+    expect(await phone.sendDtmf('5')).toBe(true);
+    await until(() => ws.of('dtmf').length === 1, 10_000);
+    expect(ws.of('dtmf')[0]).toMatchObject({ dtmf: { digit: '5', track: 'inbound' } });
+    expect(ws.violations).toEqual([]);
+
+    await phone.hangUp();
+    const params = await hangupOf('/answer');
+    expect(params).toMatchObject({
+      CallStatus: 'completed',
+      HangupCauseCode: '4000',
+      HangupSource: 'Caller',
+    });
+    const record = await gw.request('GET', `/v1/Account/${gw.main.id}/Call/${params.CallUUID}/`);
+    expect(record.status).toBe(200);
+    expect(Number(record.body.bill_duration)).toBeGreaterThanOrEqual(1);
+    expect(phone.consoleErrors).toEqual([]);
+  }, 60_000);
+
+  it('is called by POST Call/: rings, answers active, hears the answer document, and is hung up', async () => {
+    app.serve('/answer-out', {
+      body: '<Response><Speak loop="10">Your table is ready. Please come to the front desk.</Speak></Response>',
+    });
+    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: `sip:fox@${lan}`,
+        answer_url: `${app.baseUrl}/answer-out`,
+        hangup_url: `${app.baseUrl}/hangup`,
+      },
+    });
+    expect(placed.status).toBe(201);
+    const ringing = await phone.ringing(15_000);
+    // The gateway offers WebRTC's media with actpass and its own LAN candidate.
+    expect(ringing.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF /m);
+    expect(ringing.offer).toMatch(/^a=setup:actpass/m);
+    expect(ringing.offer).toContain(` ${lan} `);
+    await phone.answer(1000);
+    await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
+    await until(
+      async () => ['connected', 'completed'].includes((await phone.iceState()) ?? ''),
+      10_000,
+      50,
+    );
+    const speech = await phone.listen(1500);
+    expect(speech.levelDbfs).toBeGreaterThan(-45);
+    expect(speech.dominantHz).toBeGreaterThan(80);
+    expect(speech.dominantHz).toBeLessThan(4000);
+
+    const uuid = app.requestsTo('/answer-out')[0]!.params.CallUUID!;
+    const hangup = await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`);
+    expect(hangup.status).toBe(204);
+    await until(async () => (await phone.sessionStates()).includes('Terminated'), 10_000, 50);
+    expect(await hangupOf('/answer-out')).toMatchObject({
+      CallStatus: 'completed',
+      Direction: 'outbound',
+    });
+    expect(phone.consoleErrors).toEqual([]);
+  }, 60_000);
+});
