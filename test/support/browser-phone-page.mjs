@@ -273,15 +273,6 @@ async function listenToRecording(windowMs) {
   return { recorded: btoa(text), sampleRate: decoded.sampleRate };
 }
 
-/** The peer connection's ICE candidates and pairs, from getStats (for a test's diagnosis). */
-async function iceStats() {
-  const pc = state.session?.sessionDescriptionHandler?.peerConnection;
-  if (!pc) return [];
-  const kept = ['local-candidate', 'remote-candidate', 'candidate-pair', 'inbound-rtp'];
-  const report = await pc.getStats();
-  return [...report.values()].filter((s) => kept.includes(s.type));
-}
-
 async function stop() {
   await hangUp().catch(() => {});
   if (state.registerer?.state === RegistererState.Registered) {
@@ -300,7 +291,6 @@ window.phone = {
   sendDtmf,
   restartIce,
   iceState,
-  iceStats,
   listen,
   stop,
   states: () => [...state.states],
