@@ -37,6 +37,7 @@ let gw: TestGateway;
 let app: ClientApp;
 let bot: StreamServer;
 let phone: BrowserPhone;
+let chromium: BrowserPhone;
 
 beforeAll(async () => {
   if (lan === null) return;
@@ -63,9 +64,15 @@ beforeAll(async () => {
   const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
   // The gateway's SIP domain is its public host: the user's AOR is on it.
   await phone.register(wsUrl, `sip:fox@${lan}`, minted.body.token as string);
+  const other = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
+    json: { sub: 'chrome', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
+  });
+  chromium = await startBrowserPhone({ toneHz: 700 });
+  await chromium.register(wsUrl, `sip:chrome@${lan}`, other.body.token as string);
 }, 60_000);
 
 afterAll(async () => {
+  await chromium?.close();
   await phone?.close();
   await gw?.close();
   await bot?.close();
@@ -177,5 +184,31 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
       Direction: 'outbound',
     });
     expect(phone.consoleErrors).toEqual([]);
+  }, 60_000);
+  it('Dials a user in Chromium: each leg with its own Opus payload type (109, 111), each hears the other', async () => {
+    // The Firefox user's call runs the application, whose Dial rings the Chromium user.
+    app.serve('/answer', {
+      body: `<Response><Dial><User>sip:chrome@${lan}</User></Dial></Response>`,
+    });
+    const placed = phone.call(`sip:chrome@${lan}`);
+    const ringing = await chromium.ringing(15_000);
+    await chromium.answer(1000);
+    const outcome = await placed;
+    expect(outcome).toMatchObject({ status: 200, answered: true });
+    // Each leg keeps its offerer's numbering of Opus: Firefox's 109, the gateway's own 111.
+    expect(outcome.answer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 109 /m);
+    expect(ringing.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+    await until(async () => (await chromium.sessionStates()).includes('Established'), 10_000, 50);
+    await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
+
+    // Chromium's 700 Hz in Firefox, Firefox's 1 kHz in Chromium.
+    const [inFirefox, inChromium] = await Promise.all([phone.listen(1500), chromium.listen(1500)]);
+    expect(Math.abs(inFirefox.dominantHz - 700)).toBeLessThan(15);
+    expect(Math.abs(inChromium.dominantHz - FIREFOX_TONE_HZ)).toBeLessThan(15);
+
+    await phone.hangUp();
+    await until(async () => (await chromium.sessionStates()).includes('Terminated'), 10_000, 50);
+    expect(phone.consoleErrors).toEqual([]);
+    expect(chromium.consoleErrors).toEqual([]);
   }, 60_000);
 });
