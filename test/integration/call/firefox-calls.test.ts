@@ -12,8 +12,9 @@ import { until } from '../../support/wait.js';
  * agent (regular nomination), NSS's DTLS, an offer with stereo Opus, G722 and transport-cc.
  * sip.js in headless Firefox ESR, registered over WebSocket with a token, calls a stream
  * application (the gateway the DTLS client: Firefox offers actpass) and is called by `POST
- * Call/` (the gateway the DTLS server: Firefox answers active). Its fake microphone plays a
- * 1 kHz tone.
+ * Call/` (the gateway the DTLS server: Firefox answers active), and Dials a user signed in on
+ * Chromium (sip.js in headless Chromium, its fake microphone playing 700 Hz). Firefox's fake
+ * microphone plays a 1 kHz tone.
  *
  * Firefox never pairs its candidates with a loopback one (whatever its loopback preference
  * says), so the gateway's media here announces and binds this machine's own LAN address. The
