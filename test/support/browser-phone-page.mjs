@@ -210,7 +210,7 @@ function remoteAnalyser() {
  * no audio output (headless Firefox: its AudioContext never runs) records the remote track
  * instead and reads the recording through an OfflineAudioContext, with the same analyser.
  */
-async function listen(windowMs) {
+async function listen(windowMs, probesHz = []) {
   const { context, node } = remoteAnalyser();
   await Promise.race([context.resume(), new Promise((r) => setTimeout(r, 1000))]);
   if (context.state !== 'running') return listenToRecording(windowMs);
@@ -228,18 +228,28 @@ async function listen(windowMs) {
     for (const s of samples) squares += s * s;
     count += samples.length;
   }
-  return heard(energy, squares, count, context.sampleRate, node.fftSize);
+  return heard(energy, squares, count, context.sampleRate, node.fftSize, probesHz);
 }
 
-/** What a window of listening found: the strongest bin, and the level. */
-function heard(energy, squares, count, sampleRate, fftSize) {
+/**
+ * What a window of listening found: the strongest bin, the level, and for each probe frequency
+ * the energy of its strongest bin within two of it, in dB under the strongest bin of all.
+ */
+function heard(energy, squares, count, sampleRate, fftSize, probesHz) {
   let peak = 1;
   for (let i = 2; i < energy.length; i++) if (energy[i] > energy[peak]) peak = i;
   const rms = Math.sqrt(squares / Math.max(count, 1));
+  const probes = {};
+  for (const hz of probesHz) {
+    const bin = Math.round((hz * fftSize) / sampleRate);
+    const near = energy.slice(Math.max(bin - 2, 0), bin + 3);
+    probes[hz] = 10 * Math.log10(Math.max(...near) / energy[peak]);
+  }
   return {
     dominantHz: (peak * sampleRate) / fftSize,
     levelDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms),
     sampleRate,
+    probes,
   };
 }
 

@@ -12,7 +12,7 @@ import {
   type HeadlessBrowser,
 } from './headless-browser.js';
 import { monoWav } from '../../examples/lib/wav.js';
-import { strongestFrequency } from './signal.js';
+import { powerAt, strongestFrequency } from './signal.js';
 
 /**
  * sip.js 0.21 in headless Chromium, a real WebRTC softphone: the page script
@@ -56,6 +56,12 @@ export interface RemoteAudio {
   /** Mean RMS level over the window in dBFS; -Infinity for digital silence. */
   levelDbfs: number;
   sampleRate: number;
+  /**
+   * For each frequency `listen` was asked to probe: its energy in dB under the strongest
+   * frequency's (0 for the strongest itself; a tone that is there is within some dB of 0, one
+   * that is not is tens of dB under).
+   */
+  probes: Record<number, number>;
 }
 
 export interface BrowserPhone {
@@ -89,8 +95,11 @@ export interface BrowserPhone {
   iceState(): Promise<string | null>;
   /** One digit as RFC 4733 events (`rtp`, the browser's RTCDTMFSender) or a SIP INFO. */
   sendDtmf(digit: string, via?: 'rtp' | 'info'): Promise<boolean>;
-  /** Listens to the remote track for `windowMs` through a WebAudio AnalyserNode. */
-  listen(windowMs: number): Promise<RemoteAudio>;
+  /**
+   * Listens to the remote track for `windowMs` through a WebAudio AnalyserNode, probing the
+   * frequencies of `probesHz`.
+   */
+  listen(windowMs: number, probesHz?: readonly number[]): Promise<RemoteAudio>;
   /** Every SessionState the current call went through (Establishing, Established...). */
   sessionStates(): Promise<string[]>;
   /** Unregisters, stops the UserAgent, closes the browser and the page server. */
@@ -188,16 +197,25 @@ export async function startBrowserPhone(options: BrowserPhoneOptions = {}): Prom
  * What a page without an audio output heard (its recording, 16-bit samples in base64), in the
  * terms of its live analyser: the strongest frequency (to 10 Hz) and the RMS level.
  */
-function recordedAudio(recorded: string, sampleRate: number): RemoteAudio {
+function recordedAudio(
+  recorded: string,
+  sampleRate: number,
+  probesHz: readonly number[],
+): RemoteAudio {
   const bytes = Buffer.from(recorded, 'base64');
   const pcm = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1);
   let squares = 0;
   for (const s of pcm) squares += (s / 32768) ** 2;
   const rms = Math.sqrt(squares / Math.max(pcm.length, 1));
+  const dominantHz = strongestFrequency(pcm, sampleRate, 10);
+  const strongest = powerAt(pcm, sampleRate, dominantHz);
   return {
-    dominantHz: strongestFrequency(pcm, sampleRate, 10),
+    dominantHz,
     levelDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms),
     sampleRate,
+    probes: Object.fromEntries(
+      probesHz.map((hz) => [hz, 10 * Math.log10(powerAt(pcm, sampleRate, hz) / strongest)]),
+    ),
   };
 }
 
@@ -237,12 +255,15 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
     sendDtmf: (digit, via = 'rtp') => run('sendDtmf', digit, via),
     restartIce: () => run('restartIce'),
     iceState: () => run('iceState'),
-    listen: async (windowMs) => {
+    listen: async (windowMs, probesHz = []) => {
       const heard = await run<RemoteAudio | { recorded: string; sampleRate: number }>(
         'listen',
         windowMs,
+        probesHz,
       );
-      return 'recorded' in heard ? recordedAudio(heard.recorded, heard.sampleRate) : heard;
+      return 'recorded' in heard
+        ? recordedAudio(heard.recorded, heard.sampleRate, probesHz)
+        : heard;
     },
     sessionStates: () => run('states'),
     ringingState: () => run('ringingState'),

@@ -3,24 +3,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { strongestFrequency, tone } from '../../support/signal.js';
+import { powerAt, strongestFrequency, tone } from '../../support/signal.js';
+import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
 import { StreamServer } from '../../support/stream-server.js';
-import { until } from '../../support/wait.js';
+import { TonePhone } from '../../support/tone-phone.js';
+import { sleep, until } from '../../support/wait.js';
 
 /**
  * Firefox is a browser the SDKs run in too, and its WebRTC stack is not Chromium's: its own ICE
  * agent (regular nomination), NSS's DTLS, an offer with stereo Opus, G722 and transport-cc.
  * sip.js in headless Firefox ESR, registered over WebSocket with a token, calls a stream
  * application (the gateway the DTLS client: Firefox offers actpass) and is called by `POST
- * Call/` (the gateway the DTLS server: Firefox answers active), and Dials a user signed in on
- * Chromium (sip.js in headless Chromium, its fake microphone playing 700 Hz). Firefox's fake
- * microphone plays a 1 kHz tone.
+ * Call/` (the gateway the DTLS server: Firefox answers active), Dials a user signed in on
+ * Chromium (sip.js in headless Chromium, its fake microphone playing 700 Hz), and meets that
+ * user and a G.711 phone in a conference. Firefox's fake microphone plays a 1 kHz tone.
  *
  * Firefox never pairs its candidates with a loopback one (whatever its loopback preference
  * says), so the gateway's media here announces and binds this machine's own LAN address. The
  * packets stay on this machine; SIP, the application and the stream server stay on loopback.
  */
 const FIREFOX_TONE_HZ = 1000;
+const CHROMIUM_TONE_HZ = 700;
+/** A number of the application, for a G.711 phone (a SIP peer of the test) to call. */
+const NUMBER = '14155550177';
 
 /** The first IPv4 address of this machine that is not loopback, or null. */
 function lanAddress(): string | null {
@@ -39,6 +44,7 @@ let app: ClientApp;
 let bot: StreamServer;
 let phone: BrowserPhone;
 let chromium: BrowserPhone;
+let sip: SipPeer;
 
 beforeAll(async () => {
   if (lan === null) return;
@@ -57,6 +63,11 @@ beforeAll(async () => {
     },
   });
   expect(application.status).toBe(201);
+  const number = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
+    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
+  });
+  expect(number.status).toBeLessThan(300);
+  sip = await openSipPeer();
   const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
     json: { sub: 'fox', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
   });
@@ -68,11 +79,12 @@ beforeAll(async () => {
   const other = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
     json: { sub: 'chrome', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
   });
-  chromium = await startBrowserPhone({ toneHz: 700 });
+  chromium = await startBrowserPhone({ toneHz: CHROMIUM_TONE_HZ });
   await chromium.register(wsUrl, `sip:chrome@${lan}`, other.body.token as string);
 }, 60_000);
 
 afterAll(async () => {
+  sip?.stack.close();
   await chromium?.close();
   await phone?.close();
   await gw?.close();
@@ -204,11 +216,51 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
 
     // Chromium's 700 Hz in Firefox, Firefox's 1 kHz in Chromium.
     const [inFirefox, inChromium] = await Promise.all([phone.listen(1500), chromium.listen(1500)]);
-    expect(Math.abs(inFirefox.dominantHz - 700)).toBeLessThan(15);
+    expect(Math.abs(inFirefox.dominantHz - CHROMIUM_TONE_HZ)).toBeLessThan(15);
     expect(Math.abs(inChromium.dominantHz - FIREFOX_TONE_HZ)).toBeLessThan(15);
 
     await phone.hangUp();
     await until(async () => (await chromium.sessionStates()).includes('Terminated'), 10_000, 50);
+    expect(phone.consoleErrors).toEqual([]);
+    expect(chromium.consoleErrors).toEqual([]);
+  }, 60_000);
+  it('meets a Chromium user and a G.711 phone in a conference: each hears the other two and not itself', async () => {
+    app.serve('/answer', { body: '<Response><Conference>browsers</Conference></Response>' });
+    const port = gw.gateway.sip.addresses.udp.port;
+    const desk = await TonePhone.call(sip, { user: NUMBER, port, from: 'desk' }, 400);
+    try {
+      for (const browser of [phone, chromium]) {
+        expect(await browser.call(`sip:room@${lan}`)).toMatchObject({ answered: true });
+        await until(async () => (await browser.sessionStates()).includes('Established'), 10_000);
+      }
+      await sleep(500);
+      const from = desk.now;
+      const probes = [400, CHROMIUM_TONE_HZ, FIREFOX_TONE_HZ, 2500];
+      const [inFirefox, inChromium] = await Promise.all([
+        phone.listen(1500, probes),
+        chromium.listen(1500, probes),
+      ]);
+      // Opus legs and a PCMU one meet in one mix: each member hears the others, never itself.
+      expect(inFirefox.probes[400]).toBeGreaterThan(-20);
+      expect(inFirefox.probes[CHROMIUM_TONE_HZ]).toBeGreaterThan(-20);
+      expect(inFirefox.probes[FIREFOX_TONE_HZ]).toBeLessThan(-30);
+      expect(inChromium.probes[400]).toBeGreaterThan(-20);
+      expect(inChromium.probes[FIREFOX_TONE_HZ]).toBeGreaterThan(-20);
+      expect(inChromium.probes[CHROMIUM_TONE_HZ]).toBeLessThan(-30);
+      const atDesk = desk.heard(from);
+      expect(atDesk.length).toBeGreaterThan(8000);
+      const quiet = powerAt(atDesk, 8000, 2500);
+      expect(powerAt(atDesk, 8000, CHROMIUM_TONE_HZ)).toBeGreaterThan(quiet * 1000);
+      expect(powerAt(atDesk, 8000, FIREFOX_TONE_HZ)).toBeGreaterThan(quiet * 1000);
+      expect(powerAt(atDesk, 8000, 400)).toBeLessThan(
+        powerAt(atDesk, 8000, FIREFOX_TONE_HZ) / 1000,
+      );
+    } finally {
+      await desk.hangup();
+      await desk.close();
+    }
+    await phone.hangUp();
+    await chromium.hangUp();
     expect(phone.consoleErrors).toEqual([]);
     expect(chromium.consoleErrors).toEqual([]);
   }, 60_000);
