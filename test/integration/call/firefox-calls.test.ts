@@ -1,7 +1,8 @@
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
-import { ClientApp } from '../../support/client-app.js';
+import { ClientApp, paramsOf } from '../../support/client-app.js';
+import { wavSamples } from '../../support/phone-audio.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { powerAt, strongestFrequency, tone } from '../../support/signal.js';
 import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
@@ -16,7 +17,8 @@ import { sleep, until } from '../../support/wait.js';
  * application (the gateway the DTLS client: Firefox offers actpass) and is called by `POST
  * Call/` (the gateway the DTLS server: Firefox answers active), Dials a user signed in on
  * Chromium (sip.js in headless Chromium, its fake microphone playing 700 Hz), and meets that
- * user and a G.711 phone in a conference. Firefox's fake microphone plays a 1 kHz tone.
+ * user and a G.711 phone in a conference, and is recorded. Firefox's fake microphone plays a
+ * 1 kHz tone.
  *
  * Firefox never pairs its candidates with a loopback one (whatever its loopback preference
  * says), so the gateway's media here announces and binds this machine's own LAN address. The
@@ -263,5 +265,32 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     await chromium.hangUp();
     expect(phone.consoleErrors).toEqual([]);
     expect(chromium.consoleErrors).toEqual([]);
+  }, 60_000);
+  it('is recorded: its own tone on the left of the file, the speech it heard on the right', async () => {
+    app.serve('/answer', {
+      body:
+        `<Response><Record recordSession="true" fileFormat="wav" callbackUrl="${app.baseUrl}/recorded"/>` +
+        '<Speak>Thank you for calling. This call is recorded.</Speak><Wait length="1"/></Response>',
+    });
+    expect(await phone.call(`sip:records@${lan}`)).toMatchObject({ answered: true });
+    // The document's end ends the call, and the recording with it.
+    await until(() => app.requestsTo('/recorded').length === 1, 20_000);
+    const callback = paramsOf(app.requestsTo('/recorded')[0]!);
+    expect(callback.RecordingStatus).toBe('completed');
+    const file = await gw.download(callback.RecordUrl!);
+    expect(file.body.readUInt16LE(22)).toBe(2);
+    const { rate, pcm: left } = wavSamples(file.body);
+    // At the call's rate: the browser's Opus is wideband, and so is its recording.
+    expect(rate).toBe(16000);
+    const right = new Int16Array(left.length);
+    for (let i = 0; i < right.length; i++) right[i] = file.body.readInt16LE(44 + i * 4 + 2);
+    const at = left.findIndex((s) => Math.abs(s) > 1000);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(strongestFrequency(left.subarray(at + rate / 10, at + rate / 2), rate, 10)).toBe(
+      FIREFOX_TONE_HZ,
+    );
+    expect(right.some((s) => Math.abs(s) > 1000)).toBe(true);
+    await until(async () => (await phone.sessionStates()).includes('Terminated'), 10_000, 50);
+    expect(phone.consoleErrors).toEqual([]);
   }, 60_000);
 });
