@@ -72,7 +72,12 @@ export function checkPublicHost(
         `cannot reach it; set VOXGATE_SIP_HOST (or put a proxy on this machine in front)`,
     );
   if (isLoopback(publicHost))
-    return ok(name, `VOXGATE_PUBLIC_HOST is ${publicHost} and ${listens}: peers on this machine`);
+    return ok(
+      name,
+      `VOXGATE_PUBLIC_HOST is ${publicHost} and ${listens}: peers on this machine (Firefox ` +
+        `never sends WebRTC media to a loopback address: for Firefox here, set ` +
+        `VOXGATE_PUBLIC_HOST to this machine's LAN address)`,
+    );
   const kind = isIP(publicHost) === 0 ? 'host name' : 'address';
   return ok(name, `VOXGATE_PUBLIC_HOST is ${publicHost} (${kind}) and ${listens}`);
 }

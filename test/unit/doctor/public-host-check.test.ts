@@ -50,7 +50,14 @@ describe('the public host check', () => {
   });
 
   it('passes loopback everywhere, and a public host with SIP on a public address', () => {
-    expect(checkPublicHost(loadConfig({}), false, loopbackOnly).status).toBe('ok');
+    expect(checkPublicHost(loadConfig({}), false, loopbackOnly)).toEqual({
+      status: 'ok',
+      name: 'public-host',
+      message:
+        'VOXGATE_PUBLIC_HOST is 127.0.0.1 and SIP listens on 0.0.0.0: peers on this machine ' +
+        '(Firefox never sends WebRTC media to a loopback address: for Firefox here, set ' +
+        "VOXGATE_PUBLIC_HOST to this machine's LAN address)",
+    });
     const config = loadConfig({ VOXGATE_PUBLIC_HOST: '203.0.113.9' });
     expect(checkPublicHost(config, true, machine)).toEqual({
       status: 'ok',
