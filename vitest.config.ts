@@ -25,6 +25,7 @@ const SEQUENTIAL = [
   'test/integration/call/browser-ice-restart.test.ts',
   'test/integration/call/browser-tabs-ring.test.ts',
   'test/integration/call/firefox-calls.test.ts',
+  'test/integration/call/jssip-calls.test.ts',
 ];
 
 /**

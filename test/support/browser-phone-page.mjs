@@ -2,6 +2,7 @@
 // from Node through page.evaluate on `window.phone`. Plain JavaScript, because the project's
 // TypeScript is compiled for Node without the DOM library.
 import { Inviter, Registerer, RegistererState, SessionState, UserAgent } from 'sip.js';
+import { listenTo } from './page-audio.mjs';
 
 const state = {
   ua: null,
@@ -15,8 +16,6 @@ const state = {
   states: [],
   /** The SDP this page offered in its last INVITE. */
   offer: null,
-  /** The remote track's audio graph, built once media flows. */
-  analyser: null,
 };
 
 const bearer = (token) => [`Authorization: Bearer ${token}`];
@@ -30,7 +29,6 @@ const final = (response) => ({
 function follow(session) {
   state.session = session;
   state.states = [];
-  state.analyser = null;
   session.stateChange.addListener((s) => state.states.push(s));
 }
 
@@ -183,104 +181,9 @@ async function sendDtmf(digit, via) {
   return session.sessionDescriptionHandler.sendDtmf(digit, { duration: 160 });
 }
 
-/**
- * An AnalyserNode on the remote track. Chromium pulls a remote WebRTC track into WebAudio only
- * while the stream also plays in a media element, so a muted <audio> keeps it flowing.
- */
-function remoteAnalyser() {
-  if (state.analyser !== null) return state.analyser;
-  const stream = state.session?.sessionDescriptionHandler?.remoteMediaStream;
-  if (!stream || stream.getAudioTracks().length === 0) throw new Error('no remote audio track');
-  const element = new Audio();
-  element.muted = true;
-  element.srcObject = stream;
-  void element.play();
-  const context = new AudioContext();
-  const node = context.createAnalyser();
-  node.fftSize = 8192;
-  node.smoothingTimeConstant = 0;
-  context.createMediaStreamSource(stream).connect(node);
-  state.analyser = { context, node, element };
-  return state.analyser;
-}
-
-/**
- * Listens to the remote audio for `windowMs`: the frequency with the most energy summed over
- * the window, and the mean RMS level in dBFS (-Infinity for digital silence). A browser with
- * no audio output (headless Firefox: its AudioContext never runs) records the remote track
- * instead and reads the recording through an OfflineAudioContext, with the same analyser.
- */
-async function listen(windowMs, probesHz = []) {
-  const { context, node } = remoteAnalyser();
-  await Promise.race([context.resume(), new Promise((r) => setTimeout(r, 1000))]);
-  if (context.state !== 'running') return listenToRecording(windowMs);
-  const spectrum = new Float32Array(node.frequencyBinCount);
-  const energy = new Float64Array(node.frequencyBinCount);
-  const samples = new Float32Array(node.fftSize);
-  let squares = 0;
-  let count = 0;
-  const end = performance.now() + windowMs;
-  while (performance.now() < end) {
-    await new Promise((r) => setTimeout(r, 50));
-    node.getFloatFrequencyData(spectrum);
-    for (let i = 0; i < spectrum.length; i++) energy[i] += 10 ** (spectrum[i] / 10);
-    node.getFloatTimeDomainData(samples);
-    for (const s of samples) squares += s * s;
-    count += samples.length;
-  }
-  return heard(energy, squares, count, context.sampleRate, node.fftSize, probesHz);
-}
-
-/**
- * What a window of listening found: the strongest bin, the level, and for each probe frequency
- * the energy of its strongest bin within two of it, in dB under the strongest bin of all.
- */
-function heard(energy, squares, count, sampleRate, fftSize, probesHz) {
-  let peak = 1;
-  for (let i = 2; i < energy.length; i++) if (energy[i] > energy[peak]) peak = i;
-  const rms = Math.sqrt(squares / Math.max(count, 1));
-  const probes = {};
-  for (const hz of probesHz) {
-    const bin = Math.round((hz * fftSize) / sampleRate);
-    const near = energy.slice(Math.max(bin - 2, 0), bin + 3);
-    probes[hz] = 10 * Math.log10(Math.max(...near) / energy[peak]);
-  }
-  return {
-    dominantHz: (peak * sampleRate) / fftSize,
-    levelDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms),
-    sampleRate,
-    probes,
-  };
-}
-
-/**
- * `listen` without an audio output: the remote track recorded for `windowMs` (MediaRecorder)
- * and decoded by an OfflineAudioContext, handed to Node as 16-bit samples (base64) to analyse.
- */
-async function listenToRecording(windowMs) {
-  const stream = state.session?.sessionDescriptionHandler?.remoteMediaStream;
-  if (!stream || stream.getAudioTracks().length === 0) throw new Error('no remote audio track');
-  const recorder = new MediaRecorder(stream);
-  const parts = [];
-  recorder.ondataavailable = (event) => parts.push(event.data);
-  const stopped = new Promise((r) => (recorder.onstop = r));
-  recorder.start();
-  await new Promise((r) => setTimeout(r, windowMs));
-  recorder.stop();
-  await stopped;
-  const bytes = await new Blob(parts).arrayBuffer();
-  const decoded = await new OfflineAudioContext(1, 128, 48_000).decodeAudioData(bytes);
-  const samples = decoded.getChannelData(0);
-  const pcm = new Int16Array(samples.length);
-  for (let i = 0; i < samples.length; i++) {
-    pcm[i] = Math.max(-32768, Math.min(32767, Math.round(samples[i] * 32768)));
-  }
-  let text = '';
-  const view = new Uint8Array(pcm.buffer);
-  for (let i = 0; i < view.length; i += 0x8000) {
-    text += String.fromCharCode(...view.subarray(i, i + 0x8000));
-  }
-  return { recorded: btoa(text), sampleRate: decoded.sampleRate };
+/** Listens to the call's remote audio (see page-audio.mjs). */
+function listen(windowMs, probesHz = []) {
+  return listenTo(state.session?.sessionDescriptionHandler?.remoteMediaStream, windowMs, probesHz);
 }
 
 async function stop() {

@@ -15,10 +15,11 @@ import { monoWav } from '../../examples/lib/wav.js';
 import { powerAt, strongestFrequency } from './signal.js';
 
 /**
- * sip.js 0.21 in headless Chromium, a real WebRTC softphone: the page script
- * (browser-phone-page.mjs) is bundled with sip.js by esbuild and served from 127.0.0.1 on a
- * free port; the fake microphone plays a sine tone of `toneHz` from a WAV this harness writes.
- * Every method runs in the page through page.evaluate.
+ * sip.js 0.21 (or JsSIP 3) in headless Chromium (or Firefox), a real WebRTC softphone: the
+ * page script (browser-phone-page.mjs, jssip-phone-page.mjs) is bundled with its SIP stack by
+ * esbuild and served from 127.0.0.1 on a free port; Chromium's fake microphone plays a sine
+ * tone of `toneHz` from a WAV this harness writes. Every method runs in the page through
+ * page.evaluate.
  */
 export interface BrowserPhoneOptions {
   /** The tone the fake microphone plays (Hz). Default 1000. */
@@ -30,6 +31,11 @@ export interface BrowserPhoneOptions {
    * 1 kHz tone, whatever `toneHz` says.
    */
   browser?: 'chromium' | 'firefox';
+  /**
+   * The SIP stack of the page: sip.js 0.21 (the default) or JsSIP 3, which has no reconnect
+   * or ICE restart here and sends DTMF as SIP INFO unless asked for RFC 4733.
+   */
+  stack?: 'sip.js' | 'jssip';
 }
 
 /** The final response to a REGISTER or INVITE, as the page saw it. */
@@ -106,12 +112,15 @@ export interface BrowserPhone {
   close(): Promise<void>;
 }
 
-const PAGE_SCRIPT = fileURLToPath(new URL('./browser-phone-page.mjs', import.meta.url));
+const PAGE_SCRIPTS = {
+  'sip.js': fileURLToPath(new URL('./browser-phone-page.mjs', import.meta.url)),
+  jssip: fileURLToPath(new URL('./jssip-phone-page.mjs', import.meta.url)),
+};
 
-/** The page script with sip.js, as one browser bundle. */
-async function bundle(): Promise<string> {
+/** The page script with its SIP stack, as one browser bundle. */
+async function bundle(stack: keyof typeof PAGE_SCRIPTS): Promise<string> {
   const result = await build({
-    entryPoints: [PAGE_SCRIPT],
+    entryPoints: [PAGE_SCRIPTS[stack]],
     bundle: true,
     write: false,
     format: 'esm',
@@ -147,7 +156,7 @@ export async function startBrowserPhone(options: BrowserPhoneOptions = {}): Prom
   const dir = await mkdtemp(join(tmpdir(), 'voxgate-browser-phone-'));
   const wav = join(dir, 'tone.wav');
   await writeFile(wav, sineWav(options.toneHz ?? 1000));
-  const { server, url } = await servePage(await bundle());
+  const { server, url } = await servePage(await bundle(options.stack ?? 'sip.js'));
   let chromium: HeadlessBrowser | null = null;
   try {
     chromium =

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import { ClientApp } from '../../support/client-app.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { until } from '../../support/wait.js';
+
+/**
+ * JsSIP is the other SIP stack browser softphones are built on, and it behaves otherwise than
+ * sip.js: it sends the token as its own `authorization_jwt` setting puts it, registers once its
+ * WebSocket is up, offers RFC 4028 session timers in its INVITE, and sends keys as SIP INFO by
+ * default. JsSIP 3 in headless Chromium (its fake microphone playing 700 Hz), registered over
+ * WebSocket with a token from JWT/Token/, calls an IVR and answers GetDigits by INFO, and is
+ * called by `POST Call/`.
+ */
+let gw: TestGateway;
+let app: ClientApp;
+let phone: BrowserPhone;
+
+beforeAll(async () => {
+  app = await ClientApp.start();
+  gw = await startGateway({ listen: true });
+  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
+    json: {
+      app_name: 'jssip phones',
+      answer_url: `${app.baseUrl}/answer`,
+      hangup_url: `${app.baseUrl}/hangup`,
+      default_endpoint_app: true,
+    },
+  });
+  expect(application.status).toBe(201);
+  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
+    json: { sub: 'js-agent', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
+  });
+  expect(minted.status).toBe(200);
+  phone = await startBrowserPhone({ toneHz: 700, stack: 'jssip' });
+  const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
+  await phone.register(wsUrl, 'sip:js-agent@127.0.0.1', minted.body.token as string);
+}, 60_000);
+
+afterAll(async () => {
+  await phone?.close();
+  await gw?.close();
+  await app?.close();
+});
+
+/** The hangup callback of the call the application answered at `path`, by its CallUUID. */
+async function hangupOf(path: string): Promise<Record<string, string | undefined>> {
+  const callUuid = app.requestsTo(path)[0]!.params.CallUUID;
+  const ours = () => app.requestsTo('/hangup').filter((r) => r.params.CallUUID === callUuid);
+  await until(() => ours().length > 0, 20_000);
+  expect(ours()).toHaveLength(1);
+  return ours()[0]!.params;
+}
+
+describe('a JsSIP phone in Chromium (WebRTC media)', () => {
+  it('hears an IVR, answers GetDigits by SIP INFO, and is hung up by the action', async () => {
+    app.serve('/answer', {
+      body:
+        '<Response>' +
+        `<GetDigits action="${app.baseUrl}/digits" method="POST" numDigits="1" timeout="20">` +
+        '<Speak loop="5">Please press the key of the department you want to reach.</Speak>' +
+        '</GetDigits></Response>',
+    });
+    app.serve('/digits', { body: '<Response><Hangup/></Response>' });
+    const outcome = await phone.call('sip:ivr@127.0.0.1');
+    expect(outcome).toMatchObject({ status: 200, answered: true });
+    expect(outcome.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+    await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
+
+    const speech = await phone.listen(1500);
+    expect(speech.levelDbfs).toBeGreaterThan(-45);
+    expect(speech.dominantHz).toBeGreaterThan(80);
+    expect(speech.dominantHz).toBeLessThan(4000);
+    expect(app.requestsTo('/digits')).toHaveLength(0);
+
+    expect(await phone.sendDtmf('4', 'info')).toBe(true);
+    await until(() => app.requestsTo('/digits').length === 1, 10_000);
+    expect(app.requestsTo('/digits')[0]!.params).toMatchObject({ Digits: '4' });
+    await until(async () => (await phone.sessionStates()).includes('Terminated'), 10_000, 50);
+    expect(await hangupOf('/answer')).toMatchObject({
+      CallStatus: 'completed',
+      HangupCauseCode: '4000',
+      HangupSource: 'Answer XML',
+    });
+    expect(phone.consoleErrors).toEqual([]);
+  }, 60_000);
+
+  it('is called by POST Call/: answers the WebRTC offer, hears the answer document, hangs up', async () => {
+    app.serve('/answer-out', {
+      body: '<Response><Speak loop="10">Your order has shipped. Thank you.</Speak></Response>',
+    });
+    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+      json: {
+        from: '+14155550100',
+        to: 'sip:js-agent@127.0.0.1',
+        answer_url: `${app.baseUrl}/answer-out`,
+        hangup_url: `${app.baseUrl}/hangup`,
+      },
+    });
+    expect(placed.status).toBe(201);
+    const ringing = await phone.ringing(15_000);
+    expect(ringing.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+    await phone.answer(1000);
+    await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
+    const speech = await phone.listen(1500);
+    expect(speech.levelDbfs).toBeGreaterThan(-45);
+
+    await phone.hangUp();
+    expect(await hangupOf('/answer-out')).toMatchObject({
+      CallStatus: 'completed',
+      HangupCauseCode: '4000',
+      Direction: 'outbound',
+    });
+    expect(phone.consoleErrors).toEqual([]);
+  }, 60_000);
+});
