@@ -92,6 +92,26 @@ export class ClientApp {
       .map((r) => ({ ...r, params: paramsOf(r) }));
   }
 
+  /**
+   * The parameters of the one hangup callback (at `hangupPath`) of the call whose answer URL
+   * was requested at `answerPath`, picked by its CallUUID (a callback of an earlier call may
+   * still come in), waiting up to 20 s for it.
+   */
+  async hangupOf(answerPath: string, hangupPath = '/hangup'): Promise<Record<string, string>> {
+    const answered = this.requestsTo(answerPath);
+    expect(answered).toHaveLength(1);
+    const callUuid = answered[0]!.params.CallUUID;
+    expect(callUuid).toBeTruthy();
+    const ours = () => this.requestsTo(hangupPath).filter((r) => r.params.CallUUID === callUuid);
+    const deadline = Date.now() + 20_000;
+    while (ours().length === 0) {
+      if (Date.now() > deadline) throw new Error(`no ${hangupPath} callback for ${callUuid}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(ours()).toHaveLength(1);
+    return ours()[0]!.params;
+  }
+
   reset(): void {
     this.received.length = 0;
     this.replies.length = 0;

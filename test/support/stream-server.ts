@@ -54,6 +54,27 @@ export class StreamConnection {
     this.socket.send(JSON.stringify(message));
   }
 
+  /**
+   * Plays 16-bit audio at `sampleRate` back into the call as playAudio events of 100 ms each
+   * (the stream protocol's L16 is little-endian, as this machine's samples are).
+   */
+  playL16(pcm: Int16Array, sampleRate: 8000 | 16000 | 24000): void {
+    const chunk = sampleRate / 10;
+    for (let at = 0; at < pcm.length; at += chunk) {
+      const samples = pcm.subarray(at, at + chunk);
+      this.send({
+        event: 'playAudio',
+        media: {
+          contentType: 'audio/x-l16',
+          sampleRate,
+          payload: Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength).toString(
+            'base64',
+          ),
+        },
+      });
+    }
+  }
+
   /** Stops reading from the connection, as a stalled server does (the TCP window fills). */
   stopReading(): void {
     (this.socket as unknown as { _socket: { pause(): void } })._socket.pause();

@@ -80,21 +80,6 @@ async function browserCalls(target: string): Promise<void> {
   await until(async () => (await phone.sessionStates()).includes('Established'), 10_000, 50);
 }
 
-/**
- * The hangup callback of the call the application answered at `answerPath` this test, picked by
- * its CallUUID: a callback of the previous test's call may still come in after the reset.
- */
-async function hangupParams(answerPath = '/answer'): Promise<Record<string, string | undefined>> {
-  const answered = app.requestsTo(answerPath);
-  expect(answered).toHaveLength(1);
-  const callUuid = answered[0]!.params.CallUUID;
-  expect(callUuid).toBeTruthy();
-  const ours = () => app.requestsTo('/hangup').filter((r) => r.params.CallUUID === callUuid);
-  await until(() => ours().length > 0, 20_000);
-  expect(ours()).toHaveLength(1);
-  return ours()[0]!.params;
-}
-
 describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the gateway', () => {
   it('hears an IVR speak and answers GetDigits with an RFC 4733 digit', async () => {
     app.serve('/answer', {
@@ -119,7 +104,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     await until(() => app.requestsTo('/digits').length === 1, 10_000);
     expect(app.requestsTo('/digits')[0]!.params).toMatchObject({ Digits: '7' });
     // The action's Hangup ends it: the browser hears a BYE.
-    expect(await hangupParams()).toMatchObject({
+    expect(await app.hangupOf('/answer')).toMatchObject({
       CallStatus: 'completed',
       HangupCauseCode: '4000',
       HangupSource: 'Answer XML',
@@ -164,7 +149,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     expect(strongestFrequency(audio, 8000, 10)).toBe(700);
 
     await phone.hangUp();
-    const params = await hangupParams();
+    const params = await app.hangupOf('/answer');
     expect(params).toMatchObject({
       CallStatus: 'completed',
       HangupCauseCode: '4000',
@@ -240,7 +225,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     // The browser hangs up: the Dial ends, and with it the phone's call.
     await phone.hangUp();
     await until(() => byes === 1, 10_000);
-    expect(await hangupParams('/phone-answer')).toMatchObject({
+    expect(await app.hangupOf('/phone-answer')).toMatchObject({
       CallStatus: 'completed',
       Direction: 'outbound',
     });
@@ -263,7 +248,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     const vanishedAt = Date.now();
     signal(stopped, 'STOP');
     try {
-      const params = await hangupParams();
+      const params = await app.hangupOf('/answer');
       const after = Date.now() - vanishedAt;
       expect(params).toMatchObject({
         CallStatus: 'completed',

@@ -94,15 +94,6 @@ afterAll(async () => {
   await app?.close();
 });
 
-/** The hangup callback of the call the application answered at `path`, by its CallUUID. */
-async function hangupOf(path: string): Promise<Record<string, string | undefined>> {
-  const callUuid = app.requestsTo(path)[0]!.params.CallUUID;
-  const ours = () => app.requestsTo('/hangup').filter((r) => r.params.CallUUID === callUuid);
-  await until(() => ours().length > 0, 20_000);
-  expect(ours()).toHaveLength(1);
-  return ours()[0]!.params;
-}
-
 describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)', () => {
   it('calls a stream: the server hears its tone in L16 16 kHz and its digit, and plays audio it hears', async () => {
     app.serve('/answer', {
@@ -120,17 +111,7 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     const ws = await bot.connection(0);
     await until(() => ws.of('start').length === 1, 10_000);
 
-    const back = tone(16000, 500, 4, 8000);
-    for (let at = 0; at < back.length; at += 1600) {
-      ws.send({
-        event: 'playAudio',
-        media: {
-          contentType: 'audio/x-l16',
-          sampleRate: 16000,
-          payload: Buffer.from(back.buffer, at * 2, 3200).toString('base64'),
-        },
-      });
-    }
+    ws.playL16(tone(16000, 500, 4, 8000), 16000);
     await until(() => ws.payloads('inbound').length >= 100, 15_000);
     const heard = await phone.listen(1500);
     expect(Math.abs(heard.dominantHz - 500)).toBeLessThan(15);
@@ -148,7 +129,7 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     expect(ws.violations).toEqual([]);
 
     await phone.hangUp();
-    const params = await hangupOf('/answer');
+    const params = await app.hangupOf('/answer');
     expect(params).toMatchObject({
       CallStatus: 'completed',
       HangupCauseCode: '4000',
@@ -194,7 +175,7 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     const hangup = await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/${uuid}/`);
     expect(hangup.status).toBe(204);
     await until(async () => (await phone.sessionStates()).includes('Terminated'), 10_000, 50);
-    expect(await hangupOf('/answer-out')).toMatchObject({
+    expect(await app.hangupOf('/answer-out')).toMatchObject({
       CallStatus: 'completed',
       Direction: 'outbound',
     });

@@ -43,15 +43,6 @@ afterAll(async () => {
   await app?.close();
 });
 
-/** The hangup callback of the call the application answered at `path`, by its CallUUID. */
-async function hangupOf(path: string): Promise<Record<string, string | undefined>> {
-  const callUuid = app.requestsTo(path)[0]!.params.CallUUID;
-  const ours = () => app.requestsTo('/hangup').filter((r) => r.params.CallUUID === callUuid);
-  await until(() => ours().length > 0, 20_000);
-  expect(ours()).toHaveLength(1);
-  return ours()[0]!.params;
-}
-
 describe('a JsSIP phone in Chromium (WebRTC media)', () => {
   it('hears an IVR, answers GetDigits by SIP INFO, and is hung up by the action', async () => {
     app.serve('/answer', {
@@ -77,7 +68,7 @@ describe('a JsSIP phone in Chromium (WebRTC media)', () => {
     await until(() => app.requestsTo('/digits').length === 1, 10_000);
     expect(app.requestsTo('/digits')[0]!.params).toMatchObject({ Digits: '4' });
     await until(async () => (await phone.sessionStates()).includes('Terminated'), 10_000, 50);
-    expect(await hangupOf('/answer')).toMatchObject({
+    expect(await app.hangupOf('/answer')).toMatchObject({
       CallStatus: 'completed',
       HangupCauseCode: '4000',
       HangupSource: 'Answer XML',
@@ -106,7 +97,7 @@ describe('a JsSIP phone in Chromium (WebRTC media)', () => {
     expect(speech.levelDbfs).toBeGreaterThan(-45);
 
     await phone.hangUp();
-    expect(await hangupOf('/answer-out')).toMatchObject({
+    expect(await app.hangupOf('/answer-out')).toMatchObject({
       CallStatus: 'completed',
       HangupCauseCode: '4000',
       Direction: 'outbound',

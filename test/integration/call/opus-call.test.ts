@@ -75,18 +75,7 @@ describe('a call in Opus', () => {
       start: { mediaFormat: { encoding: 'audio/x-l16', sampleRate: 16000 } },
     });
     // Three seconds of 5 kHz back to the phone, in 100 ms chunks.
-    const back = tone(16000, 5000, 3, 8000);
-    for (let at = 0; at < back.length; at += 1600) {
-      ws.send({
-        event: 'playAudio',
-        media: {
-          contentType: 'audio/x-l16',
-          sampleRate: 16000,
-          // The stream protocol's L16 is little-endian, as this machine's samples are.
-          payload: Buffer.from(back.buffer, at * 2, 3200).toString('base64'),
-        },
-      });
-    }
+    ws.playL16(tone(16000, 5000, 3, 8000), 16000);
     await until(() => ws.payloads('inbound').length >= 150, 15_000);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await phone.stop();

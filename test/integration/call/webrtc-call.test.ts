@@ -155,17 +155,7 @@ function wav(samples: Int16Array, rate: number): Buffer {
  */
 async function exchangeAudio(page: Page, ws: StreamConnection): Promise<void> {
   await until(() => ws.of('start').length === 1, 10_000);
-  const back = tone(16000, 500, 3, 8000);
-  for (let at = 0; at < back.length; at += 1600) {
-    ws.send({
-      event: 'playAudio',
-      media: {
-        contentType: 'audio/x-l16',
-        sampleRate: 16000,
-        payload: Buffer.from(back.buffer, at * 2, 3200).toString('base64'),
-      },
-    });
-  }
+  ws.playL16(tone(16000, 500, 3, 8000), 16000);
   await until(() => ws.payloads('inbound').length >= 150, 15_000);
   const heardHz = (await page.evaluate('window.peakHz()')) as number;
   const inboundRtp = (await page.evaluate('window.inboundRtp()')) as {
