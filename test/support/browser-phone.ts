@@ -6,12 +6,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Page } from 'puppeteer-core';
+import { expect } from 'vitest';
 import {
   launchHeadlessBrowser,
   launchHeadlessFirefox,
   type HeadlessBrowser,
 } from './headless-browser.js';
 import { monoWav } from '../../examples/lib/wav.js';
+import type { ClientApp } from './client-app.js';
+import type { TestGateway } from './gateway.js';
 import { powerAt, strongestFrequency } from './signal.js';
 
 /**
@@ -278,4 +281,36 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
     ringingState: () => run('ringingState'),
     close,
   };
+}
+
+/**
+ * What a browser phone test starts with on the gateway: an application named `appName` that
+ * answers at the client app's `/answer` and `/hangup` and runs the calls of the account's
+ * endpoints and token users, and an access token for `sub` that may take and place calls.
+ */
+export async function browserUserSetup(
+  gw: TestGateway,
+  app: ClientApp,
+  appName: string,
+  sub: string,
+): Promise<{ appId: string; token: string }> {
+  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
+    json: {
+      app_name: appName,
+      answer_url: `${app.baseUrl}/answer`,
+      hangup_url: `${app.baseUrl}/hangup`,
+      default_endpoint_app: true,
+    },
+  });
+  expect(application.status).toBe(201);
+  return { appId: application.body.app_id as string, token: await voiceToken(gw, sub) };
+}
+
+/** An access token for `sub` that may take and place calls. */
+export async function voiceToken(gw: TestGateway, sub: string): Promise<string> {
+  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
+    json: { sub, per: { voice: { incoming_allow: true, outgoing_allow: true } } },
+  });
+  expect(minted.status).toBe(200);
+  return minted.body.token as string;
 }

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import {
+  browserUserSetup,
+  startBrowserPhone,
+  type BrowserPhone,
+} from '../../support/browser-phone.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { until } from '../../support/wait.js';
@@ -29,22 +33,10 @@ beforeAll(async () => {
     listen: true,
     env: { VOXGATE_ICE_CONSENT_TIMEOUT: String(CONSENT_SECONDS) },
   });
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: {
-      app_name: 'restarting browsers',
-      answer_url: `${app.baseUrl}/answer`,
-      hangup_url: `${app.baseUrl}/hangup`,
-      default_endpoint_app: true,
-    },
-  });
-  expect(application.status).toBe(201);
-  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
-    json: { sub: 'roaming-agent', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
-  });
-  expect(minted.status).toBe(200);
+  const { token } = await browserUserSetup(gw, app, 'restarting browsers', 'roaming-agent');
   phone = await startBrowserPhone({ toneHz: 700 });
   const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
-  await phone.register(wsUrl, 'sip:roaming-agent@127.0.0.1', minted.body.token as string);
+  await phone.register(wsUrl, 'sip:roaming-agent@127.0.0.1', token);
 }, 60_000);
 
 afterAll(async () => {

@@ -2,7 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
 import type { IncomingInvite } from '../../../src/sip/ua/incoming-invite.js';
-import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import {
+  browserUserSetup,
+  startBrowserPhone,
+  type BrowserPhone,
+} from '../../support/browser-phone.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { RtpPeer } from '../../support/rtp-peer.js';
@@ -42,22 +46,10 @@ beforeAll(async () => {
       VOXGATE_ICE_CONSENT_TIMEOUT: String(CONSENT_SECONDS),
     },
   });
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: {
-      app_name: 'browser phones',
-      answer_url: `${app.baseUrl}/answer`,
-      hangup_url: `${app.baseUrl}/hangup`,
-      default_endpoint_app: true,
-    },
-  });
-  expect(application.status).toBe(201);
-  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
-    json: { sub: 'web-agent', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
-  });
-  expect(minted.status).toBe(200);
+  const { token } = await browserUserSetup(gw, app, 'browser phones', 'web-agent');
   phone = await startBrowserPhone({ toneHz: 700 });
   const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
-  await phone.register(wsUrl, 'sip:web-agent@127.0.0.1', minted.body.token as string);
+  await phone.register(wsUrl, 'sip:web-agent@127.0.0.1', token);
 }, 60_000);
 
 afterEach(async () => {

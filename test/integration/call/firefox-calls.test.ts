@@ -1,6 +1,11 @@
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import {
+  browserUserSetup,
+  startBrowserPhone,
+  voiceToken,
+  type BrowserPhone,
+} from '../../support/browser-phone.js';
 import { ClientApp, paramsOf } from '../../support/client-app.js';
 import { wavSamples } from '../../support/phone-audio.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -56,33 +61,18 @@ beforeAll(async () => {
     listen: true,
     env: { VOXGATE_RTP_HOST: '0.0.0.0', VOXGATE_PUBLIC_HOST: lan },
   });
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: {
-      app_name: 'firefox phones',
-      answer_url: `${app.baseUrl}/answer`,
-      hangup_url: `${app.baseUrl}/hangup`,
-      default_endpoint_app: true,
-    },
-  });
-  expect(application.status).toBe(201);
+  const { appId, token } = await browserUserSetup(gw, app, 'firefox phones', 'fox');
   const number = await gw.request('POST', `/v1/Account/${gw.main.id}/Number/`, {
-    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: application.body.app_id },
+    json: { numbers: NUMBER, carrier: 'Own SIP', region: 'West', app_id: appId },
   });
   expect(number.status).toBeLessThan(300);
   sip = await openSipPeer();
-  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
-    json: { sub: 'fox', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
-  });
-  expect(minted.status).toBe(200);
   phone = await startBrowserPhone({ browser: 'firefox' });
   const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
   // The gateway's SIP domain is its public host: the user's AOR is on it.
-  await phone.register(wsUrl, `sip:fox@${lan}`, minted.body.token as string);
-  const other = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
-    json: { sub: 'chrome', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
-  });
+  await phone.register(wsUrl, `sip:fox@${lan}`, token);
   chromium = await startBrowserPhone({ toneHz: CHROMIUM_TONE_HZ });
-  await chromium.register(wsUrl, `sip:chrome@${lan}`, other.body.token as string);
+  await chromium.register(wsUrl, `sip:chrome@${lan}`, await voiceToken(gw, 'chrome'));
 }, 60_000);
 
 afterAll(async () => {
@@ -181,6 +171,7 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     });
     expect(phone.consoleErrors).toEqual([]);
   }, 60_000);
+
   it('Dials a user in Chromium: each leg with its own Opus payload type (109, 111), each hears the other', async () => {
     // The Firefox user's call runs the application, whose Dial rings the Chromium user.
     app.serve('/answer', {
@@ -207,6 +198,7 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     expect(phone.consoleErrors).toEqual([]);
     expect(chromium.consoleErrors).toEqual([]);
   }, 60_000);
+
   it('meets a Chromium user and a G.711 phone in a conference: each hears the other two and not itself', async () => {
     app.serve('/answer', { body: '<Response><Conference>browsers</Conference></Response>' });
     const port = gw.gateway.sip.addresses.udp.port;
@@ -247,6 +239,7 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     expect(phone.consoleErrors).toEqual([]);
     expect(chromium.consoleErrors).toEqual([]);
   }, 60_000);
+
   it('is recorded: its own tone on the left of the file, the speech it heard on the right', async () => {
     app.serve('/answer', {
       body:

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import {
+  browserUserSetup,
+  startBrowserPhone,
+  type BrowserPhone,
+} from '../../support/browser-phone.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { until } from '../../support/wait.js';
@@ -19,22 +23,10 @@ let phone: BrowserPhone;
 beforeAll(async () => {
   app = await ClientApp.start();
   gw = await startGateway({ listen: true });
-  const application = await gw.request('POST', `/v1/Account/${gw.main.id}/Application/`, {
-    json: {
-      app_name: 'jssip phones',
-      answer_url: `${app.baseUrl}/answer`,
-      hangup_url: `${app.baseUrl}/hangup`,
-      default_endpoint_app: true,
-    },
-  });
-  expect(application.status).toBe(201);
-  const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {
-    json: { sub: 'js-agent', per: { voice: { incoming_allow: true, outgoing_allow: true } } },
-  });
-  expect(minted.status).toBe(200);
+  const { token } = await browserUserSetup(gw, app, 'jssip phones', 'js-agent');
   phone = await startBrowserPhone({ toneHz: 700, stack: 'jssip' });
   const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
-  await phone.register(wsUrl, 'sip:js-agent@127.0.0.1', minted.body.token as string);
+  await phone.register(wsUrl, 'sip:js-agent@127.0.0.1', token);
 }, 60_000);
 
 afterAll(async () => {
