@@ -12,7 +12,12 @@ import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { ConferenceRooms } from './conferences/conference-rooms.js';
-import { connectionOfContact, resolveSipTarget, type TargetContext } from './endpoint-target.js';
+import {
+  connectionOfContact,
+  listeningOf,
+  resolveSipTarget,
+  type TargetContext,
+} from './endpoint-target.js';
 import type { InboundCarrierMode } from './incoming-carriers.js';
 import { routeInbound } from './inbound-routing.js';
 import { relayToTrunk, type TrunkDeps } from './trunks/trunk-relay.js';
@@ -330,13 +335,27 @@ export class CallEngine implements CallLauncher {
 
   /** How the users of `owner` registered are found. */
   private targetContext(owner: CallAccount): TargetContext {
+    this.listening ??= this.sipListening();
     return {
       state: this.options.services.state,
       scheduler: this.options.services.scheduler,
       domains: [this.options.legs.publicHost.toLowerCase()],
+      listening: this.listening,
       node: this.options.legs.sip.node,
       owner,
     };
+  }
+
+  /** The hosts and ports of the SIP listeners, read once they listen (the first call's). */
+  private listening: TargetContext['listening'] = undefined;
+
+  private sipListening(): TargetContext['listening'] {
+    try {
+      return listeningOf({ ...this.options.legs.sip.addresses });
+    } catch {
+      // Not listening (yet): only the public host names this gateway.
+      return undefined;
+    }
   }
 
   /** How a leg reaches a phone number: its carriers' gateways in turn; null without carriers. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveSipTarget } from '../../../src/call/endpoint-target.js';
+import { listeningOf, resolveSipTarget } from '../../../src/call/endpoint-target.js';
 import { ManualScheduler } from '../../../src/core/scheduler.js';
 import { EmbeddedStore } from '../../../src/state/embedded-store.js';
 import type { BindingRecord } from '../../../src/state/records.js';
@@ -110,5 +110,46 @@ describe('a SIP URI naming an access token subject', () => {
       owner,
     });
     expect(target).toMatchObject({ kind: 'uri', routeSet: ['<sip:lb.example.com;lr>'] });
+  });
+});
+
+describe('the hosts that name this gateway', () => {
+  const owner = { account: TENANT, subaccount: SUB };
+  const listening = listeningOf(
+    { udp: { address: '0.0.0.0', port: 5060 }, ws: { address: '0.0.0.0', port: 5066 }, tls: null },
+    {
+      lo: [{ address: '127.0.0.1' } as never, { address: '::1' } as never],
+      eth0: [{ address: '192.0.2.2' } as never],
+    },
+  );
+
+  it('are every address of the machine for SIP on all of them, with its ports', () => {
+    expect(listening).toEqual({
+      hosts: ['127.0.0.1', '::1', '[::1]', '192.0.2.2'],
+      ports: [5060, 5066],
+    });
+    expect(listeningOf({ udp: { address: '10.1.2.3', port: 5070 } }, {})).toEqual({
+      hosts: ['10.1.2.3'],
+      ports: [5070],
+    });
+  });
+
+  it('reach the user at an address SIP listens on, with no port or its own, and not another port', async () => {
+    const { state, scheduler } = await setUp();
+    const context = { state, scheduler, domains, listening, node, owner };
+    for (const uri of [
+      'sip:agent-7@192.0.2.2',
+      'sip:agent-7@127.0.0.1:5060',
+      'sip:agent-7@[::1]:5066',
+    ]) {
+      expect(await resolveSipTarget(uri, context)).toMatchObject({
+        kind: 'uri',
+        target: 'sip:k3j2@df7jal23ls0d.invalid;transport=ws',
+      });
+    }
+    // Another SIP server of this machine, and another machine, are dialled as written.
+    for (const uri of ['sip:agent-7@127.0.0.1:5080', 'sip:agent-7@192.0.2.9']) {
+      expect(await resolveSipTarget(uri, context)).toEqual({ kind: 'uri', target: uri });
+    }
   });
 });
