@@ -84,6 +84,16 @@ export interface BrowserPhone {
    */
   register(wsUrl: string, aor: string, token: string): Promise<FinalResponse>;
   /**
+   * JsSIP only: REGISTERs `aor` as an endpoint, answering digest challenges with `user` and
+   * `password`. Resolves with the 2xx; rejects with the status of a refusal.
+   */
+  registerDigest(
+    wsUrl: string,
+    aor: string,
+    user: string,
+    password: string,
+  ): Promise<FinalResponse>;
+  /**
    * Drops its WebSocket connection without a word (a network change), connects again and
    * registers again; the call in progress goes on. Resolves with the REGISTER's 2xx.
    */
@@ -238,28 +248,21 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
     page.evaluate(
       `window.phone[${JSON.stringify(method)}](...${JSON.stringify(args)})`,
     ) as Promise<T>;
+  /** A REGISTER the page sent: its 2xx, or a rejection with the status of its refusal. */
+  const registration = async (method: string, ...args: unknown[]): Promise<FinalResponse> => {
+    const outcome = await run<FinalResponse & { registered: boolean }>(method, ...args);
+    if (!outcome.registered) {
+      throw new Error(`REGISTER refused: ${outcome.status} ${outcome.reason}`);
+    }
+    return { status: outcome.status, reason: outcome.reason };
+  };
   return {
     page,
     consoleErrors,
-    register: async (wsUrl, aor, token) => {
-      const outcome = await run<FinalResponse & { registered: boolean }>(
-        'register',
-        wsUrl,
-        aor,
-        token,
-      );
-      if (!outcome.registered) {
-        throw new Error(`REGISTER refused: ${outcome.status} ${outcome.reason}`);
-      }
-      return { status: outcome.status, reason: outcome.reason };
-    },
-    reconnect: async () => {
-      const outcome = await run<FinalResponse & { registered: boolean }>('reconnect');
-      if (!outcome.registered) {
-        throw new Error(`REGISTER refused: ${outcome.status} ${outcome.reason}`);
-      }
-      return { status: outcome.status, reason: outcome.reason };
-    },
+    register: (wsUrl, aor, token) => registration('register', wsUrl, aor, token),
+    registerDigest: (wsUrl, aor, user, password) =>
+      registration('registerDigest', wsUrl, aor, user, password),
+    reconnect: () => registration('reconnect'),
     call: (target, token) => run('call', target, token ?? null),
     ringing: (timeoutMs = 10_000) => run('ringing', timeoutMs),
     answer: (timeoutMs = 10_000) => run('answer', timeoutMs),

@@ -39,11 +39,20 @@ function follow(session) {
   else session.on('peerconnection', (event) => watch(event.peerconnection));
 }
 
+/** Registers `aor` with an access token (`Authorization: Bearer`). */
 function register(server, aor, token) {
+  return start({ uri: aor, authorization_jwt: `Bearer ${token}` }, server);
+}
+
+/** Registers `aor` as an endpoint: its user name and password, answering digest challenges. */
+function registerDigest(server, aor, user, password) {
+  return start({ uri: aor, authorization_user: user, password }, server);
+}
+
+function start(identity, server) {
   state.ua = new JsSIP.UA({
     sockets: [new JsSIP.WebSocketInterface(server)],
-    uri: aor,
-    authorization_jwt: `Bearer ${token}`,
+    ...identity,
     // Registers once its WebSocket is up, as JsSIP applications do.
     register: true,
   });
@@ -159,6 +168,7 @@ async function stop() {
 
 window.phone = {
   register,
+  registerDigest,
   call,
   ringing,
   answer,

@@ -14,7 +14,8 @@ import { until } from '../../support/wait.js';
  * WebSocket is up, offers RFC 4028 session timers in its INVITE, and sends keys as SIP INFO by
  * default. JsSIP 3 in headless Chromium (its fake microphone playing 700 Hz), registered over
  * WebSocket with a token from JWT/Token/, calls an IVR and answers GetDigits by INFO, and is
- * called by `POST Call/`.
+ * called by `POST Call/`. As an endpoint with a password, it answers digest challenges with
+ * MD5, the last of the WebSocket 401's and the only one it knows.
  */
 let gw: TestGateway;
 let app: ClientApp;
@@ -95,5 +96,34 @@ describe('a JsSIP phone in Chromium (WebRTC media)', () => {
       Direction: 'outbound',
     });
     expect(phone.consoleErrors).toEqual([]);
+  }, 60_000);
+
+  it('registers as an endpoint with its password (digest over WebSocket: SHA-256 first, MD5 last) and calls', async () => {
+    const password = 'jssip-Secret9';
+    const created = await gw.request('POST', `/v1/Account/${gw.main.id}/Endpoint/`, {
+      json: { username: 'jsdesk', password, alias: 'jsdesk' },
+    });
+    expect(created.status).toBe(201);
+    const username = created.body.username as string;
+    const desk = await startBrowserPhone({ toneHz: 700, stack: 'jssip' });
+    try {
+      const wsUrl = `ws://127.0.0.1:${gw.gateway.sip.addresses.ws.port}`;
+      // JsSIP answers the last challenge, MD5, the only one it knows.
+      expect(
+        await desk.registerDigest(wsUrl, `sip:${username}@127.0.0.1`, username, password),
+      ).toEqual({ status: 200, reason: 'OK' });
+      app.serve('/answer', { body: '<Response><Speak loop="5">Good morning.</Speak></Response>' });
+      // Its INVITE is challenged too, and answered the same way.
+      expect(await desk.call('sip:front-desk@127.0.0.1')).toMatchObject({
+        status: 200,
+        answered: true,
+      });
+      await until(async () => (await desk.sessionStates()).includes('Established'), 10_000, 50);
+      expect((await desk.listen(1000)).levelDbfs).toBeGreaterThan(-45);
+      await desk.hangUp();
+      expect(desk.consoleErrors).toEqual([]);
+    } finally {
+      await desk.close();
+    }
   }, 60_000);
 });
