@@ -12,12 +12,7 @@ import { outboundSipHeaders } from './client-sip-headers.js';
 import { type Destination, type OutboundCallRequest } from './outbound-request.js';
 import { connectToEndpoint, runDial, type DialDeps } from './dial.js';
 import { ConferenceRooms } from './conferences/conference-rooms.js';
-import {
-  connectionOfContact,
-  listeningOf,
-  resolveSipTarget,
-  type TargetContext,
-} from './endpoint-target.js';
+import { connectionOfContact, resolveSipTarget, type TargetContext } from './endpoint-target.js';
 import type { InboundCarrierMode } from './incoming-carriers.js';
 import { routeInbound } from './inbound-routing.js';
 import { relayToTrunk, type TrunkDeps } from './trunks/trunk-relay.js';
@@ -351,7 +346,11 @@ export class CallEngine implements CallLauncher {
 
   private sipListening(): TargetContext['listening'] {
     try {
-      return listeningOf({ ...this.options.legs.sip.addresses });
+      const listeners = Object.values(this.options.legs.sip.addresses).filter((l) => l !== null);
+      return {
+        addresses: listeners.map((l) => l.address),
+        ports: listeners.map((l) => l.port),
+      };
     } catch {
       // Not listening (yet): only the public host names this gateway.
       return undefined;

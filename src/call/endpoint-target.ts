@@ -1,4 +1,4 @@
-import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
+import { canonicalAddress, isInterfaceAddress, isWildcardAddress } from '../core/address-policy.js';
 import type { Scheduler } from '../core/scheduler.js';
 import { isSipUri, parseUri, type SipUri } from '../sip/message/index.js';
 import type { Destination } from '../sip/transport/transport-layer.js';
@@ -37,34 +37,6 @@ export type ResolvedTarget =
    */
   | { kind: 'elsewhere'; node: string; protocol: string };
 
-/** Where SIP listens: an address (0.0.0.0 or :: for every one) and a port per transport. */
-export type ListenerAddresses = Record<string, { address: string; port: number } | null>;
-
-/**
- * The hosts and ports by which a URI names this gateway's SIP listeners: each listener's
- * address, or every address of the machine for one on all of them (IPv6 ones also as URIs
- * write them, in brackets).
- */
-export function listeningOf(
-  listeners: ListenerAddresses,
-  interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(),
-): NonNullable<TargetContext['listening']> {
-  const hosts = new Set<string>();
-  const ports = new Set<number>();
-  const machine = Object.values(interfaces).flatMap((list) => list ?? []);
-  for (const listener of Object.values(listeners)) {
-    if (listener === null) continue;
-    ports.add(listener.port);
-    const wildcard = listener.address === '0.0.0.0' || listener.address === '::';
-    const addresses = wildcard ? machine.map((i) => i.address) : [listener.address];
-    for (const address of addresses) {
-      hosts.add(address.toLowerCase());
-      if (address.includes(':')) hosts.add(`[${address.toLowerCase()}]`);
-    }
-  }
-  return { hosts: [...hosts], ports: [...ports] };
-}
-
 /** What finding where a user of ours registered from needs. */
 export interface TargetContext {
   state: State;
@@ -72,11 +44,11 @@ export interface TargetContext {
   /** Hosts that name this gateway whatever the port: its public host (its SIP domain). */
   domains: readonly string[];
   /**
-   * The addresses SIP listens on (every address of the machine when it listens on all), which
-   * name this gateway too in a URI with no port or one of `ports` (RFC 3261 16.4: a proxy knows
-   * the URIs of its own). Another port there is another server on the machine.
+   * The addresses SIP listens on (0.0.0.0 or ::, every address of the machine) and its ports:
+   * such an address names this gateway too in a URI with no port or one of these (RFC 3261
+   * 16.4: a proxy knows the URIs of its own). Another port there is another server.
    */
-  listening?: { hosts: readonly string[]; ports: readonly number[] };
+  listening?: { addresses: readonly string[]; ports: readonly number[] };
   /** This node's id: only its own connections can be sent on. */
   node: string;
   /** Who calls: the token clients it registered are reachable by their subject. */
@@ -117,11 +89,14 @@ async function registeredBindings(
 
 /** Whether a SIP URI's host and port are this gateway's (see TargetContext). */
 function namesThisGateway(uri: SipUri, context: TargetContext): boolean {
-  const host = uri.host.toLowerCase();
-  if (context.domains.includes(host)) return true;
+  if (context.domains.includes(uri.host.toLowerCase())) return true;
   const listening = context.listening;
-  if (!listening?.hosts.includes(host)) return false;
-  return uri.port === null || listening.ports.includes(uri.port);
+  const address = canonicalAddress(uri.host);
+  if (!listening || address === null) return false;
+  if (uri.port !== null && !listening.ports.includes(uri.port)) return false;
+  return listening.addresses.some((bound) =>
+    isWildcardAddress(bound) ? isInterfaceAddress(address) : canonicalAddress(bound) === address,
+  );
 }
 
 /**

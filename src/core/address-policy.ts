@@ -140,13 +140,18 @@ type RangeVerdict =
   { checked: string; refusal: AddressRefusal } | { checked: string; refusal: null; self: boolean };
 
 /** An address of one of this machine's interfaces (they may change while it runs). */
-function isInterfaceAddress(address: string): boolean {
+export function isInterfaceAddress(address: string): boolean {
   for (const entries of Object.values(networkInterfaces())) {
     for (const entry of entries ?? []) {
       if (canonicalAddress(entry.address) === address) return true;
     }
   }
   return false;
+}
+
+/** The address a socket binds to listen on every interface: 0.0.0.0, or :: for IPv6 too. */
+export function isWildcardAddress(host: string): boolean {
+  return host === '0.0.0.0' || host === '::';
 }
 
 /**

@@ -1,14 +1,13 @@
 import { isIP } from 'node:net';
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import type { Config } from '../config/config.js';
+import { isWildcardAddress } from '../core/address-policy.js';
 import { fail, ok, warn, type CheckResult } from './check-result.js';
 
 export function isLoopback(host: string): boolean {
   const bare = host.toLowerCase().replace(/^::ffff:/, '');
   return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
-
-const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::';
 
 /**
  * The addresses other machines may reach SIP on: a wildcard bind listens on every interface
@@ -19,7 +18,7 @@ function publicSipAddresses(
   interfaces: NodeJS.Dict<NetworkInterfaceInfo[]>,
 ): string[] {
   if (isLoopback(sipHost)) return [];
-  if (!isWildcard(sipHost)) return [sipHost];
+  if (!isWildcardAddress(sipHost)) return [sipHost];
   const family = sipHost === '::' ? null : 'IPv4';
   return Object.values(interfaces)
     .flatMap((list) => list ?? [])
@@ -40,7 +39,7 @@ export function checkPublicHost(
 ): CheckResult {
   const { publicHost, sipHost } = config;
   const name = 'public-host';
-  if (isWildcard(publicHost))
+  if (isWildcardAddress(publicHost))
     return fail(
       name,
       `VOXGATE_PUBLIC_HOST is ${publicHost}, which no peer can send to: set it to the address ` +
@@ -48,7 +47,7 @@ export function checkPublicHost(
     );
   const reached = publicSipAddresses(sipHost, interfaces);
   const listens = `SIP listens on ${sipHost}${
-    isWildcard(sipHost) && reached.length > 0 ? ` (reachable at ${reached.join(', ')})` : ''
+    isWildcardAddress(sipHost) && reached.length > 0 ? ` (reachable at ${reached.join(', ')})` : ''
   }`;
   if (isLoopback(publicHost) && reached.length > 0) {
     return publicHostSet
