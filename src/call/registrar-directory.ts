@@ -233,7 +233,7 @@ export async function removeExpiredRegistrations(
   pageSize = 500,
 ): Promise<number> {
   let removed = 0;
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const { items } = await state.registrations.page(tenant, {
       offset,
       limit: pageSize,
