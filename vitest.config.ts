@@ -26,6 +26,7 @@ const SEQUENTIAL = [
   'test/integration/call/browser-tabs-ring.test.ts',
   'test/integration/call/firefox-calls.test.ts',
   'test/integration/call/jssip-calls.test.ts',
+  'test/integration/call/mixed-kind-ring.test.ts',
 ];
 
 /**

@@ -61,8 +61,8 @@ export async function runDial(
   // dialMusic real: the caller hears the called party's own ringback or announcement when it
   // sends early media, and the gateway's ringback tone while none does.
   const early = music === 'real' ? realRingback(call, ringback, deps) : null;
-  const dialled = instruction.targets.map((target) =>
-    placeB(call, instruction, target, deps, early?.hooks),
+  const dialled = (await dialRoutes(call, instruction, deps)).map(({ target, routed }) =>
+    placeB(call, instruction, target, deps, early?.hooks, routed),
   );
   if (!ringback.stopped) {
     if (music === 'real') void ringbackLoop(call, ringback, deps);
@@ -258,12 +258,42 @@ function realRingback(call: Call, ringback: { stopped: boolean }, deps: DialDeps
   };
 }
 
+/**
+ * What each target rings. A User target is looked up here, once: one whose user registered
+ * from clients of both media kinds (a browser and a plain RTP phone) takes two offers, so it
+ * becomes two B legs, rung at once as two targets are (the first to answer is the call, the
+ * other is cancelled and has its own record). A target whose lookup fails now is left to its
+ * leg, which looks it up again and ends as that says.
+ */
+async function dialRoutes(
+  call: Call,
+  instruction: DialInstruction,
+  deps: DialDeps,
+): Promise<{ target: DialTarget; routed?: RoutedTarget | null }[]> {
+  const routes = await Promise.all(
+    instruction.targets.map(async (target) => {
+      if (target.kind !== 'User') return [{ target }];
+      const routed = await deps.sipTarget(target.uri, call.init.owner).catch(() => undefined);
+      if (routed === undefined) return [{ target }];
+      if (!routed?.otherKind) return [{ target, routed }];
+      const { otherKind, ...first } = routed;
+      return [
+        { target, routed: first },
+        { target, routed: otherKind },
+      ];
+    }),
+  );
+  return routes.flat();
+}
+
+/** One B leg: `routed`, where a User target rings, when it was looked up already. */
 function placeB(
   call: Call,
   instruction: DialInstruction,
   target: DialTarget,
   deps: DialDeps,
   hooks?: BLegHooks,
+  routed?: RoutedTarget | null,
 ): Dialled {
   const uuid = randomUUID();
   const to = target.kind === 'Number' ? target.number : target.uri;
@@ -285,7 +315,12 @@ function placeB(
     target: target.kind === 'User' ? target.uri : 'sip:unroutable@invalid',
     ...(plan && { plan }),
     ...(target.kind === 'User'
-      ? { resolve: () => deps.sipTarget(target.uri, call.init.owner) }
+      ? {
+          resolve:
+            routed === undefined
+              ? () => deps.sipTarget(target.uri, call.init.owner)
+              : () => Promise.resolve(routed),
+        }
       : {}),
     from: `sip:${callerUser}@${deps.legs.publicHost}`,
     fromDisplayName: callerName ?? undefined,

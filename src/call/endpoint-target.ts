@@ -28,6 +28,12 @@ export type ResolvedTarget =
        * the same media kind, reachable from this node.
        */
       others?: Reach[];
+      /**
+       * The user's registrations of the other media kind reachable from this node (a plain RTP
+       * phone beside a browser, or a browser beside a phone), newest first: they take another
+       * offer, so they are rung by a call leg of their own.
+       */
+      otherKind?: Reach[];
     })
   /** The URI names one of our endpoints, and it has no live registration. */
   | { kind: 'unregistered' }
@@ -105,7 +111,8 @@ function namesThisGateway(uri: SipUri, context: TargetContext): boolean {
  * the REGISTER came on (so NAT and WebSocket clients are reached), or through the proxies of
  * its Path when it registered through some (a load balancer in front of the nodes). With
  * several bindings (tabs, devices), the one whose registration lasts longest is the target and
- * decides the media kind (WebRTC for a browser), and the others of that kind ring with it. A
+ * decides the media kind (WebRTC for a browser), and the others of that kind ring with it;
+ * those of the other kind come apart (`otherKind`), for a leg of their own to ring. A
  * user that is no endpoint but the subject of an access token registered in the caller's
  * account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same way.
  * Any other URI is dialled as it is.
@@ -135,17 +142,16 @@ export async function resolveSipTarget(
   const webrtc = registeredBrowser(newest);
   // The client's other registrations (tabs, devices) ring with it, those of its media kind
   // (the offer is one for all), newest first.
-  const others = reachable
-    .slice(0, -1)
-    .reverse()
-    .filter((b) => registeredBrowser(b) === webrtc)
-    .map(reachOf);
+  const older = reachable.slice(0, -1).reverse();
+  const others = older.filter((b) => registeredBrowser(b) === webrtc).map(reachOf);
+  const otherKind = older.filter((b) => registeredBrowser(b) !== webrtc).map(reachOf);
   return {
     kind: 'uri',
     ...reachOf(newest),
     ...(webrtc && { webrtc }),
     ...(endpoint?.srtp !== undefined && { srtp: endpoint.srtp }),
     ...(others.length > 0 && { others }),
+    ...(otherKind.length > 0 && { otherKind }),
   };
 }
 

@@ -97,6 +97,11 @@ export interface RoutedTarget {
   /** More registrations of the user, rung at the same time with the same offer. */
   others?: readonly Pick<RoutedTarget, 'target' | 'destination' | 'routeSet'>[];
   /**
+   * The user's registrations of the other media kind (a browser beside a plain RTP phone):
+   * another offer, so a leg of their own rings them (Dial does); this leg leaves them alone.
+   */
+  otherKind?: RoutedTarget;
+  /**
    * Where the client (registered over a connection) whose Contact is `contact` is reachable
    * now: its connection once it connected again; null to keep the dialog's.
    */

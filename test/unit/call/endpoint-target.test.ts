@@ -113,6 +113,54 @@ describe('a SIP URI naming an access token subject', () => {
   });
 });
 
+describe('a user registered from a browser and a phone', () => {
+  it('rings the kind of the registration that lasts longest, and gives the other kind apart', async () => {
+    const scheduler = new ManualScheduler();
+    const phone = (port: number, expiresIn: number): BindingRecord => ({
+      ...binding(scheduler.now() + expiresIn),
+      contact: `<sip:agent-7@198.51.100.9:${port}>`,
+      user_agent: 'baresip',
+      protocol: 'UDP',
+      address: '198.51.100.9',
+      port,
+      connection_id: null,
+    });
+    // Oldest expiry first, as the registrar keeps them: a phone, the browser, another phone.
+    const { state } = await setUp([
+      phone(5070, 30_000),
+      binding(scheduler.now() + 45_000),
+      phone(5060, 60_000),
+    ]);
+    const owner = { account: TENANT, subaccount: SUB };
+    const target = await resolveSipTarget('sip:agent-7@gw.example.com', {
+      state,
+      scheduler,
+      domains,
+      node,
+      owner,
+    });
+    const reachPhone = (port: number) => ({
+      target: `sip:agent-7@198.51.100.9:${port}`,
+      destination: { protocol: 'UDP', address: { address: '198.51.100.9', port } },
+    });
+    expect(target).toEqual({
+      kind: 'uri',
+      ...reachPhone(5060),
+      others: [reachPhone(5070)],
+      otherKind: [
+        {
+          target: 'sip:k3j2@df7jal23ls0d.invalid;transport=ws',
+          destination: {
+            protocol: 'WS',
+            address: { address: '198.51.100.7', port: 50544 },
+            connectionId: 'ws-17',
+          },
+        },
+      ],
+    });
+  });
+});
+
 describe('the hosts that name this gateway', () => {
   const owner = { account: TENANT, subaccount: SUB };
   // UDP on one address, WebSocket on every address of the machine (loopback among them).
