@@ -74,6 +74,11 @@ export class MediaSession {
   private formats: AudioFormat[];
   private relayTarget: MediaSession | null = null;
   private relayedInto = 0;
+  /**
+   * The last frame a leg relaying into this one heard (decoded while this one has outbound
+   * taps): what the relayed packets say, for the taps, while this leg has nothing of its own.
+   */
+  private relayedFrame: Int16Array | null = null;
   private stopTicking: () => void;
   private closed = false;
 
@@ -417,9 +422,17 @@ export class MediaSession {
     if (this.decodingReceived) this.inbound.push(packet);
   }
 
-  /** Whether received audio is decoded: always, but on a relayed leg only while it is tapped. */
+  /**
+   * Whether received audio is decoded: always, but on a relayed leg only while it is tapped, or
+   * the leg it relays to has outbound taps (which hear what the relayed packets say).
+   */
   private get decodingReceived(): boolean {
-    return !this.relayTarget || this.taps.size > 0 || this.packetTaps.size > 0;
+    return (
+      !this.relayTarget ||
+      this.taps.size > 0 ||
+      this.packetTaps.size > 0 ||
+      this.relayTarget.outboundTaps.size > 0
+    );
   }
 
   /** Sends a packet relayed from another leg, in this leg's payload type for its encoding. */
@@ -447,6 +460,9 @@ export class MediaSession {
     if (this.receiving) {
       const frame = this.inbound.frame();
       if (frame) for (const tap of this.taps) tap(frame);
+      const target = this.relayTarget;
+      if (frame && target?.outboundTaps.size && target.callRate === this.callRate)
+        target.relayedFrame = frame;
     }
     for (const tap of this.tickTaps) tap();
     const now = this.clock.now();
@@ -460,9 +476,12 @@ export class MediaSession {
     const item = this.outbound.next();
     this.pacer.sent(now, slot, item.kind === 'event' || item.pcm !== this.outbound.playout.silence);
     if (this.outboundTaps.size > 0) {
-      const heard = item.kind === 'audio' ? item.pcm : this.outbound.playout.silence;
+      // Relayed into with nothing of its own: the caller hears the relayed packets.
+      const relayed = this.relayedInto > 0 && !ownAudio ? this.relayedFrame : null;
+      const heard = relayed ?? (item.kind === 'audio' ? item.pcm : this.outbound.playout.silence);
       for (const tap of this.outboundTaps) tap(heard);
     }
+    this.relayedFrame = null;
     if (!this.sending || !this.rtp.destination) return;
     // Relayed into and nothing of its own to say: the relayed packets are the audio.
     if (this.relayedInto > 0 && !ownAudio) return;

@@ -25,17 +25,15 @@ class FrameQueue {
 
 /**
  * Records one leg as its audio passes: what the party says (the frames the leg hears) and
- * what it hears (the frames the leg plays out, and, while its RTP is relayed undecoded from
- * a bridged leg, what that leg hears). Mono mixes the two; stereo puts the party on the left
+ * what it hears (the frames the leg plays out, which while its RTP is relayed undecoded from
+ * a bridged leg are what that leg hears). Mono mixes the two; stereo puts the party on the left
  * channel and what it hears on the right. One frame is written per tick of the worker's clock,
  * so the file keeps real time and its duration is the ticks it ran.
  */
 export class CallRecorder {
   private readonly said = new FrameQueue();
   private readonly heard = new FrameQueue();
-  private readonly relayed = new FrameQueue();
   private readonly untaps: (() => void)[] = [];
-  private peer: { session: MediaSession; untap: () => void } | null = null;
   private readonly silence: SilenceWatch | null;
   private readonly frameSamples: number;
   private frames = 0;
@@ -48,26 +46,21 @@ export class CallRecorder {
 
   private constructor(
     private readonly spec: RecordingSpec,
-    private readonly session: MediaSession,
+    session: MediaSession,
     private readonly writer: WavFileWriter,
-    private readonly relayPeer: () => MediaSession | null,
   ) {
     this.frameSamples = (session.rate * FRAME_MS) / 1000;
     this.silence = spec.silenceMs ? new SilenceWatch(spec.silenceMs, Infinity) : null;
   }
 
-  /**
-   * Starts recording `session` into a new file at spec.path (throws when the file cannot be
-   * made). `relayPeer` names the leg whose RTP is relayed into this one, if any.
-   */
+  /** Starts recording `session` into a new file at spec.path (throws when the file cannot be made). */
   static async start(
     spec: RecordingSpec,
     session: MediaSession,
     clock: FrameClock,
-    relayPeer: () => MediaSession | null,
   ): Promise<CallRecorder> {
     const writer = await WavFileWriter.create(spec.path, session.rate, spec.channels);
-    const recorder = new CallRecorder(spec, session, writer, relayPeer);
+    const recorder = new CallRecorder(spec, session, writer);
     recorder.untaps.push(
       session.addTap((frame) => recorder.said.push(frame)),
       session.addOutboundTap((frame) => recorder.heard.push(frame)),
@@ -89,10 +82,8 @@ export class CallRecorder {
 
   private tick(): void {
     if (this.done) return;
-    this.followPeer();
     const said = this.said.take();
-    const heard = mixed(this.heard.take(), this.relayed.take());
-    this.writer.append(this.frameOf(said, heard));
+    this.writer.append(this.frameOf(said, this.heard.take()));
     this.frames++;
     if (this.writer.failure) {
       void this.stop('failed');
@@ -103,17 +94,6 @@ export class CallRecorder {
       return;
     }
     if (this.silence?.tick(said)) void this.stop('silence');
-  }
-
-  /** Taps the leg relayed into this one, whichever it is now. */
-  private followPeer(): void {
-    const peer = this.relayPeer();
-    if (peer === (this.peer?.session ?? null)) return;
-    this.peer?.untap();
-    this.peer = null;
-    if (peer && peer.rate === this.session.rate) {
-      this.peer = { session: peer, untap: peer.addTap((frame) => this.relayed.push(frame)) };
-    }
   }
 
   /** One frame of the file: the two sides mixed (mono) or side by side (stereo). */
@@ -133,7 +113,6 @@ export class CallRecorder {
   private async end(reason: RecordingOutcome['reason']): Promise<RecordingOutcome> {
     this.stopTicking();
     for (const untap of this.untaps) untap();
-    this.peer?.untap();
     const failure = await this.writer.finish();
     const outcome = recordingOutcome(
       this.spec.recordingId,

@@ -25,7 +25,6 @@ export class SessionRecordings {
     sessionId: string,
     session: MediaSession,
     spec: RecordingSpec,
-    relayPeer: () => MediaSession | null,
   ): Promise<RecordingOutcome> {
     let mine = this.running.get(sessionId);
     if (!mine) {
@@ -36,7 +35,7 @@ export class SessionRecordings {
     const entry: RunningRecording = { recorder: null, stopWith: null };
     mine.set(spec.recordingId, entry);
     try {
-      entry.recorder = await CallRecorder.start(spec, session, this.clock, relayPeer);
+      entry.recorder = await CallRecorder.start(spec, session, this.clock);
       if (entry.stopWith) void entry.recorder.stop(entry.stopWith);
       return await entry.recorder.ended;
     } finally {

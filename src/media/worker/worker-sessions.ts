@@ -63,10 +63,7 @@ export const PAIRS_AHEAD = 32;
  */
 export class WorkerSessions {
   private readonly sessions = new Map<string, MediaSession>();
-  private readonly bridges = new Map<
-    string,
-    { peerId: string; part: () => void; relay: boolean }
-  >();
+  private readonly bridges = new Map<string, { peerId: string; part: () => void }>();
   /** Running stream forks, by session, then by stream. */
   private readonly forks = new Map<string, Map<string, ForkHandle>>();
   private readonly latency = { inbound: new LatencyCounts(), playout: new LatencyCounts() };
@@ -177,10 +174,7 @@ export class WorkerSessions {
         return this.conferences.handle(command, (id) => this.get(id));
       case 'startRecording': {
         const { sessionId, recording } = command;
-        return this.recordings.record(sessionId, this.get(sessionId), recording, () => {
-          const bridge = this.bridges.get(sessionId);
-          return bridge?.relay ? (this.sessions.get(bridge.peerId) ?? null) : null;
-        });
+        return this.recordings.record(sessionId, this.get(sessionId), recording);
       }
       case 'stopRecording':
         return { stopped: this.recordings.stop(command.sessionId, command.recordingId) };
@@ -340,9 +334,8 @@ export class WorkerSessions {
       );
     }
     const part = mode === 'relay' ? relaySessions(session, peer) : bridgeSessions(session, peer);
-    const relay = mode === 'relay';
-    this.bridges.set(sessionId, { peerId, part, relay });
-    this.bridges.set(peerId, { peerId: sessionId, part, relay });
+    this.bridges.set(sessionId, { peerId, part });
+    this.bridges.set(peerId, { peerId: sessionId, part });
     return { sessionId, peerId };
   }
 

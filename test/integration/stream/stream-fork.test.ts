@@ -254,6 +254,41 @@ describe('a stream fork', () => {
     expect(Math.abs(strongestFrequency(heard, 8000, 10) - 600)).toBeLessThan(20);
   });
 
+  it('sends the other party on the outbound track of a leg it is relayed to undecoded', async () => {
+    const { pool, phone, session, ws } = await streaming({
+      tracks: ['inbound', 'outbound'],
+      encoding: 'mulaw',
+    });
+    const caller = await RtpPeer.open(0x3000);
+    peers.push(caller);
+    const a = await pool.createSession(
+      'a',
+      { formats: [PCMU], remote: caller.address },
+      { near: 'call' },
+    );
+    await pool.send({ type: 'bridge', sessionId: 'a', peerId: 'call', mode: 'relay' });
+    // The streamed leg's phone says 400 Hz, the other party 1004 Hz, relayed to the phone.
+    const before = ws.payloads('outbound').length;
+    await Promise.all([
+      phone.stream(session.port, frames(tone(8000, 400, 1, 8000)), { payloadType: 0 }),
+      caller.stream(a.port, frames(tone(8000, 1004, 1, 8000)), { payloadType: 0 }),
+    ]);
+    await until(() => ws.payloads('outbound').length - before >= 50, 3000);
+    const outbound = concat(
+      ws
+        .payloads('outbound')
+        .slice(before)
+        .map((p) => muLawDecode(p)),
+    );
+    const inbound = concat(ws.payloads('inbound').map((p) => muLawDecode(p)));
+    // What the phone heard is what the outbound track carries: the other party, not silence.
+    expect(
+      Math.abs(strongestFrequency(outbound.subarray(1600, 6400), 8000, 10) - 1004),
+    ).toBeLessThan(20);
+    expect(Math.abs(strongestFrequency(inbound.subarray(2000), 8000, 10) - 400)).toBeLessThan(20);
+    expect(ws.violations).toEqual([]);
+  });
+
   it('sends audio arriving every 20 ms as it arrives, never more than a packet per 20 ms', async () => {
     const { phone, ws } = await streaming({ bidirectional: true });
     const before = phone.received.length;
