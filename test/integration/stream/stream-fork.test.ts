@@ -113,6 +113,19 @@ const audioOf = (packets: ReceivedRtp[]): Int16Array =>
 
 const frames = (pcm: Int16Array): Uint8Array[] => [...chunks(pcm, [160])].map(muLawEncode);
 
+/** The other party of the streamed call: a leg of its own, relayed undecoded to and from it. */
+async function relayedParty(pool: MediaWorkerPool) {
+  const caller = await RtpPeer.open(0x3000);
+  peers.push(caller);
+  const a = await pool.createSession(
+    'a',
+    { formats: [PCMU], remote: caller.address },
+    { near: 'call' },
+  );
+  await pool.send({ type: 'bridge', sessionId: 'a', peerId: 'call', mode: 'relay' });
+  return { caller, a };
+}
+
 describe('a stream fork', () => {
   it('sends start and the inbound track at 16 kHz L16, with the tone the caller sent', async () => {
     const { pool, server, phone } = await setUp();
@@ -224,14 +237,7 @@ describe('a stream fork', () => {
 
   it('lets the relayed audio of a bridged leg through while its server is quiet, and plays its server over it when it speaks', async () => {
     const { pool, phone, ws } = await streaming({ bidirectional: true });
-    const caller = await RtpPeer.open(0x3000);
-    peers.push(caller);
-    const a = await pool.createSession(
-      'a',
-      { formats: [PCMU], remote: caller.address },
-      { near: 'call' },
-    );
-    await pool.send({ type: 'bridge', sessionId: 'a', peerId: 'call', mode: 'relay' });
+    const { caller, a } = await relayedParty(pool);
     // The other party speaks: relayed undecoded to the streamed leg's phone, the bot quiet.
     const said = [...chunks(tone(8000, 1004, 0.4, 8000), [160])].map(muLawEncode);
     const before = phone.received.length;
@@ -259,14 +265,7 @@ describe('a stream fork', () => {
       tracks: ['inbound', 'outbound'],
       encoding: 'mulaw',
     });
-    const caller = await RtpPeer.open(0x3000);
-    peers.push(caller);
-    const a = await pool.createSession(
-      'a',
-      { formats: [PCMU], remote: caller.address },
-      { near: 'call' },
-    );
-    await pool.send({ type: 'bridge', sessionId: 'a', peerId: 'call', mode: 'relay' });
+    const { caller, a } = await relayedParty(pool);
     // The streamed leg's phone says 400 Hz, the other party 1004 Hz, relayed to the phone.
     const before = ws.payloads('outbound').length;
     await Promise.all([
