@@ -309,6 +309,28 @@ export async function browserUserSetup(
   return { appId: application.body.app_id as string, token: await voiceToken(gw, sub) };
 }
 
+/**
+ * Places a call with `POST Call/` from +14155550100 to `to`, run by the client app's document
+ * at `answerPath` (and its hangup callback at `hangupPath`, when given); expects the 201.
+ */
+export async function placeCall(
+  gw: TestGateway,
+  app: ClientApp,
+  to: string,
+  answerPath: string,
+  hangupPath?: string,
+): Promise<void> {
+  const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
+    json: {
+      from: '+14155550100',
+      to,
+      answer_url: `${app.baseUrl}${answerPath}`,
+      ...(hangupPath !== undefined && { hangup_url: `${app.baseUrl}${hangupPath}` }),
+    },
+  });
+  expect(placed.status).toBe(201);
+}
+
 /** An access token for `sub` that may take and place calls. */
 export async function voiceToken(gw: TestGateway, sub: string): Promise<string> {
   const minted = await gw.request('POST', `/v1/Account/${gw.main.id}/JWT/Token/`, {

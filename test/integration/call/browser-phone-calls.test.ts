@@ -6,6 +6,7 @@ import {
   browserUserSetup,
   startBrowserPhone,
   type BrowserPhone,
+  placeCall,
 } from '../../support/browser-phone.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -170,15 +171,7 @@ describe('a browser phone (sip.js in Chromium, WebRTC media) calling through the
     app.serve('/phone-answer', {
       body: '<Response><Dial><User>sip:web-agent@127.0.0.1</User></Dial></Response>',
     });
-    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        to: '+14155550142',
-        answer_url: `${app.baseUrl}/phone-answer`,
-        hangup_url: `${app.baseUrl}/hangup`,
-      },
-    });
-    expect(placed.status).toBe(201);
+    await placeCall(gw, app, '+14155550142', '/phone-answer', '/hangup');
     // The phone answered; its answer document rings the browser with a WebRTC offer. The
     // browser runs no ICE before its user answers: it rings longer than the consent timeout,
     // which must not count before then.

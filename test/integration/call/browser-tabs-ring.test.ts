@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import { placeCall, startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { until } from '../../support/wait.js';
@@ -39,14 +39,7 @@ afterAll(async () => {
 async function callTabs(words: string): Promise<void> {
   app.reset();
   app.serve('/answer', { body: `<Response><Speak loop="10">${words}</Speak></Response>` });
-  const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-    json: {
-      from: '+14155550100',
-      to: 'sip:two-tabs@127.0.0.1',
-      answer_url: `${app.baseUrl}/answer`,
-    },
-  });
-  expect(placed.status).toBe(201);
+  await placeCall(gw, app, 'sip:two-tabs@127.0.0.1', '/answer');
 }
 
 describe('a user with two browser tabs', () => {

@@ -5,6 +5,7 @@ import {
   startBrowserPhone,
   voiceToken,
   type BrowserPhone,
+  placeCall,
 } from '../../support/browser-phone.js';
 import { ClientApp, paramsOf } from '../../support/client-app.js';
 import { wavSamples } from '../../support/phone-audio.js';
@@ -135,16 +136,8 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     app.serve('/answer-out', {
       body: '<Response><Speak loop="10">Your table is ready. Please come to the front desk.</Speak></Response>',
     });
-    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        // The address SIP listens on names the gateway as well as its public host does.
-        to: 'sip:fox@127.0.0.1',
-        answer_url: `${app.baseUrl}/answer-out`,
-        hangup_url: `${app.baseUrl}/hangup`,
-      },
-    });
-    expect(placed.status).toBe(201);
+    // The address SIP listens on names the gateway as well as its public host does.
+    await placeCall(gw, app, 'sip:fox@127.0.0.1', '/answer-out', '/hangup');
     const ringing = await phone.ringing(15_000);
     // The gateway offers WebRTC's media with actpass and its own LAN candidate.
     expect(ringing.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF /m);

@@ -3,6 +3,7 @@ import {
   browserUserSetup,
   startBrowserPhone,
   type BrowserPhone,
+  placeCall,
 } from '../../support/browser-phone.js';
 import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -73,15 +74,7 @@ describe('a JsSIP phone in Chromium (WebRTC media)', () => {
     app.serve('/answer-out', {
       body: '<Response><Speak loop="10">Your order has shipped. Thank you.</Speak></Response>',
     });
-    const placed = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/`, {
-      json: {
-        from: '+14155550100',
-        to: 'sip:js-agent@127.0.0.1',
-        answer_url: `${app.baseUrl}/answer-out`,
-        hangup_url: `${app.baseUrl}/hangup`,
-      },
-    });
-    expect(placed.status).toBe(201);
+    await placeCall(gw, app, 'sip:js-agent@127.0.0.1', '/answer-out', '/hangup');
     const ringing = await phone.ringing(15_000);
     expect(ringing.offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
     await phone.answer(1000);
