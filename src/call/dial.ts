@@ -61,8 +61,8 @@ export async function runDial(
   // dialMusic real: the caller hears the called party's own ringback or announcement when it
   // sends early media, and the gateway's ringback tone while none does.
   const early = music === 'real' ? realRingback(call, ringback, deps) : null;
-  const dialled = (await dialRoutes(call, instruction, deps)).map(({ target, routed }) =>
-    placeB(call, instruction, target, deps, early?.hooks, routed),
+  const dialled = (await dialRoutes(call, instruction, deps)).map(({ target, resolve }) =>
+    placeB(call, instruction, target, deps, early?.hooks, resolve),
   );
   if (!ringback.stopped) {
     if (music === 'real') void ringbackLoop(call, ringback, deps);
@@ -269,31 +269,32 @@ async function dialRoutes(
   call: Call,
   instruction: DialInstruction,
   deps: DialDeps,
-): Promise<{ target: DialTarget; routed?: RoutedTarget | null }[]> {
+): Promise<{ target: DialTarget; resolve?: () => Promise<RoutedTarget | null> }[]> {
   const routes = await Promise.all(
     instruction.targets.map(async (target) => {
       if (target.kind !== 'User') return [{ target }];
-      const routed = await deps.sipTarget(target.uri, call.init.owner).catch(() => undefined);
-      if (routed === undefined) return [{ target }];
-      if (!routed?.otherKind) return [{ target, routed }];
+      const lookUp = () => deps.sipTarget(target.uri, call.init.owner);
+      const routed = await lookUp().catch(() => undefined);
+      if (routed === undefined) return [{ target, resolve: lookUp }];
+      if (!routed?.otherKind) return [{ target, resolve: () => Promise.resolve(routed) }];
       const { otherKind, ...first } = routed;
       return [
-        { target, routed: first },
-        { target, routed: otherKind },
+        { target, resolve: () => Promise.resolve(first) },
+        { target, resolve: () => Promise.resolve(otherKind) },
       ];
     }),
   );
   return routes.flat();
 }
 
-/** One B leg: `routed`, where a User target rings, when it was looked up already. */
+/** One B leg; a User target rings where `resolve` says. */
 function placeB(
   call: Call,
   instruction: DialInstruction,
   target: DialTarget,
   deps: DialDeps,
   hooks?: BLegHooks,
-  routed?: RoutedTarget | null,
+  resolve?: () => Promise<RoutedTarget | null>,
 ): Dialled {
   const uuid = randomUUID();
   const to = target.kind === 'Number' ? target.number : target.uri;
@@ -314,14 +315,7 @@ function placeB(
     near: call.leg.uuid,
     target: target.kind === 'User' ? target.uri : 'sip:unroutable@invalid',
     ...(plan && { plan }),
-    ...(target.kind === 'User'
-      ? {
-          resolve:
-            routed === undefined
-              ? () => deps.sipTarget(target.uri, call.init.owner)
-              : () => Promise.resolve(routed),
-        }
-      : {}),
+    ...(target.kind === 'User' && resolve && { resolve }),
     from: `sip:${callerUser}@${deps.legs.publicHost}`,
     fromDisplayName: callerName ?? undefined,
     headers: outboundSipHeaders(
