@@ -314,28 +314,18 @@ export class CallEngine implements CallLauncher {
         );
         return null;
       }
-      if (resolved.kind === 'unregistered') return null;
-      const reach = (contact: string) => connectionOfContact(uri, contact, context);
-      const srtp = resolved.srtp && { srtp: resolved.srtp };
-      const [otherFirst, ...otherRest] = resolved.otherKind ?? [];
-      return {
-        target: resolved.target,
-        destination: resolved.destination,
-        routeSet: resolved.routeSet,
-        ...(resolved.webrtc && { webrtc: true }),
-        ...srtp,
-        ...(resolved.others && { others: resolved.others }),
-        reach,
-        ...(otherFirst && {
-          otherKind: {
-            ...otherFirst,
-            ...(!resolved.webrtc && { webrtc: true }),
-            ...srtp,
-            ...(otherRest.length > 0 && { others: otherRest }),
-            reach,
-          },
-        }),
-      };
+      return resolved.kind === 'unregistered'
+        ? null
+        : {
+            target: resolved.target,
+            destination: resolved.destination,
+            routeSet: resolved.routeSet,
+            ...(resolved.webrtc && { webrtc: true }),
+            ...(resolved.srtp && { srtp: resolved.srtp }),
+            ...(resolved.others && { others: resolved.others }),
+            ...(resolved.otherKind && { otherKind: resolved.otherKind }),
+            reach: (contact: string) => connectionOfContact(uri, contact, context),
+          };
     });
   }
 

@@ -61,8 +61,8 @@ export async function runDial(
   // dialMusic real: the caller hears the called party's own ringback or announcement when it
   // sends early media, and the gateway's ringback tone while none does.
   const early = music === 'real' ? realRingback(call, ringback, deps) : null;
-  const dialled = (await dialRoutes(call, instruction, deps)).map(({ target, resolve }) =>
-    placeB(call, instruction, target, deps, early?.hooks, resolve),
+  const dialled = instruction.targets.map((target) =>
+    placeB(call, instruction, target, deps, early?.hooks),
   );
   if (!ringback.stopped) {
     if (music === 'real') void ringbackLoop(call, ringback, deps);
@@ -258,43 +258,13 @@ function realRingback(call: Call, ringback: { stopped: boolean }, deps: DialDeps
   };
 }
 
-/**
- * What each target rings. A User target is looked up here, once: one whose user registered
- * from clients of both media kinds (a browser and a plain RTP phone) takes two offers, so it
- * becomes two B legs, rung at once as two targets are (the first to answer is the call, the
- * other is cancelled and has its own record). A target whose lookup fails now is left to its
- * leg, which looks it up again and ends as that says.
- */
-async function dialRoutes(
-  call: Call,
-  instruction: DialInstruction,
-  deps: DialDeps,
-): Promise<{ target: DialTarget; resolve?: () => Promise<RoutedTarget | null> }[]> {
-  const routes = await Promise.all(
-    instruction.targets.map(async (target) => {
-      if (target.kind !== 'User') return [{ target }];
-      const lookUp = () => deps.sipTarget(target.uri, call.init.owner);
-      const routed = await lookUp().catch(() => undefined);
-      if (routed === undefined) return [{ target, resolve: lookUp }];
-      if (!routed?.otherKind) return [{ target, resolve: () => Promise.resolve(routed) }];
-      const { otherKind, ...first } = routed;
-      return [
-        { target, resolve: () => Promise.resolve(first) },
-        { target, resolve: () => Promise.resolve(otherKind) },
-      ];
-    }),
-  );
-  return routes.flat();
-}
-
-/** One B leg; a User target rings where `resolve` says. */
+/** One B leg; a User target rings every registration of its user (see OutboundLeg). */
 function placeB(
   call: Call,
   instruction: DialInstruction,
   target: DialTarget,
   deps: DialDeps,
   hooks?: BLegHooks,
-  resolve?: () => Promise<RoutedTarget | null>,
 ): Dialled {
   const uuid = randomUUID();
   const to = target.kind === 'Number' ? target.number : target.uri;
@@ -315,7 +285,7 @@ function placeB(
     near: call.leg.uuid,
     target: target.kind === 'User' ? target.uri : 'sip:unroutable@invalid',
     ...(plan && { plan }),
-    ...(target.kind === 'User' && resolve && { resolve }),
+    ...(target.kind === 'User' && { resolve: () => deps.sipTarget(target.uri, call.init.owner) }),
     from: `sip:${callerUser}@${deps.legs.publicHost}`,
     fromDisplayName: callerName ?? undefined,
     headers: outboundSipHeaders(

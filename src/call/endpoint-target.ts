@@ -30,8 +30,8 @@ export type ResolvedTarget =
       others?: Reach[];
       /**
        * The user's registrations of the other media kind reachable from this node (a plain RTP
-       * phone beside a browser, or a browser beside a phone), newest first: they take another
-       * offer, so they are rung by a call leg of their own.
+       * phone beside a browser, or a browser beside a phone), newest first: rung at once with
+       * the others, each kind with its own offer.
        */
       otherKind?: Reach[];
     })
@@ -112,7 +112,7 @@ function namesThisGateway(uri: SipUri, context: TargetContext): boolean {
  * its Path when it registered through some (a load balancer in front of the nodes). With
  * several bindings (tabs, devices), the one whose registration lasts longest is the target and
  * decides the media kind (WebRTC for a browser), and the others of that kind ring with it;
- * those of the other kind come apart (`otherKind`), for a leg of their own to ring. A
+ * those of the other kind come apart (`otherKind`), rung with an offer of their own. A
  * user that is no endpoint but the subject of an access token registered in the caller's
  * account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same way.
  * Any other URI is dialled as it is.

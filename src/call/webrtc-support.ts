@@ -46,6 +46,18 @@ export interface WebrtcLegTransport {
   readonly sdp: WebrtcSessionOptions;
 }
 
+/** Why this gateway cannot open a WebRTC leg; null when it can. */
+export function webrtcUnavailable(
+  support: WebrtcSupport | undefined,
+  publicHost: string,
+): string | null {
+  if (support === undefined) return 'this gateway takes no WebRTC calls (no DTLS certificate)';
+  if (isIP(publicHost) === 0) {
+    return `WebRTC calls need VOXGATE_PUBLIC_HOST to be an IP address (it is "${publicHost}")`;
+  }
+  return null;
+}
+
 /**
  * The transport of a new WebRTC leg, or why there cannot be one. VOXGATE_PUBLIC_HOST must be
  * an IP address: it is the ICE host candidate (RFC 8839 5.1 writes an address there).
@@ -54,14 +66,13 @@ export function webrtcLegTransport(
   support: WebrtcSupport | undefined,
   publicHost: string,
 ): WebrtcLegTransport | string {
-  if (support === undefined) return 'this gateway takes no WebRTC calls (no DTLS certificate)';
-  if (isIP(publicHost) === 0) {
-    return `WebRTC calls need VOXGATE_PUBLIC_HOST to be an IP address (it is "${publicHost}")`;
-  }
+  const unavailable = webrtcUnavailable(support, publicHost);
+  if (unavailable !== null) return unavailable;
+  const { fingerprint } = support as WebrtcSupport;
   const ice = createIceCredentials();
   return {
     spec: { localIce: ice },
-    sdp: { ice, fingerprint: support.fingerprint, freshIce: () => createIceCredentials() },
+    sdp: { ice, fingerprint, freshIce: () => createIceCredentials() },
   };
 }
 

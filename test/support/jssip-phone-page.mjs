@@ -112,7 +112,9 @@ function call(target) {
   });
 }
 
+/** Waits for an incoming call still ringing; those that ended ringing (cancelled) go first. */
 async function waitForPending(timeoutMs, what) {
+  state.pending = state.pending.filter(({ session }) => !session.isEnded());
   const deadline = Date.now() + timeoutMs;
   while (state.pending.length === 0) {
     if (Date.now() > deadline) throw new Error(what);

@@ -22,7 +22,7 @@ import { hangupCause } from '../hangup-causes.js';
 import { INITIAL_MEDIA, MEDIA_TIMEOUT_MS, mediaUpdateFrom } from '../media-binding.js';
 import type { MediaService, OpenedMedia } from '../media-service.js';
 import type { SipService } from '../sip-service.js';
-import { webrtcLegTransport, type WebrtcSupport } from '../webrtc-support.js';
+import { webrtcLegTransport, webrtcUnavailable, type WebrtcSupport } from '../webrtc-support.js';
 import { endAfterAnswer, endOfWebrtcTransport, type LegEnd } from './leg-end.js';
 
 export type LegDirection = 'inbound' | 'outbound';
@@ -240,6 +240,42 @@ export abstract class CallLeg {
       ...(sdes && !transport && { sdes }),
     });
     return opened;
+  }
+
+  /** Whether this gateway can open WebRTC legs (it has a DTLS certificate and an IP to offer). */
+  protected get webrtcAvailable(): boolean {
+    return webrtcUnavailable(this.env.webrtc, this.env.publicHost) === null;
+  }
+
+  /**
+   * Offer/answer of plain RTP on the port a WebRTC leg opened: for the plain RTP phones of a
+   * user rung beside its browsers, over one media session. Until one of them answers, the
+   * port is the WebRTC transport's (a phone's early RTP is dropped).
+   */
+  protected plainSdp(opened: OpenedMedia): SdpSession {
+    return new SdpSession({
+      address: opened.address,
+      port: opened.port,
+      ...(this.env.sipOpus === false && { answerCodecs: DEFAULT_AUDIO_CODECS }),
+    });
+  }
+
+  /**
+   * A plain RTP phone answered a WebRTC leg's offer of `plain` (see plainSdp): offer/answer
+   * goes on with it, and the media session without its WebRTC transport, told before the
+   * answer's audio is applied (one worker runs a session's commands in order).
+   */
+  protected answeredPlain(plain: SdpSession): void {
+    this.sdp = plain;
+    if (!this.webrtc) return;
+    this.webrtc = false;
+    if (!this.mediaOpened || this.isOver) return;
+    this.env.media
+      .send({ type: 'updateSession', sessionId: this.uuid, changes: { webrtc: null } })
+      .catch((error: Error) => {
+        if (this.isOver) return;
+        this.env.log.warn({ err: error, callUuid: this.uuid }, 'WebRTC transport not dropped');
+      });
   }
 
   /**

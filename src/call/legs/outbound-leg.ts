@@ -3,6 +3,7 @@ import type { InviteFailure, InviteOutcome, OutgoingInvite } from '../../sip/ua/
 import type { DigestCredentials } from '../../sip/auth/challenge-answer.js';
 import type { AudioCodec } from '../../sip/sdp/audio-codecs.js';
 import type { TimerHandle } from '../../core/scheduler.js';
+import type { SdpSession } from '../../sip/sdp/index.js';
 import { hangupCause } from '../hangup-causes.js';
 import { legSdes, reachedOverTls, type SrtpPolicy } from '../srtp-policy.js';
 import { CallLeg, type LegEnvironment, type LegEvents } from './call-leg.js';
@@ -97,10 +98,10 @@ export interface RoutedTarget {
   /** More registrations of the user, rung at the same time with the same offer. */
   others?: readonly Pick<RoutedTarget, 'target' | 'destination' | 'routeSet'>[];
   /**
-   * The user's registrations of the other media kind (a browser beside a plain RTP phone):
-   * another offer, so a leg of their own rings them (Dial does); this leg leaves them alone.
+   * The user's registrations of the other media kind (a browser beside a plain RTP phone, or
+   * the other way round), rung at the same time with an offer of their own (see twoKinds).
    */
-  otherKind?: RoutedTarget;
+  otherKind?: readonly Pick<RoutedTarget, 'target' | 'destination' | 'routeSet'>[];
   /**
    * Where the client (registered over a connection) whose Contact is `contact` is reachable
    * now: its connection once it connected again; null to keep the dialog's.
@@ -189,6 +190,8 @@ export class OutboundLeg extends CallLeg {
     let srtp = options.srtp;
     // The user's other registrations, rung with the first.
     let others: DialAttempt[] = [];
+    // Its registrations of the other media kind (a browser beside a desk phone), and theirs.
+    let otherKind: { attempts: DialAttempt[]; webrtc: boolean } | null = null;
     if (options.resolve) {
       const resolved = await options.resolve();
       if (resolved === null) {
@@ -201,19 +204,27 @@ export class OutboundLeg extends CallLeg {
       const { target, destination, routeSet } = resolved;
       first = { ...first, target, destination, routeSet };
       this.reachPeer = resolved.reach ?? null;
-      others = (resolved.others ?? []).map((other) => ({
+      const attemptAt = (other: Pick<RoutedTarget, 'target' | 'destination' | 'routeSet'>) => ({
         ...first,
         target: other.target,
         destination: other.destination,
         routeSet: other.routeSet,
-      }));
+      });
+      others = (resolved.others ?? []).map(attemptAt);
       srtp = resolved.srtp ?? srtp;
       // A browser, or an endpoint whose phone takes WebRTC's media (srtp: dtls).
       webrtc = (resolved.webrtc ?? false) || srtp === 'dtls';
+      if (resolved.otherKind) {
+        otherKind = {
+          attempts: resolved.otherKind.map(attemptAt),
+          webrtc: !(resolved.webrtc ?? false) || srtp === 'dtls',
+        };
+      }
     }
     const plan = options.plan ? await options.plan() : null;
     if (plan && plan.attempts.length === 0) return this.finish(this.pendingEnd ?? plan.none);
     if (this.pendingEnd) return this.finish(this.pendingEnd);
+    if (otherKind?.webrtc === webrtc) others.push(...otherKind.attempts);
     const sdes = webrtc
       ? null
       : legSdes(srtp, reachedOverTls(first.target, first.destination?.protocol));
@@ -231,15 +242,49 @@ export class OutboundLeg extends CallLeg {
       // registrations reached in the clear are not rung with it.
       others = others.filter((o) => reachedOverTls(o.target, o.destination?.protocol));
     }
-    await this.openMedia(options.near, webrtc, sdes);
+    const kinds =
+      otherKind && otherKind.webrtc !== webrtc ? this.twoKinds(otherKind, srtp, sdes) : null;
+    const opened = await this.openMedia(options.near, webrtc || kinds !== null, sdes);
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     this.startRingTimer();
     try {
-      if (!plan && others.length > 0) await this.ringAll([first, ...others]);
+      const offered = this.sdp!;
+      const forks = [first, ...others].map((attempt) => ({ attempt, sdp: offered }));
+      if (kinds) {
+        const plain = this.plainSdp(opened);
+        if (webrtc) forks.push(...kinds.map((attempt) => ({ attempt, sdp: plain })));
+        else {
+          for (const fork of forks) fork.sdp = plain;
+          forks.unshift(...kinds.map((attempt) => ({ attempt, sdp: offered })));
+        }
+      }
+      if (!plan && forks.length > 1) await this.ringAll(forks);
       else await this.attempts(plan ? plan.attempts : [first], plan);
     } finally {
       this.ringTimer?.cancel();
     }
+  }
+
+  /**
+   * A user's registrations of the other media kind, when one offer cannot ring them with the
+   * rest: both kinds are rung over one media session opened for WebRTC, the plain RTP phones
+   * with an offer of their own on its port, and whichever answers settles what the session
+   * is. Left out (null: only the first kind rings) when the gateway cannot do WebRTC, or when
+   * the first kind's offer carries SDES keys, which a WebRTC session cannot hold; plain phones
+   * among the others that would need SDES are left out alone.
+   */
+  private twoKinds(
+    otherKind: { attempts: DialAttempt[]; webrtc: boolean },
+    srtp: SrtpPolicy | undefined,
+    sdes: 'required' | 'optional' | null,
+  ): DialAttempt[] | null {
+    if (sdes !== null || !this.webrtcAvailable) return null;
+    const rung = otherKind.webrtc
+      ? otherKind.attempts
+      : otherKind.attempts.filter(
+          (o) => legSdes(srtp, reachedOverTls(o.target, o.destination?.protocol)) === null,
+        );
+    return rung.length > 0 ? rung : null;
   }
 
   /** Sends the INVITEs in turn until one answers, or the plan says the failure is the end. */
@@ -343,19 +388,28 @@ export class OutboundLeg extends CallLeg {
    * that sends some, the first while it rings. A 6xx is a refusal for every device (16.7): the
    * others are cancelled at once. When all fail, the leg ends as the best of their failures
    * says. A fork that cannot even be sent (its Contact is no SIP URI) fails alone.
+   *
+   * Each fork carries the offer of its SDP session: the user's plain RTP phones rung beside
+   * its browsers have one of their own on the same port (see twoKinds), which becomes the
+   * leg's when one of them answers. Their early media is not heard (the port is WebRTC's
+   * until then).
    */
-  private async ringAll(attempts: readonly DialAttempt[]): Promise<void> {
-    const offer = this.sdp!.createOffer();
+  private async ringAll(forks: readonly { attempt: DialAttempt; sdp: SdpSession }[]) {
+    const offered = this.sdp!;
+    const offers = new Map<SdpSession, string>();
+    for (const { sdp } of forks) if (!offers.has(sdp)) offers.set(sdp, sdp.createOffer());
     let earlyFrom: OutgoingInvite | null = null;
     const failures: InviteFailure[] = [];
     const invites: OutgoingInvite[] = [];
-    for (const attempt of attempts) {
+    const sdpOf = new Map<OutgoingInvite, SdpSession>();
+    for (const { attempt, sdp: session } of forks) {
       try {
-        const invite = this.send(attempt, offer, (sdp) => {
-          if (sdp !== null) earlyFrom ??= invite;
+        const invite = this.send(attempt, offers.get(session)!, (sdp) => {
+          if (sdp !== null && session === offered) earlyFrom ??= invite;
           this.progress(earlyFrom === invite ? sdp : null);
         });
         invites.push(invite);
+        sdpOf.set(invite, session);
       } catch (error) {
         const reason = `${attempt.target} cannot be called: ${(error as Error).message}`;
         failures.push({ kind: 'transport', status: 503, reason, error: error as Error });
@@ -382,7 +436,7 @@ export class OutboundLeg extends CallLeg {
           cancelOthers(null);
         }
         if (settled) return;
-        if (failures.length === attempts.length) {
+        if (failures.length === forks.length) {
           settled = true;
           silenceWatch?.cancel();
           resolve({ answered: false, failure: bestFailure(failures) });
@@ -416,6 +470,8 @@ export class OutboundLeg extends CallLeg {
           silenceWatch?.cancel();
           this.invite = invite;
           cancelOthers(invite);
+          const answeredWith = sdpOf.get(invite)!;
+          if (answeredWith !== offered) this.answeredPlain(answeredWith);
           resolve({ answered: true, outcome });
         });
       }
@@ -424,7 +480,7 @@ export class OutboundLeg extends CallLeg {
     if (result.answered) return this.connected(result.outcome);
     if (this.pendingEnd) return this.finish(this.pendingEnd);
     this.failure = result.failure;
-    this.finish(endOfFailedInvite(result.failure, !!attempts[0]!.credentials));
+    this.finish(endOfFailedInvite(result.failure, !!forks[0]!.attempt.credentials));
   }
 
   /** A provisional response: early media when it carries SDP, and ringing. */

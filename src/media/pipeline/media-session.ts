@@ -84,7 +84,7 @@ export class MediaSession {
 
   private constructor(
     private readonly rtp: RtpSession,
-    private readonly transport: WebrtcTransport | null,
+    private transport: WebrtcTransport | null,
     private readonly protection: SdesProtection | null,
     private readonly spec: MediaSessionSpec,
     env: MediaEnvironment,
@@ -195,6 +195,10 @@ export class MediaSession {
     if (changes.remote) this.rtp.setRemote(changes.remote);
     if (changes.direction) this.direction = changes.direction;
     if (changes.webrtc) this.transport?.setPeer(changes.webrtc);
+    else if (changes.webrtc === null && this.transport) {
+      this.rtp.dropSecure();
+      this.transport = null;
+    }
     if (changes.sdes !== undefined) this.setSdesKeys(changes.sdes);
   }
 

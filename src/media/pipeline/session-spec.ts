@@ -63,8 +63,12 @@ export interface MediaSessionSpec {
 export type MediaSessionUpdate = Partial<
   Pick<MediaSessionSpec, 'formats' | 'telephoneEvent' | 'remote' | 'direction'>
 > & {
-  /** A WebRTC leg's peer transport, once its SDP is in, and our credentials after a restart. */
-  webrtc?: WebrtcUpdate;
+  /**
+   * A WebRTC leg's peer transport, once its SDP is in, and our credentials after a restart.
+   * null: the answer is plain RTP after all (a desk phone offered the same port beside a
+   * browser), and the session goes on without its WebRTC transport.
+   */
+  webrtc?: WebrtcUpdate | null;
   /** An SDES leg's keys as offer/answer settled them; null: plain RTP (optional SRTP only). */
   sdes?: SdesKeys | null;
 };

@@ -118,9 +118,9 @@ export class RtpSession {
   private sentSinceReport = false;
   private readonly reportsAboutUs = new Map<number, ReceptionReport>();
   private readonly release: (() => void) | null;
-  private readonly secure: SecureTransport | null;
+  private secure: SecureTransport | null;
   /** Where the RTP port's datagrams go: RTP itself, or the secure transport. */
-  private readonly take: (data: Buffer, from: MediaAddress) => void;
+  private take: (data: Buffer, from: MediaAddress) => void;
   /** Datagrams whose handling threw (a defect, reported once per session). */
   private datagramFailures = 0;
 
@@ -158,10 +158,9 @@ export class RtpSession {
     // RTP comes through the thread's datagram reader when the socket allows, else from Node.
     // A datagram that throws is this leg's fault alone: reported once, it reaches neither the
     // thread's other legs (the reader's loop) nor the thread itself.
-    const unguarded = this.take;
     const take = (data: Buffer, from: MediaAddress): void => {
       try {
-        unguarded(data, from);
+        this.take(data, from);
       } catch (error) {
         if (this.datagramFailures++ === 0) this.report('onError', error as Error);
       }
@@ -232,6 +231,19 @@ export class RtpSession {
     this.remoteRtp = { ...rtp };
     this.remoteRtcp = { ...rtcp };
     this.latched = undefined;
+  }
+
+  /**
+   * Goes on without the secure transport it was opened with, the answer having come from a
+   * peer of plain RTP (a desk phone rung beside a browser, offered the same port): RTP and
+   * RTCP are taken as they come from here, on their own ports, and the transport is closed.
+   */
+  dropSecure(): void {
+    if (!this.secure || this.closed) return;
+    this.secure.close();
+    this.secure = null;
+    this.take = (data, from) => this.receiveRtp(data, from);
+    this.rtcpSocket.on('message', (data, from) => this.receiveRtcp(data, from));
   }
 
   send(payload: Uint8Array, options: RtpSendOptions): void {

@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startBaresip, type Baresip } from '../../support/baresip.js';
-import { startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import { placeCall, startBrowserPhone, type BrowserPhone } from '../../support/browser-phone.js';
+import { ClientApp } from '../../support/client-app.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { powerAt } from '../../support/signal.js';
 import { openSipPeer, type SipPeer } from '../../support/sip-peer.js';
+import { StreamServer, type StreamConnection } from '../../support/stream-server.js';
 import { TonePhone } from '../../support/tone-phone.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -21,6 +23,8 @@ const CALLER_TONE_HZ = 400;
 const DESK_TONE_HZ = 440;
 
 let gw: TestGateway;
+let app: ClientApp;
+let bot: StreamServer;
 let sip: SipPeer;
 let browser: BrowserPhone;
 let desk: Baresip | null = null;
@@ -28,6 +32,8 @@ let username: string;
 let password: string;
 
 beforeAll(async () => {
+  app = await ClientApp.start();
+  bot = await StreamServer.start();
   gw = await startGateway({ listen: true });
   password = 'Desk-and-browser7';
   const created = await gw.request('POST', `/v1/Account/${gw.main.id}/Endpoint/`, {
@@ -52,6 +58,8 @@ afterAll(async () => {
   sip?.stack.close();
   await browser?.close();
   await gw?.close();
+  await bot?.close();
+  await app?.close();
 });
 
 /** The desk phone, registered as the endpoint beside the browser. */
@@ -136,4 +144,64 @@ describe('an endpoint signed in on a desk phone and in a browser', () => {
     }
     expect(browser.consoleErrors).toEqual([]);
   }, 60_000);
+
+  it('rings both for POST Call/; the browser answers, its stream hears the browser, one record', async () => {
+    const phone = await signInDesk('manual');
+    const streamed = callWithStream('/answer-browser');
+    const { offer } = await browser.ringing(10_000);
+    expect(offer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111 /m);
+    await phone.waitForLine(/Incoming call from/i, 10_000);
+    await browser.answer(1000);
+    const ws = await streamed;
+    await phone.waitForLine(/session closed/i, 10_000);
+    expect(phone.output()).not.toMatch(/Call established/i);
+    expect(strongerOnInbound(ws, BROWSER_TONE_HZ, DESK_TONE_HZ)).toBe(true);
+
+    await browser.hangUp();
+    const hangup = await app.hangupOf('/answer-browser');
+    expect(hangup).toMatchObject({ CallStatus: 'completed', HangupCauseCode: '4000' });
+    expect(Number(hangup.Duration)).toBeGreaterThanOrEqual(1);
+    expect(ws.violations).toEqual([]);
+    expect(browser.consoleErrors).toEqual([]);
+  }, 60_000);
+
+  it('rings both for POST Call/; the phone answers on the port offered to the browser too', async () => {
+    await signInDesk('auto');
+    const streamed = callWithStream('/answer-desk');
+    await browser.ringing(10_000);
+    const ws = await streamed;
+    await until(async () => (await browser.ringingState()) === 'Terminated', 10_000, 50);
+    expect(strongerOnInbound(ws, DESK_TONE_HZ, BROWSER_TONE_HZ)).toBe(true);
+
+    await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
+    const hangup = await app.hangupOf('/answer-desk');
+    expect(hangup).toMatchObject({ CallStatus: 'completed' });
+    expect(ws.violations).toEqual([]);
+  }, 60_000);
 });
+
+/**
+ * Places `POST Call/` to the endpoint, whose answer document streams what the answering
+ * device sends (L16, 16 kHz); resolves with the stream's connection once it carries 1.5 s.
+ */
+async function callWithStream(answerPath: string): Promise<StreamConnection> {
+  app.serve(answerPath, {
+    body:
+      '<Response><Stream keepCallAlive="true" contentType="audio/x-l16;rate=16000">' +
+      `${bot.url}</Stream></Response>`,
+  });
+  const index = bot.connections.length;
+  await placeCall(gw, app, `sip:${username}@127.0.0.1`, answerPath, '/hangup');
+  const ws = await bot.connection(index);
+  // Past the first half second (the answer's first packets), 1.5 s of what the device sends.
+  await until(() => ws.payloads('inbound').length >= 100, 15_000);
+  return ws;
+}
+
+/** Whether the stream's inbound track carries `hz` 20 dB above `not` over its last second. */
+function strongerOnInbound(ws: StreamConnection, hz: number, not: number): boolean {
+  const bytes = Buffer.concat(ws.payloads('inbound').slice(-50));
+  const pcm = new Int16Array(bytes.length >> 1);
+  for (let i = 0; i < pcm.length; i++) pcm[i] = bytes.readInt16LE(i * 2);
+  return powerAt(pcm, 16000, hz) > powerAt(pcm, 16000, not) * 100;
+}

@@ -159,6 +159,44 @@ describe('WebRTC legs in a worker thread', () => {
     expect(events.filter(([, e]) => e.type === 'transportFailed')).toEqual([]);
   });
 
+  it('goes on as plain RTP on its port when a plain phone answers its offer instead (webrtc: null)', async () => {
+    const pool = startPool();
+    const phone = await rtpPeer();
+    // An offering WebRTC leg: its own credentials only, as before any answer.
+    const opened = await pool.createSession('w', {
+      formats: [PCMU],
+      webrtc: { localIce: createIceCredentials() },
+    });
+    const ulaw = () => [...chunks(tone(8000, 600, 0.5, 8000), [160])].map(muLawEncode);
+    // Before: plain RTP is no WebRTC media, and is not taken.
+    await phone.stream(opened.port, ulaw(), { payloadType: 0 });
+    expect((await pool.send({ type: 'sessionStats', sessionId: 'w' })).packetsReceived).toBe(0);
+
+    await pool.send({
+      type: 'updateSession',
+      sessionId: 'w',
+      changes: { webrtc: null, formats: [PCMU], remote: phone.address },
+    });
+    const played = pool.send({
+      type: 'play',
+      sessionId: 'w',
+      source: { kind: 'tone', frequencies: [1000], durationMs: 600 },
+    });
+    await phone.stream(opened.port, ulaw(), { payloadType: 0 });
+    await played;
+
+    const stats = await pool.send({ type: 'sessionStats', sessionId: 'w' });
+    expect(stats.packetsReceived).toBe(25);
+    expect(stats.webrtc).toBeUndefined();
+    const heard = settled(
+      concat(phone.received.filter((p) => p.payloadType === 0).map((p) => muLawDecode(p.payload))),
+      8000,
+    );
+    expect(heard.length).toBeGreaterThan(3200);
+    expect(strongestFrequency(heard.subarray(0, 3200), 8000, 10)).toBe(1000);
+    expect(events.filter(([, e]) => e.type === 'transportFailed')).toEqual([]);
+  });
+
   it('drops and counts SRTP with a bad tag or a replayed index and ICE checks with a bad password; plays what it plays encrypted', async () => {
     const pool = startPool();
     const browser = await webrtcPeer();
