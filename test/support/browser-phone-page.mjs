@@ -66,6 +66,11 @@ async function register(server, aor, token) {
 async function reconnect() {
   await state.ua.transport.disconnect();
   await state.ua.reconnect();
+  return registerAgain();
+}
+
+/** Sends the REGISTER again (a refresh): its final response. */
+function registerAgain() {
   return new Promise((resolve) => {
     void state.registerer.register({
       requestDelegate: {
@@ -197,6 +202,7 @@ async function stop() {
 window.phone = {
   register,
   reconnect,
+  registerAgain,
   call,
   ringing,
   answer,

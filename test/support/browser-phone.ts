@@ -98,6 +98,8 @@ export interface BrowserPhone {
    * registers again; the call in progress goes on. Resolves with the REGISTER's 2xx.
    */
   reconnect(): Promise<FinalResponse>;
+  /** Registers again (a refresh; JsSIP unregisters first): its binding becomes the newest. */
+  registerAgain(): Promise<FinalResponse>;
   /** INVITEs `target` with the bearer token (the registration's unless given): its final response. */
   call(target: string, token?: string): Promise<CallOutcome>;
   /** Waits up to `timeoutMs` for an incoming INVITE, leaving it ringing: its offer. */
@@ -263,6 +265,7 @@ function phoneOn(page: Page, consoleErrors: string[], close: () => Promise<void>
     registerDigest: (wsUrl, aor, user, password) =>
       registration('registerDigest', wsUrl, aor, user, password),
     reconnect: () => registration('reconnect'),
+    registerAgain: () => registration('registerAgain'),
     call: (target, token) => run('call', target, token ?? null),
     ringing: (timeoutMs = 10_000) => run('ringing', timeoutMs),
     answer: (timeoutMs = 10_000) => run('answer', timeoutMs),

@@ -49,6 +49,19 @@ function registerDigest(server, aor, user, password) {
   return start({ uri: aor, authorization_user: user, password }, server);
 }
 
+/**
+ * Registers again: JsSIP tells of a REGISTER's answer only when its state changes, so it
+ * unregisters first. The final response of the new REGISTER.
+ */
+async function registerAgain() {
+  const gone = new Promise((resolve) => state.ua.once('unregistered', resolve));
+  state.ua.unregister();
+  await gone;
+  const outcome = nextRegistration();
+  state.ua.register();
+  return outcome;
+}
+
 function start(identity, server) {
   state.ua = new JsSIP.UA({
     sockets: [new JsSIP.WebSocketInterface(server)],
@@ -61,22 +74,28 @@ function start(identity, server) {
       state.pending.push({ session: event.session, offer: event.request.body ?? null });
     }
   });
+  const outcome = nextRegistration();
+  state.ua.start();
+  return outcome;
+}
+
+/** The final response of the UA's next REGISTER. */
+function nextRegistration() {
   return new Promise((resolve) => {
-    state.ua.on('registered', (event) =>
+    state.ua.once('registered', (event) =>
       resolve({
         status: event.response.status_code,
         reason: event.response.reason_phrase,
         registered: true,
       }),
     );
-    state.ua.on('registrationFailed', (event) =>
+    state.ua.once('registrationFailed', (event) =>
       resolve({
         status: event.response?.status_code ?? 0,
         reason: event.response?.reason_phrase ?? event.cause,
         registered: false,
       }),
     );
-    state.ua.start();
   });
 }
 
@@ -171,6 +190,7 @@ async function stop() {
 window.phone = {
   register,
   registerDigest,
+  registerAgain,
   call,
   ringing,
   answer,

@@ -62,8 +62,12 @@ afterAll(async () => {
   await app?.close();
 });
 
-/** The desk phone, registered as the endpoint beside the browser. */
-async function signInDesk(answerMode: 'manual' | 'auto'): Promise<Baresip> {
+/**
+ * The desk phone, registered as the endpoint beside the browser. The newest registration
+ * leads (its kind's offer is the leg's first) and the other kind rings beside it: the phone,
+ * unless `browserLeads` has the browser register again after it.
+ */
+async function signInDesk(answerMode: 'manual' | 'auto', browserLeads = false): Promise<Baresip> {
   desk = await startBaresip({
     username,
     password,
@@ -71,6 +75,7 @@ async function signInDesk(answerMode: 'manual' | 'auto'): Promise<Baresip> {
     answerMode,
   });
   await desk.waitForRegistered();
+  if (browserLeads) expect(await browser.registerAgain()).toEqual({ status: 200, reason: 'OK' });
   return desk;
 }
 
@@ -165,19 +170,26 @@ describe('an endpoint signed in on a desk phone and in a browser', () => {
     expect(browser.consoleErrors).toEqual([]);
   }, 60_000);
 
-  it('rings both for POST Call/; the phone answers on the port offered to the browser too', async () => {
-    await signInDesk('auto');
-    const streamed = callWithStream('/answer-desk');
-    await browser.ringing(10_000);
-    const ws = await streamed;
-    await until(async () => (await browser.ringingState()) === 'Terminated', 10_000, 50);
-    expect(strongerOnInbound(ws, DESK_TONE_HZ, BROWSER_TONE_HZ)).toBe(true);
+  it.each([
+    ['the phone', false],
+    ['the browser', true],
+  ])(
+    'rings both for POST Call/; the phone answers on the port offered to the browser too (%s leads)',
+    async (_, browserLeads) => {
+      await signInDesk('auto', browserLeads);
+      const streamed = callWithStream(`/answer-desk-${browserLeads ? 'browser' : 'phone'}`);
+      await browser.ringing(10_000);
+      const ws = await streamed;
+      await until(async () => (await browser.ringingState()) === 'Terminated', 10_000, 50);
+      expect(strongerOnInbound(ws, DESK_TONE_HZ, BROWSER_TONE_HZ)).toBe(true);
 
-    await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
-    const hangup = await app.hangupOf('/answer-desk');
-    expect(hangup).toMatchObject({ CallStatus: 'completed' });
-    expect(ws.violations).toEqual([]);
-  }, 60_000);
+      await gw.request('DELETE', `/v1/Account/${gw.main.id}/Call/`);
+      const hangup = await app.hangupOf(`/answer-desk-${browserLeads ? 'browser' : 'phone'}`);
+      expect(hangup).toMatchObject({ CallStatus: 'completed' });
+      expect(ws.violations).toEqual([]);
+    },
+    60_000,
+  );
 });
 
 /**
