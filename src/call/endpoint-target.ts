@@ -110,8 +110,8 @@ function namesThisGateway(uri: SipUri, context: TargetContext): boolean {
  * endpoint registered from: its live binding's contact, sent to the address and connection
  * the REGISTER came on (so NAT and WebSocket clients are reached), or through the proxies of
  * its Path when it registered through some (a load balancer in front of the nodes). With
- * several bindings (tabs, devices), the one whose registration lasts longest is the target and
- * decides the media kind (WebRTC for a browser), and the others of that kind ring with it;
+ * several bindings (tabs, devices), the one made or refreshed last is the target and decides
+ * the media kind (WebRTC for a browser), and the others of that kind ring with it;
  * those of the other kind come apart (`otherKind`), rung with an offer of their own. A
  * user that is no endpoint but the subject of an access token registered in the caller's
  * account (a browser or mobile SDK client, `sip:<sub>@<our host>`) is reached the same way.

@@ -160,7 +160,7 @@ export const aorKey = (
   aor: Pick<AddressOfRecord, 'kind' | 'id' | 'account' | 'subaccount'>,
 ): string => (aor.kind === 'endpoint' ? endpointAorKey(aor.id) : tokenAorKey(aor, aor.id));
 
-/** The bindings of an endpoint that have not expired, newest expiry last. */
+/** The bindings of an endpoint that have not expired, the last made or refreshed last. */
 export async function liveBindings(
   state: State,
   account: string,
