@@ -10,7 +10,7 @@ import { outboundSipHeaders } from './client-sip-headers.js';
 import type { DialInstruction, DialTarget } from './xml/answer-document.js';
 import { parseAnswerXml } from './xml/parse-answer-xml.js';
 import { loadDialSound, playDialSound } from './dial-sound.js';
-import { EarlyMedia } from './early-media.js';
+import { EarlyMedia, relaysOpus } from './early-media.js';
 
 export interface DialDeps {
   services: CallServices;
@@ -90,7 +90,13 @@ export async function runDial(
     }
   }
   if (confirmed && !aLeg.isOver) {
-    await bridged(call, confirmed, instruction, deps);
+    await bridged(
+      call,
+      confirmed,
+      instruction,
+      deps,
+      relaysOpus(aLeg, confirmed.leg) ? 'relay' : 'mix',
+    );
   } else if (aLeg.isOver) {
     for (const d of dialled) {
       void d.leg.hangup({ cause: hangupCause('Canceled'), source: 'Caller', status: 'no-answer' });

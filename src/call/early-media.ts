@@ -14,6 +14,17 @@ export function relayable(a: CallLeg, b: CallLeg): boolean {
 }
 
 /**
+ * Whether a Dial relays two legs rather than mixes them: both settled on Opus at one rate
+ * (browsers, SIP peers that offer it), payload types mapped by encoding as packets cross.
+ * What either leg plays meanwhile is mixed with the relayed audio (MediaSession.relayTo), so
+ * the bridge sounds as a mixed one does, without an Opus encode each way a frame and its loss.
+ */
+export function relaysOpus(a: CallLeg, b: CallLeg): boolean {
+  const [x, y] = [a.format, b.format];
+  return x?.encoding === 'opus' && y?.encoding === 'opus' && x.rate === y.rate;
+}
+
+/**
  * A called party's early media (RFC 3960: a 183 with SDP before the answer) on its way to the
  * caller: a caller not answered yet gets a 183 with the gateway's SDP, and the two legs are
  * bridged, so the far end's announcement or ringback is heard (and the caller's audio reaches

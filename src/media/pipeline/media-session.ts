@@ -8,6 +8,7 @@ import { RtpSession } from '../rtp/rtp-session.js';
 import { WebrtcTransport, type WebrtcFailure } from '../webrtc/webrtc-transport.js';
 import { SdesProtection } from '../srtp/sdes-protection.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../../core/scheduler.js';
+import { mix } from '../codec/pcm-frame.js';
 import { clockRateOf, payloadCodec, type AudioFormat, type CodecSettings } from './audio-format.js';
 import { InboundPath } from './inbound-path.js';
 import { OutboundPath, type DigitOptions, type OutboundItem } from './outbound-path.js';
@@ -76,9 +77,12 @@ export class MediaSession {
   private relayedInto = 0;
   /**
    * The last frame a leg relaying into this one heard (decoded while this one has outbound
-   * taps): what the relayed packets say, for the taps, while this leg has nothing of its own.
+   * taps, or always from Opus): what the relayed packets say, for the taps while this leg has
+   * nothing of its own, and mixed into what it plays when it has.
    */
   private relayedFrame: Int16Array | null = null;
+  /** Whether relayedFrame is mixed into what this leg plays (it came from an Opus relay). */
+  private relayedMixes = false;
   private stopTicking: () => void;
   private closed = false;
 
@@ -260,10 +264,12 @@ export class MediaSession {
   }
 
   /**
-   * Forwards this leg's RTP audio to `target` as it arrives, undecoded (Dial between legs
-   * that share a codec): the least latency and work. The target sends no audio of its own
-   * while relayed into, unless something plays on it or it sends digits; then that audio
-   * takes the place of the relayed packets. Null stops relaying.
+   * Forwards this leg's RTP audio to `target` as it arrives, undecoded (legs that share a
+   * codec): the least latency and work. The target sends no audio of its own while relayed
+   * into, unless something plays on it or it sends digits; then that audio takes the place of
+   * the relayed packets, with what they say mixed into it when this leg relays Opus (it
+   * decodes all along, so its decoder never resumes after a gap; G.711 relays decode only for
+   * taps). Null stops relaying.
    */
   relayTo(target: MediaSession | null): void {
     if (target === this) throw new Error('Expected another session to relay to');
@@ -427,16 +433,26 @@ export class MediaSession {
   }
 
   /**
-   * Whether received audio is decoded: always, but on a relayed leg only while it is tapped, or
-   * the leg it relays to has outbound taps (which hear what the relayed packets say).
+   * Whether received audio is decoded: always, but on a relaying leg only while it is tapped,
+   * the leg it relays to has outbound taps (which hear what the relayed packets say), or it
+   * relays Opus (see relayTo).
    */
   private get decodingReceived(): boolean {
+    return !this.relayTarget || this.taps.size > 0 || this.packetTaps.size > 0 || this.handsOn;
+  }
+
+  /** Whether a relaying leg hands what it heard to the leg it relays to (relayedFrame). */
+  private get handsOn(): boolean {
+    const target = this.relayTarget;
     return (
-      !this.relayTarget ||
-      this.taps.size > 0 ||
-      this.packetTaps.size > 0 ||
-      this.relayTarget.outboundTaps.size > 0
+      target !== null &&
+      target.callRate === this.callRate &&
+      (target.outboundTaps.size > 0 || this.relaysOpus)
     );
+  }
+
+  private get relaysOpus(): boolean {
+    return this.formats[0]?.encoding === 'opus';
   }
 
   /** Sends a packet relayed from another leg, in this leg's payload type for its encoding. */
@@ -465,8 +481,10 @@ export class MediaSession {
       const frame = this.inbound.frame();
       if (frame) for (const tap of this.taps) tap(frame);
       const target = this.relayTarget;
-      if (frame && target?.outboundTaps.size && target.callRate === this.callRate)
+      if (frame && target && this.handsOn) {
         target.relayedFrame = frame;
+        target.relayedMixes = this.relaysOpus;
+      }
     }
     for (const tap of this.tickTaps) tap();
     const now = this.clock.now();
@@ -479,17 +497,24 @@ export class MediaSession {
     const ownAudio = this.outbound.playout.active > 0 || this.outbound.sendingDigits;
     const item = this.outbound.next();
     this.pacer.sent(now, slot, item.kind === 'event' || item.pcm !== this.outbound.playout.silence);
+    const relayed = this.relayedInto > 0 ? this.relayedFrame : null;
+    this.relayedFrame = null;
+    // Something of its own while relayed into: an Opus relay's audio is mixed into it.
+    const played =
+      relayed && ownAudio && this.relayedMixes && item.kind === 'audio'
+        ? { ...item, pcm: mix([item.pcm, relayed]) }
+        : item;
     if (this.outboundTaps.size > 0) {
       // Relayed into with nothing of its own: the caller hears the relayed packets.
-      const relayed = this.relayedInto > 0 && !ownAudio ? this.relayedFrame : null;
-      const heard = relayed ?? (item.kind === 'audio' ? item.pcm : this.outbound.playout.silence);
+      const heard =
+        (!ownAudio && relayed) ||
+        (played.kind === 'audio' ? played.pcm : this.outbound.playout.silence);
       for (const tap of this.outboundTaps) tap(heard);
     }
-    this.relayedFrame = null;
     if (!this.sending || !this.rtp.destination) return;
     // Relayed into and nothing of its own to say: the relayed packets are the audio.
     if (this.relayedInto > 0 && !ownAudio) return;
-    this.send(item);
+    this.send(played);
   }
 
   private send(item: OutboundItem): void {

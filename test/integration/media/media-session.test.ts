@@ -1,11 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/media/codec/g711.js';
+import { OpusDecoder, OpusEncoder } from '../../../src/media/codec/opus.js';
 import { decodeTelephoneEvent, encodeTelephoneEvent } from '../../../src/media/dtmf/index.js';
 import type { MediaSessionSpec } from '../../../src/media/pipeline/session-spec.js';
 import { MediaWorkerPool } from '../../../src/media/worker/media-worker-pool.js';
 import type { SessionEvent } from '../../../src/media/worker/protocol.js';
 import { RtpPeer, type ReceivedRtp } from '../../support/rtp-peer.js';
-import { chunks, concat, sineSnrDb, strongestFrequency, tone } from '../../support/signal.js';
+import {
+  chunks,
+  concat,
+  powerAt,
+  sineSnrDb,
+  strongestFrequency,
+  tone,
+} from '../../support/signal.js';
 import { sleep, until } from '../../support/wait.js';
 
 /**
@@ -123,6 +131,49 @@ describe('media sessions in worker threads', () => {
     );
     expect((out[3]!.timestamp - out[2]!.timestamp) >>> 0).toBe(320);
     expect(out[0]!.marker).toBe(true);
+    const stats = await pool.send({ type: 'sessionStats', sessionId: 'b' });
+    expect(stats.relayDropped).toBe(0);
+  });
+
+  it('relays Opus undecoded across payload types, and mixes it into what the far leg plays', async () => {
+    const pool = startPool(1);
+    const [alice, bob] = [await peer(), await peer()];
+    const opus = (payloadType: number) => ({
+      formats: [{ encoding: 'opus' as const, payloadType, rate: 16000 as const }],
+    });
+    // Alice offered Opus as 111 (Chromium), Bob as 109 (Firefox).
+    const a = await pool.createSession('a', spec(alice, opus(111)));
+    await pool.createSession('b', spec(bob, opus(109)), { near: 'a' });
+    await pool.send({ type: 'bridge', sessionId: 'a', peerId: 'b', mode: 'relay' });
+    const encoder = new OpusEncoder(16000);
+    const sent = [...chunks(tone(16000, 1000, 1.6, 8000), [320])].map((f) => encoder.encode(f));
+    const streamed = alice.stream(a.port, sent, { payloadType: 111, samples: 960 });
+    await sleep(500);
+    // Half a second in, Bob's leg plays a tone of its own for 600 ms.
+    const played = pool.send({
+      type: 'play',
+      sessionId: 'b',
+      source: { kind: 'tone', frequencies: [600], durationMs: 600 },
+    });
+    await Promise.all([streamed, played]);
+    await sleep(100);
+
+    const out = bob.received.filter((p) => p.payloadType === 109);
+    // Before the play, Alice's packets as they were sent, in Bob's payload type.
+    const relayed = sent.map((p) => Buffer.from(p).toString('hex'));
+    expect(out.slice(0, 10).map((p) => Buffer.from(p.payload).toString('hex'))).toEqual(
+      relayed.slice(0, 10),
+    );
+    // During it, Bob's leg codes its play with what Alice says mixed in: both tones.
+    const own = out.filter((p) => !relayed.includes(Buffer.from(p.payload).toString('hex')));
+    expect(own.length).toBeGreaterThan(20);
+    const decoder = new OpusDecoder(16000);
+    const heard = concat(own.slice(3, 23).map((p) => decoder.decode(p.payload)));
+    const noise = powerAt(heard, 16000, 800);
+    expect(powerAt(heard, 16000, 1000)).toBeGreaterThan(noise * 100);
+    expect(powerAt(heard, 16000, 600)).toBeGreaterThan(noise * 100);
+    // After it, Alice's packets again.
+    expect(relayed).toContain(Buffer.from(out.at(-1)!.payload).toString('hex'));
     const stats = await pool.send({ type: 'sessionStats', sessionId: 'b' });
     expect(stats.relayDropped).toBe(0);
   });
