@@ -38,6 +38,11 @@ export interface RelayCase {
 export interface MixCase {
   leg: LegKind;
   pairs: number;
+  /**
+   * How the pairs are bridged: mixed, or relayed (a Dial between two Opus legs relays, its
+   * legs decoding all along), each at a call's rate.
+   */
+  mode: 'mix' | 'relay';
   /** Bridged, nothing received: each leg still sends its 50 packets/s (silence). */
   idle: Window;
   loaded: Window;
@@ -118,15 +123,19 @@ export async function relayCase(
   return { leg: legKind.kind, pairs, idle, steps };
 }
 
-/** `pairs` mix bridges; the load process sends a packet every 20 ms to both legs of each. */
+/**
+ * `pairs` bridges, mixed or relayed (`mode`); the load process sends a packet every 20 ms to
+ * both legs of each.
+ */
 export async function mixCase(
   gateway: Gateway,
   load: LoadProcess,
   legKind: RelayLegs,
   pairs: number,
   timing: Timing,
+  mode: MixCase['mode'] = 'mix',
 ): Promise<MixCase> {
-  const bridged = await gateway.bridge(await legKind.open(2 * pairs, senderThenSink), 'mix');
+  const bridged = await gateway.bridge(await legKind.open(2 * pairs, senderThenSink), mode);
   const legs = bridged.flatMap((p) => [p.a, p.b]);
   const targets = bridged.flatMap((p) => [p.aPort, p.bPort]);
   await sleep(500);
@@ -144,6 +153,7 @@ export async function mixCase(
   return {
     leg: legKind.kind,
     pairs,
+    mode,
     idle,
     loaded,
     totals,

@@ -44,10 +44,12 @@ export function compareLegs(
     }
   }
   for (const webrtc of mix.filter((c) => c.leg === 'webrtc')) {
-    const plain = mix.find((c) => c.leg === 'pcmu' && c.pairs === webrtc.pairs);
+    const plain = mix.find(
+      (c) => c.leg === 'pcmu' && c.pairs === webrtc.pairs && c.mode === webrtc.mode,
+    );
     rows.push(
       pair(
-        `mix ${webrtc.pairs} calls: worker µs/call-second`,
+        `${webrtc.mode} ${webrtc.pairs} calls, 50 packets/s: worker µs/call-second`,
         plain?.workerUsPerCallSecond,
         webrtc.workerUsPerCallSecond,
       ),

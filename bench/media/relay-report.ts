@@ -134,7 +134,7 @@ export function summarize(
 ): MediaRelayRun['summary'] {
   // The goals are the plain legs'; WebRTC legs are compared with them apart (relay-legs-report).
   relay = relay.filter((c) => c.leg === 'pcmu');
-  mix = mix.filter((c) => c.leg === 'pcmu');
+  mix = mix.filter((c) => c.leg === 'pcmu' && c.mode !== 'relay');
   const largest = relay.reduce((a, b) => (b.pairs > a.pairs ? b : a));
   const best = largest.steps.reduce((a, b) => (b.relayedPerSecond > a.relayedPerSecond ? b : a));
   // Sustained: nothing lost over the step, and the worker kept pace within the window.
@@ -300,7 +300,10 @@ function describe(run: MediaRelayRun): string {
       'share of one core',
   ];
   out.push(...table(RELAY_HEADER, run.relay.flatMap(relayRows)), '');
-  out.push('Mix bridges (every leg fed a packet each 20 ms by the load process, both directions)');
+  out.push(
+    "Mix bridges, and relays at a call's rate (every leg fed a packet each 20 ms by the load " +
+      'process, both directions)',
+  );
   const mixRows = run.mix.flatMap((c) =>
     [
       ['idle', c.idle],
@@ -309,7 +312,9 @@ function describe(run: MediaRelayRun): string {
       const window = w as typeof c.idle;
       const legs = 2 * c.pairs;
       return [
-        c.leg === 'pcmu' ? String(c.pairs) : `${c.pairs} ${c.leg}`,
+        [String(c.pairs), c.leg === 'pcmu' ? '' : c.leg, c.mode === 'relay' ? 'relayed' : '']
+          .filter(Boolean)
+          .join(' '),
         label as string,
         (window.offeredPerSecond / legs).toFixed(1),
         (window.sinkReceivedPerSecond / legs).toFixed(1),

@@ -5,11 +5,13 @@
  *   npm run bench:media-relay [-- --pairs 500 --small-pairs 50 --rates 20000,50000,80000,100000,120000
  *     --mix-pairs 200,300,500 --sessions 1000 --window-ms 4000 --legs pcmu,webrtc --handshakes 200]
  *
- * With --legs pcmu,webrtc (the default) the relay and mix cases run twice, the second time
- * with WebRTC legs (ICE-lite, DTLS-SRTP, Opus) that the load process connects and feeds
- * SRTP-protected Opus, and a case of legs brought up one handful at a time (open with the
- * answer's parameters, ICE, DTLS, first RTP, close) runs for each kind; the WebRTC figures
- * are printed beside the PCMU ones with their ratio. --legs pcmu runs the plain legs alone.
+ * Each mix case runs a second time with its pairs relayed at a call's rate (a Dial between two
+ * Opus legs relays). With --legs pcmu,webrtc (the default) the relay and mix cases run twice,
+ * the second time with WebRTC legs (ICE-lite, DTLS-SRTP, Opus) that the load process
+ * connects and feeds SRTP-protected Opus, and a case of legs brought up one handful at a time
+ * (open with the answer's parameters, ICE, DTLS, first RTP, close) runs for each kind; the
+ * WebRTC figures are printed beside the PCMU ones with their ratio. --legs pcmu runs the
+ * plain legs alone.
  *
  * Runs a one-worker MediaWorkerPool in this process and a load generator with its sinks in a
  * child process, both on loopback UDP, and reads the worker thread's own CPU from /proc.
@@ -156,6 +158,8 @@ async function main(): Promise<void> {
         console.log(`mix: ${pairs} pairs, ${kind} legs`);
         const mixTiming = { ...timing, windowMs: plan.mixWindowMs };
         mix.push(await mixCase(gateway, load, legs, pairs, mixTiming));
+        console.log(`relay at a call's rate: ${pairs} pairs, ${kind} legs`);
+        mix.push(await mixCase(gateway, load, legs, pairs, mixTiming, 'relay'));
       }
       if (plan.legs.length > 1) {
         console.log(`legs brought up: ${plan.handshakes} ${kind} legs`);
