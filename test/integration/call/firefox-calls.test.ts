@@ -166,7 +166,7 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     expect(phone.consoleErrors).toEqual([]);
   }, 60_000);
 
-  it('Dials a user in Chromium: each leg with its own Opus payload type (109, 111), each hears the other', async () => {
+  it('Dials a user in Chromium: relayed across their Opus payload types (109, 111), each hears the other, and a Speak mixes in', async () => {
     // The Firefox user's call runs the application, whose Dial rings the Chromium user.
     app.serve('/answer', {
       body: `<Response><Dial><User>sip:chrome@${lan}</User></Dial></Response>`,
@@ -186,6 +186,24 @@ describe.skipIf(lan === null)('a browser phone in Firefox (sip.js, WebRTC media)
     const [inFirefox, inChromium] = await Promise.all([phone.listen(1500), chromium.listen(1500)]);
     expect(Math.abs(inFirefox.dominantHz - CHROMIUM_TONE_HZ)).toBeLessThan(15);
     expect(Math.abs(inChromium.dominantHz - FIREFOX_TONE_HZ)).toBeLessThan(15);
+
+    // The two legs are relayed; a Speak on Firefox's leg is mixed with what Chromium says,
+    // not put in its place. Speech shows below the tones (espeak's voice, 250 to 450 Hz).
+    const speechHz = [250, 300, 350, 400, 450];
+    const probes = [CHROMIUM_TONE_HZ, ...speechHz];
+    const speech = (heard: { probes: Record<number, number> }) =>
+      Math.max(...speechHz.map((hz) => heard.probes[hz]!));
+    const before = await phone.listen(1000, probes);
+    expect(speech(before)).toBeLessThan(-45);
+    const uuid = app.requestsTo('/answer').at(-1)!.params.CallUUID!;
+    const speak = await gw.request('POST', `/v1/Account/${gw.main.id}/Call/${uuid}/Speak/`, {
+      json: { text: 'Please hold while we connect you to the next agent.', loop: 'true' },
+    });
+    expect(speak.status).toBe(200);
+    await sleep(300);
+    const during = await phone.listen(1500, probes);
+    expect(speech(during)).toBeGreaterThan(-40);
+    expect(during.probes[CHROMIUM_TONE_HZ]).toBeGreaterThan(-10);
 
     await phone.hangUp();
     await until(async () => (await chromium.sessionStates()).includes('Terminated'), 10_000, 50);
