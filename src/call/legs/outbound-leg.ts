@@ -248,16 +248,15 @@ export class OutboundLeg extends CallLeg {
     if (this.pendingEnd || this.isOver) return this.finish(this.pendingEnd ?? this.result!);
     this.startRingTimer();
     try {
-      const offered = this.sdp!;
-      const forks = [first, ...others].map((attempt) => ({ attempt, sdp: offered }));
-      if (kinds) {
-        const plain = this.plainSdp(opened);
-        if (webrtc) forks.push(...kinds.map((attempt) => ({ attempt, sdp: plain })));
-        else {
-          for (const fork of forks) fork.sdp = plain;
-          forks.unshift(...kinds.map((attempt) => ({ attempt, sdp: offered })));
-        }
-      }
+      // With two kinds, the browsers get the session's WebRTC offer and the phones a plain one.
+      const leading = [first, ...others];
+      const [browsers, phones] =
+        kinds === null ? [leading, []] : webrtc ? [leading, kinds] : [kinds, leading];
+      const plain = phones.length > 0 ? this.plainSdp(opened) : null;
+      const forks = [
+        ...browsers.map((attempt) => ({ attempt, sdp: this.sdp! })),
+        ...phones.map((attempt) => ({ attempt, sdp: plain! })),
+      ];
       if (!plan && forks.length > 1) await this.ringAll(forks);
       else await this.attempts(plan ? plan.attempts : [first], plan);
     } finally {

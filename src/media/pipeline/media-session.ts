@@ -81,8 +81,6 @@ export class MediaSession {
    * nothing of its own, and mixed into what it plays when it has.
    */
   private relayedFrame: Int16Array | null = null;
-  /** Whether relayedFrame is mixed into what this leg plays (it came from an Opus relay). */
-  private relayedMixes = false;
   private stopTicking: () => void;
   private closed = false;
 
@@ -447,11 +445,12 @@ export class MediaSession {
     return (
       target !== null &&
       target.callRate === this.callRate &&
-      (target.outboundTaps.size > 0 || this.relaysOpus)
+      (target.outboundTaps.size > 0 || this.isOpus)
     );
   }
 
-  private get relaysOpus(): boolean {
+  /** An Opus leg; a relay joins legs of one encoding, so both sides of an Opus relay are. */
+  private get isOpus(): boolean {
     return this.formats[0]?.encoding === 'opus';
   }
 
@@ -480,11 +479,7 @@ export class MediaSession {
     if (this.receiving) {
       const frame = this.inbound.frame();
       if (frame) for (const tap of this.taps) tap(frame);
-      const target = this.relayTarget;
-      if (frame && target && this.handsOn) {
-        target.relayedFrame = frame;
-        target.relayedMixes = this.relaysOpus;
-      }
+      if (frame && this.handsOn) this.relayTarget!.relayedFrame = frame;
     }
     for (const tap of this.tickTaps) tap();
     const now = this.clock.now();
@@ -501,7 +496,7 @@ export class MediaSession {
     this.relayedFrame = null;
     // Something of its own while relayed into: an Opus relay's audio is mixed into it.
     const played =
-      relayed && ownAudio && this.relayedMixes && item.kind === 'audio'
+      relayed && ownAudio && this.isOpus && item.kind === 'audio'
         ? { ...item, pcm: mix([item.pcm, relayed]) }
         : item;
     if (this.outboundTaps.size > 0) {
